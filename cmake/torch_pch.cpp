@@ -1,0 +1,1 @@
+// Empty translation unit: the target exists only to build the LibTorch precompiled header.

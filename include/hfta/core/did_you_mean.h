@@ -1,0 +1,21 @@
+// Suggestions for misspelt names in messages.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hfta::core {
+
+/// Edit distance (insertions, deletions, substitutions) between two strings.
+size_t edit_distance(const std::string& a, const std::string& b);
+
+/// The closest candidate when it is close enough to be a likely typo, else "".
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+/// " (did you mean 'x'?)" or "", ready to append to a message.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+/// "a, b or c" for messages listing what was expected.
+std::string join_alternatives(const std::vector<std::string>& words);
+
+}  // namespace hfta::core

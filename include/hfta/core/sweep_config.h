@@ -1,0 +1,118 @@
+// A sweep, loaded from YAML into typed, validated options. The format is documented
+// in the README; configs/reference.yaml uses every key.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hfta/search/parameter_spec.h"
+
+namespace hfta::core {
+
+enum class BudgetUnit { kEpochs, kSteps, kSamples };
+enum class Goal { kMaximize, kMinimize };
+enum class SearchMethod { kRandom, kGrid, kHyperband, kSha, kAsha };
+enum class Searcher { kRandom, kTpe, kGrid };
+enum class Stopping { kNone, kMedian };
+enum class FusionMode { kAuto, kOff };
+
+/// Names of an enum's values as sweep files write them, indexed by the value.
+template <typename E>
+const std::vector<std::string>& enum_names();
+template <> const std::vector<std::string>& enum_names<BudgetUnit>();
+template <> const std::vector<std::string>& enum_names<Goal>();
+template <> const std::vector<std::string>& enum_names<SearchMethod>();
+template <> const std::vector<std::string>& enum_names<Searcher>();
+template <> const std::vector<std::string>& enum_names<Stopping>();
+template <> const std::vector<std::string>& enum_names<FusionMode>();
+
+/// The name a sweep file uses for an enum value ("hyperband", "maximize").
+template <typename E>
+const std::string& to_string(E value) {
+  return enum_names<E>()[static_cast<size_t>(value)];
+}
+
+/// What is trained: the dataset, the model and its fixed shape options.
+struct TaskOptions {
+  std::string dataset;  ///< defaults to the model's dataset
+  std::string model;
+  std::int64_t batch_size = 64;
+  std::string loss;     ///< defaults to the model's usual loss
+  std::map<std::string, search::ParamValue> options;  ///< every model option, defaults filled in
+  bool operator==(const TaskOptions& o) const;
+};
+
+/// The metric the search optimizes.
+struct MetricOptions {
+  std::string name;
+  Goal goal = Goal::kMaximize;
+  bool operator==(const MetricOptions& o) const { return name == o.name && goal == o.goal; }
+};
+
+/// How much training a trial gets: Hyperband's r_min and R in `unit`s.
+struct BudgetOptions {
+  BudgetUnit unit = BudgetUnit::kEpochs;
+  std::int64_t min = 1;
+  std::int64_t max = 1;
+  bool operator==(const BudgetOptions& o) const {
+    return unit == o.unit && min == o.min && max == o.max;
+  }
+};
+
+/// How configurations are chosen and how budget is spent on them.
+struct SearchOptions {
+  SearchMethod method = SearchMethod::kRandom;
+  Searcher searcher = Searcher::kRandom;  ///< kGrid exactly when method is grid
+  std::int64_t eta = 3;                   ///< hyperband, sha, asha
+  std::int64_t trials = 0;                ///< random, sha, asha: configurations to sample
+  std::int64_t repeats = 1;               ///< grid: runs of each grid point, with distinct seeds
+  double promotion_wait = 2.0;            ///< asha: seconds to wait to batch near-simultaneous promotions
+  Stopping stopping = Stopping::kNone;    ///< random: median stopping rule
+  bool operator==(const SearchOptions& o) const;
+};
+
+/// Per-model early stopping inside an array.
+struct EarlyStoppingOptions {
+  bool enabled = false;
+  std::int64_t patience = 3;  ///< evaluations without improvement by min_delta
+  double min_delta = 0.0;
+  double divergence = 0.0;    ///< > 0: a training loss above it counts as diverged (NaN/Inf always do)
+  bool operator==(const EarlyStoppingOptions& o) const {
+    return enabled == o.enabled && patience == o.patience && min_delta == o.min_delta &&
+           divergence == o.divergence;
+  }
+};
+
+/// How trials are fused into arrays.
+struct FusionOptions {
+  FusionMode enabled = FusionMode::kAuto;
+  std::int64_t max_array = 64;    ///< most models in one array
+  double memory_fraction = 0.9;   ///< share of device memory arrays may plan to use
+  bool operator==(const FusionOptions& o) const {
+    return enabled == o.enabled && max_array == o.max_array && memory_fraction == o.memory_fraction;
+  }
+};
+
+/// A whole sweep. Parameters are sorted by name, so the order in the file never
+/// changes which trials a sweep produces.
+struct SweepConfig {
+  std::string name;
+  std::uint64_t seed = 0;
+  TaskOptions task;
+  MetricOptions metric;
+  BudgetOptions budget;
+  SearchOptions search;
+  std::vector<search::ParameterSpec> parameters;
+  EarlyStoppingOptions early_stopping;
+  FusionOptions fusion;
+
+  /// The parameter with that name, or nullptr.
+  const search::ParameterSpec* find_parameter(const std::string& parameter) const;
+
+  bool operator==(const SweepConfig& o) const;
+  bool operator!=(const SweepConfig& o) const { return !(*this == o); }
+};
+
+}  // namespace hfta::core

@@ -1,0 +1,16 @@
+// A human-readable summary of a sweep, as `hfta-tune validate` prints it.
+#pragma once
+
+#include <string>
+
+#include "hfta/core/sweep_config.h"
+
+namespace hfta::core {
+
+/// Several indented lines: task, metric, budget, search, fusion, early stopping, parameters.
+std::string summarize(const SweepConfig& sweep);
+
+/// One parameter's distribution in one line: "log_uniform [0.0001, 0.1]".
+std::string describe(const search::ParameterSpec& parameter);
+
+}  // namespace hfta::core

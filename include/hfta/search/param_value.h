@@ -1,0 +1,25 @@
+// A hyperparameter's value: a boolean, an integer, a real number or a string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace hfta::search {
+
+/// One concrete value of a hyperparameter, as sampled or as written in a sweep.
+using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
+
+/// The value as a user would write it ("0.001", "adam", "true").
+std::string to_string(const ParamValue& value);
+
+/// Name of the value's type for messages: "boolean", "integer", "number" or "string".
+std::string type_name(const ParamValue& value);
+
+/// True for integers and real numbers.
+bool is_numeric(const ParamValue& value);
+
+/// The value as a double; integers convert, other types throw std::invalid_argument.
+double as_double(const ParamValue& value);
+
+}  // namespace hfta::search

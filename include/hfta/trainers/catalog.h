@@ -1,0 +1,73 @@
+// What a sweep can ask the trainers for: datasets, models and their options,
+// losses, metrics, and the training hyperparameters every model understands.
+// Plain data without tensors, so the config loader can validate a sweep
+// without pulling in LibTorch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hfta::trainers {
+
+/// The type of an option's value.
+enum class OptionType { kBool, kInt, kReal, kString };
+
+/// "boolean", "integer", "number" or "string".
+const char* option_type_name(OptionType type);
+
+/// One named option of a model, or one training hyperparameter.
+struct OptionSpec {
+  std::string name;
+  OptionType type = OptionType::kReal;
+  std::string default_value;             ///< as written in YAML ("256", "relu", "true")
+  bool structural = false;               ///< changes the model's shape, kernels or input: never fused across values
+  double min = -1e300;                   ///< numeric range, inclusive unless *_open
+  double max = 1e300;
+  bool min_open = false;
+  bool max_open = false;
+  std::vector<std::string> allowed;      ///< kString: the accepted values
+  std::string help;
+
+  /// True when the number is inside [min, max] (or the open ends).
+  bool in_range(double v) const;
+  /// "in [0, 1)", "> 0", "one of relu, gelu" for messages.
+  std::string range_text() const;
+};
+
+/// The kind of learning problem a model solves; fixes its losses and metrics.
+enum class TaskKind { kClassification, kLanguageModel, kMaskedLanguageModel, kGan };
+
+/// A model a sweep can tune.
+struct ModelSpec {
+  std::string name;
+  std::string dataset;   ///< the dataset it trains on by default
+  std::vector<std::string> datasets;  ///< every dataset it accepts
+  TaskKind kind = TaskKind::kClassification;
+  std::vector<OptionSpec> options;
+  std::string help;
+
+  const OptionSpec* find_option(const std::string& name) const;
+  std::vector<std::string> option_names() const;
+};
+
+/// Every model, in a stable order.
+const std::vector<ModelSpec>& models();
+/// The model with that name, or nullptr.
+const ModelSpec* find_model(const std::string& name);
+std::vector<std::string> model_names();
+
+/// Every dataset name ("fashion_mnist", "point_clouds", "text").
+std::vector<std::string> dataset_names();
+
+/// Losses a task kind can train with; the first is the default.
+std::vector<std::string> loss_names(TaskKind kind);
+
+/// Metrics a task kind reports at each evaluation point.
+std::vector<std::string> metric_names(TaskKind kind);
+
+/// Hyperparameters every model understands (optimizer, lr, schedule, ...).
+const std::vector<OptionSpec>& training_hyperparameters();
+/// The training hyperparameter with that name, or nullptr.
+const OptionSpec* find_training_hyperparameter(const std::string& name);
+
+}  // namespace hfta::trainers

@@ -1,0 +1,51 @@
+#include "hfta/search/parameter_spec.h"
+
+#include <array>
+#include <utility>
+
+namespace hfta::search {
+namespace {
+
+constexpr std::array<std::pair<Distribution, const char*>, 8> kNames{{
+    {Distribution::kUniform, "uniform"},
+    {Distribution::kLogUniform, "log_uniform"},
+    {Distribution::kIntUniform, "int_uniform"},
+    {Distribution::kIntLogUniform, "int_log_uniform"},
+    {Distribution::kQuantized, "quantized"},
+    {Distribution::kChoice, "choice"},
+    {Distribution::kConst, "const"},
+    {Distribution::kGrid, "grid"},
+}};
+
+}  // namespace
+
+const char* distribution_name(Distribution d) {
+  for (const auto& [dist, name] : kNames) {
+    if (dist == d) return name;
+  }
+  return "?";
+}
+
+std::optional<Distribution> distribution_from_name(const std::string& name) {
+  for (const auto& [dist, n] : kNames) {
+    if (name == n) return dist;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> distribution_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kNames) names.emplace_back(entry.second);
+  return names;
+}
+
+bool is_categorical(Distribution d) {
+  return d == Distribution::kChoice || d == Distribution::kConst || d == Distribution::kGrid;
+}
+
+bool ParameterSpec::operator==(const ParameterSpec& o) const {
+  return name == o.name && distribution == o.distribution && min == o.min && max == o.max &&
+         q == o.q && log == o.log && values == o.values && fuse == o.fuse && when == o.when;
+}
+
+}  // namespace hfta::search

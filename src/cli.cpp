@@ -1,0 +1,129 @@
+#include "hfta/core/cli.h"
+
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "hfta/core/sweep_json.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_summary.h"
+#include "hfta/core/version.h"
+#include "hfta/fusion/device_list.h"
+
+namespace hfta::core {
+namespace {
+
+// Flags of every verb, filled by CLI11.
+struct Args {
+  std::string sweep;
+  std::string dir;
+  std::string out_dir;
+  std::string fusion = "auto";
+  std::string device = "cpu";
+  std::int64_t seed = -1;
+  bool json = false;
+  std::string format = "json";
+  std::string output;
+};
+
+// Verbs whose capability comes with a later part of the engine.
+int not_yet(const std::string& verb, const std::string& what, std::ostream& err) {
+  err << "hfta-tune " << verb << ": not yet available in this version (" << what
+      << " is not implemented yet)\n";
+  return kExitFailure;
+}
+
+// Loads the sweep, printing every problem; nullopt means exit 2.
+std::optional<SweepConfig> load(const std::string& path, std::ostream& err) {
+  try {
+    return load_sweep_file(path);
+  } catch (const ConfigError& e) {
+    err << e.what() << "\n";
+    const size_t n = e.diagnostics().size();
+    err << path << ": invalid sweep (" << n << " problem" << (n == 1 ? "" : "s") << ")\n";
+    return std::nullopt;
+  }
+}
+
+int validate(const Args& a, std::ostream& out, std::ostream& err) {
+  auto sweep = load(a.sweep, err);
+  if (!sweep) return kExitUsage;
+  if (a.json) {
+    out << to_json(*sweep).dump(2) << "\n";
+  } else {
+    out << a.sweep << ": valid sweep '" << sweep->name << "'\n" << summarize(*sweep);
+  }
+  return kExitOk;
+}
+
+int run(const Args& a, std::ostream& err) {
+  auto sweep = load(a.sweep, err);
+  if (!sweep) return kExitUsage;
+  try {
+    fusion::parse_device_list(a.device);
+  } catch (const std::invalid_argument& e) {
+    err << "hfta-tune run: --device: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return not_yet("run", "training a sweep", err);
+}
+
+int plan(const Args& a, std::ostream& err) {
+  if (!load(a.sweep, err)) return kExitUsage;
+  return not_yet("plan", "the scheduler and packer", err);
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"hfta-tune: hyperparameter tuning with horizontally fused training", "hfta-tune"};
+  app.set_version_flag("--version", std::string("hfta-tune ") + kVersion);
+  app.require_subcommand(1);
+  Args a;
+
+  auto* validate_cmd = app.add_subcommand("validate", "Check a sweep file and print a summary");
+  validate_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
+  validate_cmd->add_flag("--json", a.json, "Print the sweep with every default filled in, as JSON");
+
+  auto* run_cmd = app.add_subcommand("run", "Run a sweep to the end");
+  run_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
+  run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)");
+  run_cmd->add_option("--fusion", a.fusion, "Fuse same-shape trials into arrays, or train each alone")
+      ->check(CLI::IsMember({"auto", "off"}));
+  run_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,...");
+  run_cmd->add_option("--seed", a.seed, "Override the sweep's seed")->check(CLI::NonNegativeNumber);
+
+  auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
+  resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
+
+  auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
+  plan_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
+  plan_cmd->add_flag("--json", a.json, "Print the plan as JSON");
+
+  auto* status_cmd = app.add_subcommand("status", "Show the progress of a sweep");
+  status_cmd->add_option("dir", a.dir, "The experiment directory")->required();
+
+  auto* export_cmd = app.add_subcommand("export", "Write every trial and the best one");
+  export_cmd->add_option("dir", a.dir, "The experiment directory")->required();
+  export_cmd->add_option("--format", a.format, "json or csv")->check(CLI::IsMember({"json", "csv"}));
+  export_cmd->add_option("--output", a.output, "File to write (default: standard output)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e, out, err);
+    // Help and version are successes; every other parse error is bad usage.
+    return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
+  }
+
+  if (*validate_cmd) return validate(a, out, err);
+  if (*run_cmd) return run(a, err);
+  if (*plan_cmd) return plan(a, err);
+  if (*resume_cmd) return not_yet("resume", "resuming an experiment directory", err);
+  if (*status_cmd) return not_yet("status", "the experiment directory", err);
+  if (*export_cmd) return not_yet("export", "the results export", err);
+  return kExitUsage;
+}
+
+}  // namespace hfta::core

@@ -1,0 +1,12 @@
+#include <iostream>
+
+#include "hfta/core/cli.h"
+
+int main(int argc, char** argv) {
+  try {
+    return hfta::core::run_cli(argc, argv, std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "hfta-tune: error: " << e.what() << "\n";
+    return hfta::core::kExitFailure;
+  }
+}

@@ -1,0 +1,64 @@
+#include "option_values.h"
+
+#include <algorithm>
+
+#include "hfta/core/did_you_mean.h"
+
+namespace hfta::core {
+
+using search::ParamValue;
+using trainers::OptionType;
+
+ParamValue default_value(const trainers::OptionSpec& option) {
+  switch (option.type) {
+    case OptionType::kBool: return option.default_value == "true";
+    case OptionType::kInt: return static_cast<std::int64_t>(std::stoll(option.default_value));
+    case OptionType::kReal: return std::stod(option.default_value);
+    case OptionType::kString: return option.default_value;
+  }
+  return option.default_value;
+}
+
+std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
+                                           const ParamValue& value, std::string* why) {
+  const std::string expected = std::string("expected ") + option_type_name(option.type) + " " +
+                               option.range_text() + " for '" + option.name + "' (" +
+                               option.help + "), got " + search::type_name(value) + " " +
+                               search::to_string(value);
+  std::optional<ParamValue> fitted;
+  switch (option.type) {
+    case OptionType::kBool:
+      if (std::holds_alternative<bool>(value)) fitted = value;
+      break;
+    case OptionType::kInt:
+      if (std::holds_alternative<std::int64_t>(value)) fitted = value;
+      break;
+    case OptionType::kReal:
+      if (search::is_numeric(value)) fitted = search::as_double(value);
+      break;
+    case OptionType::kString:
+      if (auto* s = std::get_if<std::string>(&value)) {
+        if (std::find(option.allowed.begin(), option.allowed.end(), *s) != option.allowed.end()) {
+          fitted = value;
+        } else {
+          *why = expected + did_you_mean(*s, option.allowed);
+          return std::nullopt;
+        }
+      }
+      break;
+  }
+  if (fitted && search::is_numeric(*fitted) && !option.in_range(search::as_double(*fitted))) {
+    fitted.reset();
+  }
+  if (!fitted) *why = expected;
+  return fitted;
+}
+
+bool same_value(const ParamValue& a, const ParamValue& b) {
+  if (search::is_numeric(a) && search::is_numeric(b)) {
+    return search::as_double(a) == search::as_double(b);
+  }
+  return a == b;
+}
+
+}  // namespace hfta::core

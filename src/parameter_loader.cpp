@@ -1,0 +1,436 @@
+// Loads the `parameters` section: distributions, their fields, the option each
+// parameter sets, conditions, and what the search method needs of them.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "hfta/core/did_you_mean.h"
+#include "option_values.h"
+#include "sweep_sections.h"
+
+namespace hfta::core {
+namespace {
+
+using search::Distribution;
+using search::ParameterSpec;
+using search::ParamValue;
+using trainers::OptionSpec;
+using trainers::OptionType;
+
+// The fields each distribution takes, besides distribution, fuse and when.
+std::vector<std::string> fields_of(Distribution d) {
+  switch (d) {
+    case Distribution::kUniform:
+    case Distribution::kLogUniform:
+    case Distribution::kIntUniform:
+    case Distribution::kIntLogUniform: return {"min", "max"};
+    case Distribution::kQuantized: return {"min", "max", "q", "log"};
+    case Distribution::kChoice:
+    case Distribution::kGrid: return {"values"};
+    case Distribution::kConst: return {"value"};
+  }
+  return {};
+}
+
+bool is_integer_distribution(Distribution d) {
+  return d == Distribution::kIntUniform || d == Distribution::kIntLogUniform;
+}
+
+bool is_whole(double v) { return std::floor(v) == v; }
+
+// Where a parameter's values go: a model option or a training hyperparameter.
+const OptionSpec* find_target(const std::string& name, const trainers::ModelSpec* model) {
+  if (model) {
+    if (const OptionSpec* o = model->find_option(name)) return o;
+  }
+  return trainers::find_training_hyperparameter(name);
+}
+
+std::vector<std::string> target_names(const trainers::ModelSpec* model) {
+  std::vector<std::string> names;
+  if (model) names = model->option_names();
+  for (const auto& h : trainers::training_hyperparameters()) names.push_back(h.name);
+  return names;
+}
+
+class ParameterReader {
+ public:
+  ParameterReader(YamlReader& r, const trainers::ModelSpec* model) : r_(r), model_(model) {}
+
+  std::optional<ParameterSpec> read(const std::string& name, const YAML::Node& key,
+                                    const YAML::Node& node) {
+    const std::string path = "parameters." + name;
+    const OptionSpec* target = find_target(name, model_);
+    if (!target && model_) {
+      r_.error(key, path,
+               "unknown parameter '" + name + "'" + did_you_mean(name, target_names(model_)) +
+                   "; a parameter sets an option of model " + model_->name + " (" +
+                   join_alternatives(model_->option_names()) +
+                   ") or a training hyperparameter (see the README)");
+    }
+    if (!node.IsMap()) {
+      r_.error(node, path,
+               "expected a mapping with a distribution and its fields, got " + describe_node(node));
+      return std::nullopt;
+    }
+    ParameterSpec spec;
+    spec.name = name;
+    if (!read_distribution(path, node, spec)) return std::nullopt;
+
+    std::vector<std::string> allowed = fields_of(spec.distribution);
+    allowed.insert(allowed.end(), {"distribution", "fuse", "when"});
+    r_.check_mapping(node, path, allowed,
+                     std::string(" (the fields of ") +
+                         search::distribution_name(spec.distribution) + ")");
+
+    bool ok = read_fields(path, node, spec);
+    if (auto fuse = r_.child(node, path, "fuse", false)) {
+      if (auto v = r_.read_bool(*fuse, path + ".fuse")) spec.fuse = *v;
+    }
+    if (auto when = r_.child(node, path, "when", false)) read_when(path + ".when", *when, spec);
+    if (ok && target) ok = check_against_target(path, node, *target, spec);
+    if (!ok) return std::nullopt;
+    positions_[name] = node.Mark();
+    return spec;
+  }
+
+  // Conditions name other parameters: checked once every parameter is read.
+  void check_conditions(std::vector<ParameterSpec>& params) {
+    std::map<std::string, ParameterSpec*> by_name;
+    for (auto& p : params) by_name[p.name] = &p;
+    for (auto& p : params) {
+      for (auto& c : p.when) {
+        const std::string path = "parameters." + p.name + ".when." + c.parameter;
+        const YAML::Mark mark = when_marks_[p.name + "/" + c.parameter];
+        auto it = by_name.find(c.parameter);
+        if (c.parameter == p.name) {
+          r_.error_at(mark, path, "a parameter cannot depend on itself");
+        } else if (it == by_name.end()) {
+          std::vector<std::string> names;
+          for (const auto& q : params) names.push_back(q.name);
+          r_.error_at(mark, path,
+                      "no parameter '" + c.parameter + "'" + did_you_mean(c.parameter, names));
+        } else if (!search::is_categorical(it->second->distribution)) {
+          r_.error_at(mark, path,
+                      "'" + c.parameter + "' is " +
+                          search::distribution_name(it->second->distribution) +
+                          "; a condition needs a choice, grid or const parameter");
+        } else {
+          for (auto& v : c.values) {
+            const auto& options = it->second->values;
+            auto match = std::find_if(options.begin(), options.end(),
+                                      [&](const ParamValue& o) { return same_value(o, v); });
+            if (match == options.end()) {
+              std::vector<std::string> texts;
+              for (const auto& o : options) texts.push_back(search::to_string(o));
+              r_.error_at(mark, path,
+                          "'" + c.parameter + "' never takes the value " + search::to_string(v) +
+                              "; it takes " + join_alternatives(texts));
+            } else {
+              v = *match;  // same type as the parameter's own values
+            }
+          }
+        }
+      }
+    }
+    check_cycles(params, by_name);
+  }
+
+  void check_method(const SweepConfig& sweep) {
+    if (sweep.search.method != SearchMethod::kGrid) return;
+    for (const auto& p : sweep.parameters) {
+      if (!search::is_categorical(p.distribution)) {
+        r_.error_at(positions_[p.name], "parameters." + p.name,
+                    std::string("grid search needs a finite set of values, but ") +
+                        search::distribution_name(p.distribution) +
+                        " has none: use grid, choice or const, or another search.method");
+      }
+    }
+  }
+
+ private:
+  bool read_distribution(const std::string& path, const YAML::Node& node, ParameterSpec& spec) {
+    if (auto d = r_.child(node, path, "distribution", false)) {
+      auto i = r_.read_enum(*d, path + ".distribution", search::distribution_names());
+      if (!i) return false;
+      spec.distribution = *search::distribution_from_name(search::distribution_names()[*i]);
+      return true;
+    }
+    // W&B's shorthand: `values: [...]` is a choice, `value: x` a constant.
+    if (r_.child(node, path, "values", false)) {
+      spec.distribution = Distribution::kChoice;
+    } else if (r_.child(node, path, "value", false)) {
+      spec.distribution = Distribution::kConst;
+    } else {
+      r_.error(node, path + ".distribution",
+               "missing 'distribution' (one of " +
+                   join_alternatives(search::distribution_names()) +
+                   "), or 'values' for a choice, or 'value' for a constant");
+      return false;
+    }
+    return true;
+  }
+
+  bool read_fields(const std::string& path, const YAML::Node& node, ParameterSpec& spec) {
+    switch (spec.distribution) {
+      case Distribution::kChoice:
+      case Distribution::kGrid: return read_values(path, node, spec);
+      case Distribution::kConst: {
+        auto v = r_.child(node, path, "value", true);
+        if (!v) return false;
+        auto value = r_.read_value(*v, path + ".value");
+        if (!value) return false;
+        spec.values = {*value};
+        return true;
+      }
+      default: return read_range(path, node, spec);
+    }
+  }
+
+  bool read_values(const std::string& path, const YAML::Node& node, ParameterSpec& spec) {
+    auto values = r_.child(node, path, "values", true);
+    if (!values) return false;
+    const std::string values_path = path + ".values";
+    if (!values->IsSequence()) {
+      r_.error(*values, values_path, "expected a list of values, got " + describe_node(*values));
+      return false;
+    }
+    if (values->size() == 0) {
+      r_.error(*values, values_path,
+               std::string("a ") + search::distribution_name(spec.distribution) +
+                   " needs at least one value, got an empty list");
+      return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < values->size(); ++i) {
+      const YAML::Node item = (*values)[i];
+      const std::string item_path = values_path + "[" + std::to_string(i) + "]";
+      auto v = r_.read_value(item, item_path);
+      if (!v) {
+        ok = false;
+        continue;
+      }
+      for (const auto& earlier : spec.values) {
+        if (same_value(earlier, *v)) {
+          r_.error(item, item_path, "the value " + search::to_string(*v) + " is listed twice");
+          ok = false;
+        }
+      }
+      spec.values.push_back(*v);
+    }
+    return ok;
+  }
+
+  bool read_range(const std::string& path, const YAML::Node& node, ParameterSpec& spec) {
+    const bool integer = is_integer_distribution(spec.distribution);
+    auto read_bound = [&](const char* key, double& out) -> bool {
+      auto n = r_.child(node, path, key, true);
+      if (!n) return false;
+      const std::string p = path + "." + key;
+      if (integer) {
+        auto v = r_.read_int(*n, p);
+        if (v) out = static_cast<double>(*v);
+        return v.has_value();
+      }
+      auto v = r_.read_number(*n, p);
+      if (v) out = *v;
+      return v.has_value();
+    };
+    bool ok = read_bound("min", spec.min) & read_bound("max", spec.max);
+    if (spec.distribution == Distribution::kQuantized) {
+      ok &= read_bound("q", spec.q);
+      if (auto l = r_.child(node, path, "log", false)) {
+        auto v = r_.read_bool(*l, path + ".log");
+        ok &= v.has_value();
+        if (v) spec.log = *v;
+      }
+      if (ok && spec.q <= 0) {
+        r_.error(*r_.child(node, path, "q", false), path + ".q",
+                 "expected a step q > 0, got " + search::to_string(spec.q));
+        ok = false;
+      }
+    }
+    if (!ok) return false;
+    const YAML::Node min_node = *r_.child(node, path, "min", false);
+    const char* dname = search::distribution_name(spec.distribution);
+    if (spec.min > spec.max) {
+      r_.error(min_node, path + ".min",
+               "min (" + search::to_string(spec.min) + ") is greater than max (" +
+                   search::to_string(spec.max) + ")");
+      return false;
+    }
+    const bool log = spec.distribution == Distribution::kLogUniform ||
+                     spec.distribution == Distribution::kIntLogUniform || spec.log;
+    if (log && spec.min <= 0) {
+      r_.error(min_node, path + ".min",
+               std::string(spec.log ? "a log-spaced quantized" : dname) +
+                   " distribution samples in log space, so min must be > 0, got " +
+                   search::to_string(spec.min));
+      return false;
+    }
+    return true;
+  }
+
+  void read_when(const std::string& path, const YAML::Node& node, ParameterSpec& spec) {
+    if (!node.IsMap() || node.size() == 0) {
+      r_.error(node, path,
+               "expected a mapping from parameter names to the values they must take, e.g. "
+               "when: {optimizer: [sgd]}");
+      return;
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      const std::string other = entry.first.Scalar();
+      const std::string p = path + "." + other;
+      if (!seen.insert(other).second) {
+        r_.error(entry.first, p, "duplicate key '" + other + "'");
+        continue;
+      }
+      search::Condition c;
+      c.parameter = other;
+      if (entry.second.IsSequence()) {
+        if (entry.second.size() == 0) r_.error(entry.second, p, "expected at least one value");
+        for (const auto& item : entry.second) {
+          if (auto v = r_.read_value(item, p)) c.values.push_back(*v);
+        }
+      } else if (auto v = r_.read_value(entry.second, p)) {
+        c.values.push_back(*v);
+      }
+      when_marks_[spec.name + "/" + other] = entry.first.Mark();
+      spec.when.push_back(std::move(c));
+    }
+  }
+
+  // The values a parameter can take must suit the option it sets.
+  bool check_against_target(const std::string& path, const YAML::Node& node,
+                            const OptionSpec& target, ParameterSpec& spec) {
+    const std::string owner = model_ && model_->find_option(target.name)
+                                  ? "option '" + target.name + "' of model " + model_->name
+                                  : "training hyperparameter '" + target.name + "'";
+    if (search::is_categorical(spec.distribution)) {
+      bool ok = true;
+      for (size_t i = 0; i < spec.values.size(); ++i) {
+        std::string why;
+        auto fitted = fit_option_value(target, spec.values[i], &why);
+        if (fitted) {
+          spec.values[i] = *fitted;
+          continue;
+        }
+        const std::string field = spec.distribution == Distribution::kConst
+                                      ? ".value"
+                                      : ".values[" + std::to_string(i) + "]";
+        const YAML::Node at = *r_.child(node, path, spec.distribution == Distribution::kConst
+                                                        ? "value"
+                                                        : "values",
+                                        false);
+        r_.error(spec.distribution == Distribution::kConst ? at : at[i], path + field, why);
+        ok = false;
+      }
+      if (!ok) return false;
+    } else {
+      const YAML::Node dist_node = node;
+      if (target.type == OptionType::kBool || target.type == OptionType::kString) {
+        r_.error(dist_node, path,
+                 std::string(search::distribution_name(spec.distribution)) +
+                     " samples numbers, but " + owner + " is a " +
+                     option_type_name(target.type) + ": use choice or grid");
+        return false;
+      }
+      if (target.type == OptionType::kInt) {
+        const bool integral = is_integer_distribution(spec.distribution) ||
+                              (spec.distribution == Distribution::kQuantized &&
+                               is_whole(spec.min) && is_whole(spec.q));
+        if (!integral) {
+          r_.error(dist_node, path,
+                   owner + " is an integer: use int_uniform, int_log_uniform, or quantized "
+                           "with whole min and q, not " +
+                       search::distribution_name(spec.distribution));
+          return false;
+        }
+      }
+      if (!target.in_range(spec.min) || !target.in_range(spec.max)) {
+        r_.error(dist_node, path,
+                 "the range [" + search::to_string(spec.min) + ", " +
+                     search::to_string(spec.max) + "] leaves the valid values of " + owner +
+                     " (" + target.range_text() + ")");
+        return false;
+      }
+    }
+    const bool many = !(spec.distribution == Distribution::kConst ||
+                        (search::is_categorical(spec.distribution) && spec.values.size() == 1));
+    if (target.structural && spec.fuse && many) {
+      r_.error(node, path,
+               owner + " changes the model's shape, kernels or input, so trials with "
+                       "different values cannot share an array: add 'fuse: false'");
+      return false;
+    }
+    return true;
+  }
+
+  void check_cycles(const std::vector<ParameterSpec>& params,
+                    const std::map<std::string, ParameterSpec*>& by_name) {
+    std::map<std::string, int> state;  // 0 new, 1 on the path, 2 done
+    std::function<bool(const std::string&)> visit = [&](const std::string& name) {
+      int& s = state[name];
+      if (s == 1) return true;
+      if (s == 2) return false;
+      s = 1;
+      auto it = by_name.find(name);
+      if (it != by_name.end()) {
+        for (const auto& c : it->second->when) {
+          if (c.parameter != name && by_name.count(c.parameter) && visit(c.parameter)) return true;
+        }
+      }
+      s = 2;
+      return false;
+    };
+    for (const auto& p : params) {
+      state.clear();
+      if (visit(p.name)) {
+        r_.error_at(positions_[p.name], "parameters." + p.name + ".when",
+                    "conditions form a cycle through '" + p.name + "'");
+        return;
+      }
+    }
+  }
+
+  YamlReader& r_;
+  const trainers::ModelSpec* model_;
+  std::map<std::string, YAML::Mark> positions_;
+  std::map<std::string, YAML::Mark> when_marks_;
+};
+
+}  // namespace
+
+void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::ModelSpec* model,
+                     SweepConfig& sweep) {
+  if (!node.IsMap()) {
+    r.error(node, "parameters",
+            "expected a mapping from parameter names to distributions, got " + describe_node(node));
+    return;
+  }
+  if (node.size() == 0) {
+    r.error(node, "parameters", "no parameters: a sweep needs at least one parameter to tune");
+    return;
+  }
+  ParameterReader reader(r, model);
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    const std::string name = entry.first.Scalar();
+    if (!seen.insert(name).second) {
+      r.error(entry.first, "parameters." + name, "duplicate parameter '" + name + "'");
+      continue;
+    }
+    if (auto spec = reader.read(name, entry.first, entry.second)) {
+      sweep.parameters.push_back(std::move(*spec));
+    }
+  }
+  std::sort(sweep.parameters.begin(), sweep.parameters.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  reader.check_conditions(sweep.parameters);
+  reader.check_method(sweep);
+}
+
+}  // namespace hfta::core

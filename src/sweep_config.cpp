@@ -1,0 +1,60 @@
+#include "hfta/core/sweep_config.h"
+
+namespace hfta::core {
+
+// Order must follow the enums' declarations: to_string indexes by value.
+template <>
+const std::vector<std::string>& enum_names<BudgetUnit>() {
+  static const std::vector<std::string> names{"epochs", "steps", "samples"};
+  return names;
+}
+template <>
+const std::vector<std::string>& enum_names<Goal>() {
+  static const std::vector<std::string> names{"maximize", "minimize"};
+  return names;
+}
+template <>
+const std::vector<std::string>& enum_names<SearchMethod>() {
+  static const std::vector<std::string> names{"random", "grid", "hyperband", "sha", "asha"};
+  return names;
+}
+template <>
+const std::vector<std::string>& enum_names<Searcher>() {
+  static const std::vector<std::string> names{"random", "tpe", "grid"};
+  return names;
+}
+template <>
+const std::vector<std::string>& enum_names<Stopping>() {
+  static const std::vector<std::string> names{"none", "median"};
+  return names;
+}
+template <>
+const std::vector<std::string>& enum_names<FusionMode>() {
+  static const std::vector<std::string> names{"auto", "off"};
+  return names;
+}
+
+bool TaskOptions::operator==(const TaskOptions& o) const {
+  return dataset == o.dataset && model == o.model && batch_size == o.batch_size &&
+         loss == o.loss && options == o.options;
+}
+
+bool SearchOptions::operator==(const SearchOptions& o) const {
+  return method == o.method && searcher == o.searcher && eta == o.eta && trials == o.trials &&
+         repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping;
+}
+
+const search::ParameterSpec* SweepConfig::find_parameter(const std::string& parameter) const {
+  for (const auto& p : parameters) {
+    if (p.name == parameter) return &p;
+  }
+  return nullptr;
+}
+
+bool SweepConfig::operator==(const SweepConfig& o) const {
+  return name == o.name && seed == o.seed && task == o.task && metric == o.metric &&
+         budget == o.budget && search == o.search && parameters == o.parameters &&
+         early_stopping == o.early_stopping && fusion == o.fusion;
+}
+
+}  // namespace hfta::core

@@ -1,0 +1,120 @@
+#include "hfta/core/sweep_json.h"
+
+namespace hfta::core {
+
+using nlohmann::json;
+
+json to_json(const search::ParamValue& value) {
+  return std::visit([](const auto& v) { return json(v); }, value);
+}
+
+namespace {
+
+json values_json(const std::vector<search::ParamValue>& values) {
+  json out = json::array();
+  for (const auto& v : values) out.push_back(to_json(v));
+  return out;
+}
+
+json parameter_json(const search::ParameterSpec& p) {
+  using search::Distribution;
+  json out;
+  out["distribution"] = search::distribution_name(p.distribution);
+  switch (p.distribution) {
+    case Distribution::kUniform:
+    case Distribution::kLogUniform:
+      out["min"] = p.min;
+      out["max"] = p.max;
+      break;
+    case Distribution::kIntUniform:
+    case Distribution::kIntLogUniform:
+      out["min"] = static_cast<std::int64_t>(p.min);
+      out["max"] = static_cast<std::int64_t>(p.max);
+      break;
+    case Distribution::kQuantized:
+      out["min"] = p.min;
+      out["max"] = p.max;
+      out["q"] = p.q;
+      out["log"] = p.log;
+      break;
+    case Distribution::kChoice:
+    case Distribution::kGrid:
+      out["values"] = values_json(p.values);
+      break;
+    case Distribution::kConst:
+      out["value"] = to_json(p.values.at(0));
+      break;
+  }
+  out["fuse"] = p.fuse;
+  if (!p.when.empty()) {
+    json when = json::object();
+    for (const auto& c : p.when) when[c.parameter] = values_json(c.values);
+    out["when"] = when;
+  }
+  return out;
+}
+
+}  // namespace
+
+json to_json(const SweepConfig& s) {
+  json out;
+  out["name"] = s.name;
+  out["seed"] = s.seed;
+
+  json options = json::object();
+  for (const auto& [name, value] : s.task.options) options[name] = to_json(value);
+  out["task"] = {{"dataset", s.task.dataset},
+                 {"model", s.task.model},
+                 {"batch_size", s.task.batch_size},
+                 {"loss", s.task.loss},
+                 {"options", options}};
+
+  out["metric"] = {{"name", s.metric.name}, {"goal", to_string(s.metric.goal)}};
+  out["budget"] = {
+      {"unit", to_string(s.budget.unit)}, {"min", s.budget.min}, {"max", s.budget.max}};
+
+  // Only the keys the method uses: the canonical form must load back as valid.
+  json search = {{"method", to_string(s.search.method)}};
+  switch (s.search.method) {
+    case SearchMethod::kGrid:
+      search["repeats"] = s.search.repeats;
+      break;
+    case SearchMethod::kRandom:
+      search["searcher"] = to_string(s.search.searcher);
+      search["trials"] = s.search.trials;
+      search["stopping"] = to_string(s.search.stopping);
+      break;
+    case SearchMethod::kHyperband:
+      search["searcher"] = to_string(s.search.searcher);
+      search["eta"] = s.search.eta;
+      break;
+    case SearchMethod::kSha:
+    case SearchMethod::kAsha:
+      search["searcher"] = to_string(s.search.searcher);
+      search["eta"] = s.search.eta;
+      search["trials"] = s.search.trials;
+      if (s.search.method == SearchMethod::kAsha) {
+        search["promotion_wait"] = s.search.promotion_wait;
+      }
+      break;
+  }
+  out["search"] = search;
+
+  json parameters = json::object();
+  for (const auto& p : s.parameters) parameters[p.name] = parameter_json(p);
+  out["parameters"] = parameters;
+
+  if (s.early_stopping.enabled) {
+    out["early_stopping"] = {{"patience", s.early_stopping.patience},
+                             {"min_delta", s.early_stopping.min_delta}};
+    if (s.early_stopping.divergence > 0) {
+      out["early_stopping"]["divergence"] = s.early_stopping.divergence;
+    }
+  }
+  out["fusion"] = {{"enabled", to_string(s.fusion.enabled)},
+                   {"max_array", s.fusion.max_array},
+                   {"memory_fraction", s.fusion.memory_fraction}};
+  return out;
+}
+
+}  // namespace hfta::core

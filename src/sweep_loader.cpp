@@ -1,0 +1,366 @@
+#include "hfta/core/sweep_loader.h"
+
+#include "hfta/core/did_you_mean.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "option_values.h"
+#include "sweep_sections.h"
+
+namespace hfta::core {
+namespace {
+
+using trainers::ModelSpec;
+
+template <typename E>
+void read_enum_into(YamlReader& r, const std::optional<YAML::Node>& node, const std::string& path,
+                    E& out) {
+  if (!node) return;
+  if (auto i = r.read_enum(*node, path, enum_names<E>())) out = static_cast<E>(*i);
+}
+
+// Reads an integer in [lo, hi]; `what` says what the bound means.
+void read_int_in(YamlReader& r, const std::optional<YAML::Node>& node, const std::string& path,
+                 std::int64_t lo, std::int64_t hi, const std::string& what, std::int64_t& out) {
+  if (!node) return;
+  auto v = r.read_int(*node, path);
+  if (!v) return;
+  if (*v < lo || *v > hi) {
+    r.error(*node, path,
+            "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (" +
+                what + "), got " + std::to_string(*v));
+    return;
+  }
+  out = *v;
+}
+
+void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  auto node = r.child(root, "", "name", true);
+  if (!node) return;
+  auto name = r.read_string(*node, "name");
+  if (!name) return;
+  // The name becomes a directory name (the default experiment directory).
+  const bool valid = !name->empty() && std::isalnum(static_cast<unsigned char>((*name)[0])) &&
+                     name->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789._-") == std::string::npos &&
+                     name->size() <= 128;
+  if (!valid) {
+    r.error(*node, "name",
+            "expected a name of letters, digits, '.', '_' or '-' starting with a letter or digit "
+            "(it names the experiment directory), got '" + *name + "'");
+    return;
+  }
+  sweep.name = *name;
+}
+
+const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  auto node = r.child(root, "", "task", true);
+  if (!node) return nullptr;
+  if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "options"})) {
+    if (!node->IsMap()) return nullptr;
+  }
+  TaskOptions& task = sweep.task;
+  const ModelSpec* model = nullptr;
+  if (auto m = r.child(*node, "task", "model", true)) {
+    if (auto i = r.read_enum(*m, "task.model", trainers::model_names())) {
+      model = &trainers::models()[*i];
+      task.model = model->name;
+      task.dataset = model->dataset;
+      task.loss = trainers::loss_names(model->kind).front();
+    }
+  }
+  if (auto d = r.child(*node, "task", "dataset", false)) {
+    if (auto i = r.read_enum(*d, "task.dataset", trainers::dataset_names())) {
+      const std::string dataset = trainers::dataset_names()[*i];
+      if (model && std::find(model->datasets.begin(), model->datasets.end(), dataset) ==
+                       model->datasets.end()) {
+        r.error(*d, "task.dataset",
+                "model " + model->name + " does not train on " + dataset + "; it takes " +
+                    join_alternatives(model->datasets));
+      } else {
+        task.dataset = dataset;
+      }
+    }
+  }
+  read_int_in(r, r.child(*node, "task", "batch_size", false), "task.batch_size", 1, 1 << 20,
+              "examples per batch", task.batch_size);
+  if (auto l = r.child(*node, "task", "loss", false); l && model) {
+    if (auto i = r.read_enum(*l, "task.loss", trainers::loss_names(model->kind))) {
+      task.loss = trainers::loss_names(model->kind)[*i];
+    }
+  }
+  if (!model) return nullptr;
+
+  auto options = r.child(*node, "task", "options", false);
+  if (options) {
+    r.check_mapping(*options, "task.options", model->option_names(),
+                    " (the options of model " + model->name + ")");
+  }
+  if (options && options->IsMap()) {
+    for (const auto& entry : *options) {
+      const std::string key = entry.first.Scalar();
+      const std::string path = "task.options." + key;
+      const trainers::OptionSpec* option = model->find_option(key);
+      auto value = r.read_value(entry.second, path);
+      if (!option || !value) continue;
+      std::string why;
+      if (auto fitted = fit_option_value(*option, *value, &why)) {
+        task.options[key] = *fitted;
+      } else {
+        r.error(entry.second, path, why);
+      }
+    }
+  }
+  for (const auto& option : model->options) {
+    task.options.emplace(option.name, default_value(option));
+  }
+  return model;
+}
+
+void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
+                 SweepConfig& sweep) {
+  auto node = r.child(root, "", "metric", true);
+  if (!node) return;
+  r.check_mapping(*node, "metric", {"name", "goal"});
+  if (!node->IsMap()) return;if (auto n = r.child(*node, "metric", "name", true)) {
+    if (model) {
+      const auto names = trainers::metric_names(model->kind);
+      if (auto i = r.read_enum(*n, "metric.name", names)) sweep.metric.name = names[*i];
+    } else if (auto s = r.read_string(*n, "metric.name")) {
+      sweep.metric.name = *s;
+    }
+  }
+  read_enum_into(r, r.child(*node, "metric", "goal", true), "metric.goal", sweep.metric.goal);
+}
+
+void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  auto node = r.child(root, "", "budget", true);
+  if (!node) return;
+  r.check_mapping(*node, "budget", {"unit", "min", "max"});
+  if (!node->IsMap()) return;BudgetOptions& b = sweep.budget;
+  read_enum_into(r, r.child(*node, "budget", "unit", false), "budget.unit", b.unit);
+  const std::int64_t most = std::int64_t(1) << 40;
+  auto min_node = r.child(*node, "budget", "min", false);
+  read_int_in(r, min_node, "budget.min", 1, most, "the smallest budget a trial gets", b.min);
+  auto max_node = r.child(*node, "budget", "max", true);
+  b.max = b.min;
+  read_int_in(r, max_node, "budget.max", 1, most, "the budget of a fully trained trial", b.max);
+  if (min_node && max_node && b.min > b.max) {
+    r.error(*min_node, "budget.min",
+            "min (" + std::to_string(b.min) + ") is greater than max (" + std::to_string(b.max) +
+                ")");
+  }
+}
+
+void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  auto node = r.child(root, "", "search", true);
+  const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",
+                                        "repeats",  "stopping", "promotion_wait"};
+  if (!node) return;
+  r.check_mapping(*node, "search", all);
+  if (!node->IsMap()) return;SearchOptions& s = sweep.search;
+  auto method_node = r.child(*node, "search", "method", true);
+  if (!method_node) return;
+  auto method = r.read_enum(*method_node, "search.method", enum_names<SearchMethod>());
+  if (!method) return;
+  s.method = static_cast<SearchMethod>(*method);
+
+  // The keys each method uses; any other known key is a mistake worth naming.
+  std::vector<std::string> uses;
+  switch (s.method) {
+    case SearchMethod::kRandom: uses = {"searcher", "trials", "stopping"}; break;
+    case SearchMethod::kGrid: uses = {"repeats"}; break;
+    case SearchMethod::kHyperband: uses = {"searcher", "eta"}; break;
+    case SearchMethod::kSha: uses = {"searcher", "eta", "trials"}; break;
+    case SearchMethod::kAsha: uses = {"searcher", "eta", "trials", "promotion_wait"}; break;
+  }
+  for (const auto& entry : *node) {
+    const std::string key = entry.first.Scalar();
+    if (key == "method" || std::find(all.begin(), all.end(), key) == all.end()) continue;
+    if (std::find(uses.begin(), uses.end(), key) == uses.end()) {
+      std::string hint = key == "trials" && s.method == SearchMethod::kHyperband
+                             ? " (Hyperband sets each bracket's trials from budget and eta)"
+                             : "";
+      r.error(entry.first, "search." + key,
+              "'" + key + "' is not used by method " + to_string(s.method) + hint +
+                  "; it takes " + (uses.empty() ? "no other keys" : join_alternatives(uses)));
+    }
+  }
+  auto has = [&](const char* key) {
+    return std::find(uses.begin(), uses.end(), key) != uses.end();
+  };
+
+  if (s.method == SearchMethod::kGrid) {
+    s.searcher = Searcher::kGrid;
+  } else if (auto n = r.child(*node, "search", "searcher", false)) {
+    if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe"})) {
+      s.searcher = *i == 0 ? Searcher::kRandom : Searcher::kTpe;
+    }
+  }
+  if (has("eta")) {
+    read_int_in(r, r.child(*node, "search", "eta", false), "search.eta", 2, 1000,
+                "each rung keeps the best 1/eta of its trials, so eta must be at least 2", s.eta);
+  }
+  if (has("trials")) {
+    read_int_in(r, r.child(*node, "search", "trials", true), "search.trials", 1, 10000000,
+                "configurations to sample", s.trials);
+  }
+  if (has("repeats")) {
+    read_int_in(r, r.child(*node, "search", "repeats", false), "search.repeats", 1, 100000,
+                "runs of each grid point with distinct seeds", s.repeats);
+  }
+  if (has("stopping")) {
+    read_enum_into(r, r.child(*node, "search", "stopping", false), "search.stopping",
+                   s.stopping);
+  }
+  if (has("promotion_wait")) {
+    if (auto n = r.child(*node, "search", "promotion_wait", false)) {
+      if (auto v = r.read_number(*n, "search.promotion_wait")) {
+        if (*v < 0 || *v > 3600) {
+          r.error(*n, "search.promotion_wait", "expected seconds in [0, 3600]");
+        } else {
+          s.promotion_wait = *v;
+        }
+      }
+    }
+  }
+}
+
+void load_early_stopping(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  auto node = r.child(root, "", "early_stopping", false);
+  if (!node) return;
+  r.check_mapping(*node, "early_stopping", {"patience", "min_delta", "divergence"});
+  if (!node->IsMap()) return;
+  EarlyStoppingOptions& e = sweep.early_stopping;
+  e.enabled = true;
+  read_int_in(r, r.child(*node, "early_stopping", "patience", false), "early_stopping.patience",
+              1, 1000000, "evaluations without improvement before a model stops", e.patience);
+  if (auto n = r.child(*node, "early_stopping", "min_delta", false)) {
+    if (auto v = r.read_number(*n, "early_stopping.min_delta")) {
+      if (*v < 0) {
+        r.error(*n, "early_stopping.min_delta", "expected a number >= 0 (the smallest improvement)");
+      } else {
+        e.min_delta = *v;
+      }
+    }
+  }
+  if (auto n = r.child(*node, "early_stopping", "divergence", false)) {
+    if (auto v = r.read_number(*n, "early_stopping.divergence")) {
+      if (*v <= 0) {
+        r.error(*n, "early_stopping.divergence",
+                "expected a loss bound > 0 (a model whose training loss exceeds it diverged)");
+      } else {
+        e.divergence = *v;
+      }
+    }
+  }
+}
+
+void load_fusion(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  auto node = r.child(root, "", "fusion", false);
+  if (!node) return;
+  r.check_mapping(*node, "fusion", {"enabled", "max_array", "memory_fraction"});
+  if (!node->IsMap()) return;
+  FusionOptions& f = sweep.fusion;
+  read_enum_into(r, r.child(*node, "fusion", "enabled", false), "fusion.enabled", f.enabled);
+  read_int_in(r, r.child(*node, "fusion", "max_array", false), "fusion.max_array", 1, 4096,
+              "most models in one array", f.max_array);
+  if (auto n = r.child(*node, "fusion", "memory_fraction", false)) {
+    if (auto v = r.read_number(*n, "fusion.memory_fraction")) {
+      if (*v <= 0 || *v > 1) {
+        r.error(*n, "fusion.memory_fraction", "expected a fraction in (0, 1] of device memory");
+      } else {
+        f.memory_fraction = *v;
+      }
+    }
+  }
+}
+
+void load_seed(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  auto node = r.child(root, "", "seed", false);
+  if (!node) return;
+  if (auto v = r.read_int(*node, "seed")) {
+    if (*v < 0) {
+      r.error(*node, "seed", "expected an integer >= 0");
+    } else {
+      sweep.seed = static_cast<std::uint64_t>(*v);
+    }
+  }
+}
+
+[[noreturn]] void reject(YamlReader& r) {
+  auto diagnostics = r.diagnostics();
+  std::stable_sort(diagnostics.begin(), diagnostics.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+                   });
+  throw ConfigError(std::move(diagnostics));
+}
+
+}  // namespace
+
+SweepConfig load_sweep_string(const std::string& yaml, const std::string& source) {
+  YamlReader r(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    r.error_at(e.mark, "", "not valid YAML: " + e.msg);
+    reject(r);
+  }
+  if (root.IsNull()) {
+    r.error_at(YAML::Mark::null_mark(), "",
+               "the file is empty; expected a sweep with name, task, metric, budget, search and "
+               "parameters");
+    reject(r);
+  }
+  if (!r.check_mapping(root, "",
+                       {"name", "seed", "task", "metric", "budget", "search", "parameters",
+                        "early_stopping", "fusion"})) {
+    if (!root.IsMap()) reject(r);
+  }
+  SweepConfig sweep;
+  load_name(r, root, sweep);
+  load_seed(r, root, sweep);
+  const ModelSpec* model = load_task(r, root, sweep);
+  load_metric(r, root, model, sweep);
+  load_budget(r, root, sweep);
+  load_search(r, root, sweep);
+  if (auto params = r.child(root, "", "parameters", true)) {
+    load_parameters(r, *params, model, sweep);
+  }
+  load_early_stopping(r, root, sweep);
+  load_fusion(r, root, sweep);
+  if (!r.ok()) reject(r);
+  return sweep;
+}
+
+SweepConfig load_sweep_file(const std::string& path) {
+  struct stat info {};
+  std::string problem;
+  if (::stat(path.c_str(), &info) != 0) {
+    problem = std::string("cannot read the sweep file: ") + std::strerror(errno);
+  } else if (S_ISDIR(info.st_mode)) {
+    problem = "cannot read the sweep file: it is a directory";
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (problem.empty() && !in) {
+    problem = std::string("cannot read the sweep file: ") + std::strerror(errno);
+  }
+  if (!problem.empty()) {
+    Diagnostic d;
+    d.file = path;
+    d.message = problem;
+    throw ConfigError({d});
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_sweep_string(text.str(), path);
+}
+
+}  // namespace hfta::core

@@ -1,0 +1,91 @@
+#include "hfta/core/sweep_summary.h"
+
+#include <iomanip>
+#include <sstream>
+
+namespace hfta::core {
+namespace {
+
+std::string list(const std::vector<search::ParamValue>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ", ") + search::to_string(v);
+  return "{" + out + "}";
+}
+
+std::string search_line(const SweepConfig& s) {
+  std::ostringstream out;
+  out << to_string(s.search.method);
+  switch (s.search.method) {
+    case SearchMethod::kGrid: out << ", " << s.search.repeats << " run(s) per grid point"; break;
+    case SearchMethod::kRandom:
+      out << ", " << s.search.trials << " trials, " << to_string(s.search.searcher)
+          << " searcher, stopping " << to_string(s.search.stopping);
+      break;
+    case SearchMethod::kHyperband:
+      out << ", eta " << s.search.eta << ", " << to_string(s.search.searcher) << " searcher";
+      break;
+    case SearchMethod::kSha:
+    case SearchMethod::kAsha:
+      out << ", eta " << s.search.eta << ", " << s.search.trials << " trials, "
+          << to_string(s.search.searcher) << " searcher";
+      if (s.search.method == SearchMethod::kAsha) {
+        out << ", promotion wait " << s.search.promotion_wait << " s";
+      }
+      break;
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::string describe(const search::ParameterSpec& p) {
+  using search::Distribution;
+  std::ostringstream out;
+  out << search::distribution_name(p.distribution);
+  switch (p.distribution) {
+    case Distribution::kConst: out << " " << search::to_string(p.values.at(0)); break;
+    case Distribution::kChoice:
+    case Distribution::kGrid: out << " " << list(p.values); break;
+    default:
+      out << " [" << search::to_string(p.min) << ", " << search::to_string(p.max) << "]";
+      if (p.distribution == Distribution::kQuantized) {
+        out << " step " << search::to_string(p.q) << (p.log ? " log-spaced" : "");
+      }
+  }
+  for (const auto& c : p.when) out << ", when " << c.parameter << " in " << list(c.values);
+  if (!p.fuse) out << ", fuse: false";
+  return out.str();
+}
+
+std::string summarize(const SweepConfig& s) {
+  std::ostringstream out;
+  out << "  task        " << s.task.model << " on " << s.task.dataset << ", batch "
+      << s.task.batch_size << ", loss " << s.task.loss;
+  std::string options;
+  for (const auto& [name, value] : s.task.options) {
+    options += (options.empty() ? "" : ", ") + name + "=" + search::to_string(value);
+  }
+  if (!options.empty()) out << " (" << options << ")";
+  out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")\n"
+      << "  budget      " << s.budget.min << " to " << s.budget.max << " "
+      << to_string(s.budget.unit) << "\n"
+      << "  search      " << search_line(s) << ", seed " << s.seed << "\n"
+      << "  fusion      " << to_string(s.fusion.enabled) << ", at most " << s.fusion.max_array
+      << " models per array, " << s.fusion.memory_fraction * 100 << "% of device memory\n";
+  if (s.early_stopping.enabled) {
+    out << "  early stop  patience " << s.early_stopping.patience << ", min_delta "
+        << s.early_stopping.min_delta;
+    if (s.early_stopping.divergence > 0) out << ", diverged above " << s.early_stopping.divergence;
+    out << "\n";
+  }
+  out << "  parameters  " << s.parameters.size() << "\n";
+  size_t width = 0;
+  for (const auto& p : s.parameters) width = std::max(width, p.name.size());
+  for (const auto& p : s.parameters) {
+    out << "    " << std::left << std::setw(static_cast<int>(width) + 2) << p.name << describe(p)
+        << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace hfta::core

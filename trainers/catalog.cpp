@@ -1,0 +1,255 @@
+#include "hfta/trainers/catalog.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace hfta::trainers {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Small builders keep the tables below one line per option.
+OptionSpec integer(const std::string& name, long def, double lo, double hi, bool structural,
+                   const std::string& help) {
+  OptionSpec o;
+  o.name = name;
+  o.type = OptionType::kInt;
+  o.default_value = std::to_string(def);
+  o.min = lo;
+  o.max = hi;
+  o.structural = structural;
+  o.help = help;
+  return o;
+}
+
+OptionSpec real(const std::string& name, const std::string& def, double lo, bool lo_open,
+                double hi, bool hi_open, bool structural, const std::string& help) {
+  OptionSpec o;
+  o.name = name;
+  o.type = OptionType::kReal;
+  o.default_value = def;
+  o.min = lo;
+  o.min_open = lo_open;
+  o.max = hi;
+  o.max_open = hi_open;
+  o.structural = structural;
+  o.help = help;
+  return o;
+}
+
+OptionSpec boolean(const std::string& name, bool def, bool structural, const std::string& help) {
+  OptionSpec o;
+  o.name = name;
+  o.type = OptionType::kBool;
+  o.default_value = def ? "true" : "false";
+  o.structural = structural;
+  o.help = help;
+  return o;
+}
+
+OptionSpec text(const std::string& name, const std::string& def, std::vector<std::string> allowed,
+                bool structural, const std::string& help) {
+  OptionSpec o;
+  o.name = name;
+  o.type = OptionType::kString;
+  o.default_value = def;
+  o.allowed = std::move(allowed);
+  o.structural = structural;
+  o.help = help;
+  return o;
+}
+
+const std::vector<std::string> kActivations = {"relu", "leaky_relu", "gelu",   "silu",
+                                               "hardswish", "tanh",   "sigmoid"};
+
+OptionSpec dropout(const std::string& def) {
+  return real("dropout", def, 0, false, 1, true, false, "dropout probability (per model)");
+}
+
+std::vector<ModelSpec> build_models() {
+  const std::vector<std::string> images = {"fashion_mnist"};
+  return {
+      {"mlp", "fashion_mnist", images, TaskKind::kClassification,
+       {integer("depth", 2, 1, 64, true, "hidden layers"),
+        integer("width", 256, 1, 1 << 20, true, "units per hidden layer"),
+        text("activation", "relu", kActivations, true, "hidden activation"), dropout("0")},
+       "multi-layer perceptron"},
+      {"cnn", "fashion_mnist", images, TaskKind::kClassification,
+       {integer("width", 1, 1, 64, true, "channel multiplier of LeNet-5's 6 and 16 channels"),
+        text("activation", "relu", kActivations, true, "activation"), dropout("0")},
+       "LeNet-5 style convolutional network"},
+      {"pointnet", "point_clouds", {"point_clouds"}, TaskKind::kClassification,
+       {integer("points", 1024, 16, 1 << 16, true, "points per cloud"),
+        boolean("feature_transform", false, true, "learn a 64x64 feature transform"),
+        dropout("0.3")},
+       "PointNet classification"},
+      {"dcgan", "fashion_mnist", images, TaskKind::kGan,
+       {integer("nz", 100, 1, 4096, true, "latent size"),
+        integer("ngf", 64, 1, 4096, true, "generator features"),
+        integer("ndf", 64, 1, 4096, true, "discriminator features")},
+       "DCGAN generator and discriminator"},
+      {"resnet18", "fashion_mnist", images, TaskKind::kClassification,
+       {boolean("small_input", true, true, "3x3 stem without max-pool, for 32x32 inputs"),
+        integer("width", 64, 1, 1024, true, "channels of the first stage")},
+       "ResNet-18"},
+      {"mobilenet_v3_small", "fashion_mnist", images, TaskKind::kClassification,
+       {real("width_mult", "1.0", 0, true, 4, false, true, "channel width multiplier"),
+        dropout("0.2")},
+       "MobileNetV3-Small"},
+      {"transformer_lm", "text", {"text"}, TaskKind::kLanguageModel,
+       {integer("d_model", 256, 8, 1 << 14, true, "embedding size"),
+        integer("heads", 4, 1, 256, true, "attention heads"),
+        integer("layers", 2, 1, 128, true, "encoder layers"),
+        integer("ff", 1024, 1, 1 << 16, true, "feed-forward size"),
+        integer("seq_len", 128, 2, 1 << 16, true, "tokens per sequence"), dropout("0.1")},
+       "Transformer encoder language model"},
+      {"bert", "text", {"text"}, TaskKind::kMaskedLanguageModel,
+       {text("size", "medium", {"tiny", "mini", "small", "medium"}, true,
+             "BERT size (medium: 8 layers, 512 hidden, 8 heads)"),
+        integer("seq_len", 128, 2, 1 << 16, true, "tokens per sequence"),
+        real("mask_prob", "0.15", 0, true, 1, true, true, "fraction of tokens masked"),
+        dropout("0.1")},
+       "BERT-style encoder with masked-language-model loss"},
+  };
+}
+
+std::vector<OptionSpec> build_training_hyperparameters() {
+  return {
+      text("optimizer", "sgd", {"sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta"}, true,
+           "optimizer"),
+      real("lr", "0.01", 0, true, kInf, false, false, "learning rate"),
+      real("momentum", "0", 0, false, 1, true, false, "SGD/RMSprop momentum"),
+      real("dampening", "0", 0, false, 1, false, false, "SGD dampening"),
+      boolean("nesterov", false, false, "SGD Nesterov momentum"),
+      real("weight_decay", "0", 0, false, kInf, false, false, "weight decay"),
+      real("beta1", "0.9", 0, false, 1, true, false, "Adam beta1"),
+      real("beta2", "0.999", 0, false, 1, true, false, "Adam beta2"),
+      real("eps", "1e-8", 0, true, kInf, false, false, "numerical epsilon"),
+      boolean("amsgrad", false, false, "Adam AMSGrad"),
+      real("alpha", "0.99", 0, false, 1, true, false, "RMSprop smoothing"),
+      boolean("centered", false, false, "RMSprop centered"),
+      real("rho", "0.9", 0, false, 1, false, false, "Adadelta decay"),
+      real("lr_decay", "0", 0, false, kInf, false, false, "Adagrad lr decay"),
+      text("schedule", "constant",
+           {"constant", "step", "multistep", "exponential", "cosine", "cosine_restarts",
+            "one_cycle", "plateau"},
+           false, "learning-rate schedule"),
+      integer("step_size", 1, 1, 1e12, false, "step schedule period"),
+      real("gamma", "0.1", 0, true, 1, false, false, "step/exponential decay factor"),
+      integer("t_max", 0, 0, 1e12, false, "cosine period (0: the trial's budget)"),
+      integer("t_0", 1, 1, 1e12, false, "first cosine-restart period"),
+      integer("t_mult", 1, 1, 1e6, false, "cosine-restart period multiplier"),
+      real("eta_min", "0", 0, false, kInf, false, false, "cosine minimum learning rate"),
+      integer("warmup", 0, 0, 1e12, false, "linear warm-up length"),
+      real("max_lr", "0.1", 0, true, kInf, false, false, "one-cycle peak learning rate"),
+      real("pct_start", "0.3", 0, true, 1, true, false, "one-cycle rising fraction"),
+      real("plateau_factor", "0.1", 0, true, 1, true, false, "reduce-on-plateau factor"),
+      integer("plateau_patience", 10, 0, 1e12, false, "reduce-on-plateau patience"),
+      real("label_smoothing", "0", 0, false, 1, true, false, "cross-entropy label smoothing"),
+      real("grad_clip", "0", 0, false, kInf, false, false, "gradient-norm clip (0: off)"),
+      integer("batch_size", 64, 1, 1 << 20, true, "examples per batch"),
+  };
+}
+
+std::string format_number(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+}  // namespace
+
+const char* option_type_name(OptionType type) {
+  switch (type) {
+    case OptionType::kBool: return "boolean";
+    case OptionType::kInt: return "integer";
+    case OptionType::kReal: return "number";
+    case OptionType::kString: return "string";
+  }
+  return "?";
+}
+
+bool OptionSpec::in_range(double v) const {
+  if (std::isnan(v)) return false;
+  const bool above = min_open ? v > min : v >= min;
+  const bool below = max_open ? v < max : v <= max;
+  return above && below;
+}
+
+std::string OptionSpec::range_text() const {
+  if (type == OptionType::kString) {
+    std::string out = "one of ";
+    for (size_t i = 0; i < allowed.size(); ++i) out += (i ? ", " : "") + allowed[i];
+    return out;
+  }
+  if (type == OptionType::kBool) return "true or false";
+  if (max >= 1e299 || std::isinf(max)) {
+    return (min_open ? "> " : ">= ") + format_number(min);
+  }
+  return std::string("in ") + (min_open ? "(" : "[") + format_number(min) + ", " +
+         format_number(max) + (max_open ? ")" : "]");
+}
+
+const OptionSpec* ModelSpec::find_option(const std::string& option) const {
+  for (const auto& o : options) {
+    if (o.name == option) return &o;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> ModelSpec::option_names() const {
+  std::vector<std::string> names;
+  for (const auto& o : options) names.push_back(o.name);
+  return names;
+}
+
+const std::vector<ModelSpec>& models() {
+  static const std::vector<ModelSpec> all = build_models();
+  return all;
+}
+
+const ModelSpec* find_model(const std::string& name) {
+  for (const auto& m : models()) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& m : models()) names.push_back(m.name);
+  return names;
+}
+
+std::vector<std::string> dataset_names() { return {"fashion_mnist", "point_clouds", "text"}; }
+
+std::vector<std::string> loss_names(TaskKind kind) {
+  if (kind == TaskKind::kGan) return {"bce_with_logits"};
+  return {"cross_entropy"};
+}
+
+std::vector<std::string> metric_names(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kClassification: return {"val_accuracy", "val_loss", "train_loss"};
+    case TaskKind::kLanguageModel:
+    case TaskKind::kMaskedLanguageModel: return {"val_perplexity", "val_loss", "train_loss"};
+    case TaskKind::kGan: return {"g_loss", "d_loss"};
+  }
+  return {};
+}
+
+const std::vector<OptionSpec>& training_hyperparameters() {
+  static const std::vector<OptionSpec> all = build_training_hyperparameters();
+  return all;
+}
+
+const OptionSpec* find_training_hyperparameter(const std::string& name) {
+  for (const auto& o : training_hyperparameters()) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
+
+}  // namespace hfta::trainers
