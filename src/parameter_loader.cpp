@@ -90,9 +90,9 @@ class ParameterReader {
       if (auto v = r_.read_bool(*fuse, path + ".fuse")) spec.fuse = *v;
     }
     if (auto when = r_.child(node, path, "when", false)) read_when(path + ".when", *when, spec);
-    if (ok && target) ok = check_against_target(path, node, *target, spec);
+    if (ok && target) ok = check_against_target(path, key, node, *target, spec);
     if (!ok) return std::nullopt;
-    positions_[name] = node.Mark();
+    positions_[name] = key.Mark();
     return spec;
   }
 
@@ -304,8 +304,10 @@ class ParameterReader {
   }
 
   // The values a parameter can take must suit the option it sets.
-  bool check_against_target(const std::string& path, const YAML::Node& node,
-                            const OptionSpec& target, ParameterSpec& spec) {
+  // Problems with the whole parameter point at its name (`key`).
+  bool check_against_target(const std::string& path, const YAML::Node& key,
+                            const YAML::Node& node, const OptionSpec& target,
+                            ParameterSpec& spec) {
     const std::string owner = model_ && model_->find_option(target.name)
                                   ? "option '" + target.name + "' of model " + model_->name
                                   : "training hyperparameter '" + target.name + "'";
@@ -330,9 +332,8 @@ class ParameterReader {
       }
       if (!ok) return false;
     } else {
-      const YAML::Node dist_node = node;
       if (target.type == OptionType::kBool || target.type == OptionType::kString) {
-        r_.error(dist_node, path,
+        r_.error(key, path,
                  std::string(search::distribution_name(spec.distribution)) +
                      " samples numbers, but " + owner + " is a " +
                      option_type_name(target.type) + ": use choice or grid");
@@ -343,7 +344,7 @@ class ParameterReader {
                               (spec.distribution == Distribution::kQuantized &&
                                is_whole(spec.min) && is_whole(spec.q));
         if (!integral) {
-          r_.error(dist_node, path,
+          r_.error(key, path,
                    owner + " is an integer: use int_uniform, int_log_uniform, or quantized "
                            "with whole min and q, not " +
                        search::distribution_name(spec.distribution));
@@ -351,7 +352,7 @@ class ParameterReader {
         }
       }
       if (!target.in_range(spec.min) || !target.in_range(spec.max)) {
-        r_.error(dist_node, path,
+        r_.error(key, path,
                  "the range [" + search::to_string(spec.min) + ", " +
                      search::to_string(spec.max) + "] leaves the valid values of " + owner +
                      " (" + target.range_text() + ")");
@@ -361,7 +362,7 @@ class ParameterReader {
     const bool many = !(spec.distribution == Distribution::kConst ||
                         (search::is_categorical(spec.distribution) && spec.values.size() == 1));
     if (target.structural && spec.fuse && many) {
-      r_.error(node, path,
+      r_.error(key, path,
                owner + " changes the model's shape, kernels or input, so trials with "
                        "different values cannot share an array: add 'fuse: false'");
       return false;

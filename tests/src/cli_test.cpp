@@ -1,0 +1,159 @@
+// The hfta-tune executable as a user runs it: exit codes, messages, nothing written on rejection.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/sweep_text.h"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/hfta-cli-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+
+  Result run(const std::string& args) {
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    const std::string cmd = std::string(HFTA_TUNE_BINARY) + " " + args + " >" + out + " 2>" + err;
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    std::remove(out.c_str());
+    std::remove(err.c_str());
+    return r;
+  }
+
+  std::string write_sweep(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  static std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  static bool exists(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0;
+  }
+
+  const std::string quickstart_ = std::string(HFTA_SOURCE_DIR) + "/configs/quickstart.yaml";
+  std::string dir_;
+};
+
+TEST_F(Cli, ValidateAcceptsTheQuickstart) {
+  const Result r = run("validate " + quickstart_);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("valid sweep 'quickstart-mlp'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hyperband"), std::string::npos);
+}
+
+TEST_F(Cli, ValidateJsonPrintsTheCanonicalSweep) {
+  const Result r = run("validate --json " + quickstart_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("name"), "quickstart-mlp");
+  EXPECT_EQ(j.at("search").at("method"), "hyperband");
+  EXPECT_TRUE(j.at("parameters").contains("lr"));
+}
+
+TEST_F(Cli, ValidateRejectsWithPathLineAndExitCode2) {
+  const std::string yaml = hfta::test::sweep_yaml({{"search", "search:\n  method: hyperband\n  eta: 1\n"}});
+  const std::string path = write_sweep("bad.yaml", yaml);
+  const Result r = run("validate " + path);
+  EXPECT_EQ(r.code, 2);
+  const std::string where = path + ":" + std::to_string(hfta::test::line_of(yaml, "eta: 1")) + ":";
+  EXPECT_NE(r.err.find(where), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("search.eta"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, ValidateRejectsAMissingFile) {
+  const Result r = run("validate " + dir_ + "/missing.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("missing.yaml"), std::string::npos);
+}
+
+TEST_F(Cli, RunRejectsAnInvalidSweepAndWritesNothing) {
+  const std::string path = write_sweep("bad.yaml", hfta::test::sweep_yaml({{"metric", ""}}));
+  const Result r = run("run " + path + " --out " + dir_ + "/experiment");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("metric"), std::string::npos);
+  EXPECT_FALSE(exists(dir_ + "/experiment"));
+}
+
+TEST_F(Cli, RunRejectsAnUnknownDevice) {
+  const Result r = run("run " + quickstart_ + " --device tpu:0 --out " + dir_ + "/experiment");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("tpu:0"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(dir_ + "/experiment"));
+}
+
+TEST_F(Cli, RunRejectsAnUnknownFusionMode) {
+  EXPECT_EQ(run("run " + quickstart_ + " --fusion sometimes").code, 2);
+}
+
+TEST_F(Cli, VerbsOfLaterIssuesSayNotYetAvailable) {
+  for (const std::string args : {"run " + quickstart_ + " --out " + dir_ + "/experiment",
+                                 "plan " + quickstart_, "resume " + dir_, "status " + dir_,
+                                 "export " + dir_ + " --format csv"}) {
+    SCOPED_TRACE(args);
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("not yet available"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(exists(dir_ + "/experiment"));
+}
+
+TEST_F(Cli, HelpForEveryVerb) {
+  for (const std::string verb : {"run", "resume", "plan", "validate", "status", "export"}) {
+    SCOPED_TRACE(verb);
+    const Result r = run(verb + " --help");
+    EXPECT_EQ(r.code, 0);
+    EXPECT_NE(r.out.find(verb), std::string::npos) << r.out;
+  }
+  const Result top = run("--help");
+  EXPECT_EQ(top.code, 0);
+  for (const std::string verb : {"run", "resume", "plan", "validate", "status", "export"}) {
+    EXPECT_NE(top.out.find(verb), std::string::npos);
+  }
+}
+
+TEST_F(Cli, Version) {
+  const Result r = run("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.rfind("hfta-tune ", 0), 0u) << r.out;
+}
+
+TEST_F(Cli, BadUsageExits2) {
+  EXPECT_EQ(run("").code, 2);
+  EXPECT_EQ(run("frobnicate").code, 2);
+  EXPECT_EQ(run("validate").code, 2);
+  EXPECT_EQ(run("validate " + quickstart_ + " --no-such-flag").code, 2);
+}
+
+}  // namespace

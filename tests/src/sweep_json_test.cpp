@@ -1,0 +1,93 @@
+// The canonical JSON form loads back to an equal sweep, for every distribution.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include "../support/sweep_text.h"
+#include "hfta/core/sweep_json.h"
+#include "hfta/core/sweep_loader.h"
+
+namespace hfta::core {
+namespace {
+
+using test::sweep_yaml;
+
+// JSON is YAML: the canonical text goes through the same loader.
+void expect_round_trip(const SweepConfig& sweep) {
+  const std::string text = to_json(sweep).dump(2);
+  SweepConfig again;
+  try {
+    again = load_sweep_string(text, "canonical.json");
+  } catch (const ConfigError& e) {
+    FAIL() << e.what() << "\n" << text;
+  }
+  EXPECT_EQ(again, sweep) << text;
+  EXPECT_EQ(to_json(again), to_json(sweep));
+}
+
+TEST(SweepJson, RoundTripsEveryDistribution) {
+  const std::vector<std::string> parameters = {
+      "lr: {distribution: uniform, min: 0.0123456789, max: 0.2}",
+      "lr: {distribution: log_uniform, min: 1.0e-7, max: 0.3}",
+      "warmup: {distribution: int_uniform, min: 0, max: 100}",
+      "step_size: {distribution: int_log_uniform, min: 1, max: 1000}",
+      "beta1: {distribution: quantized, min: 0.5, max: 0.95, q: 0.05}",
+      "beta1: {distribution: quantized, min: 0.5, max: 0.95, q: 0.05, log: true}",
+      "warmup: {distribution: quantized, min: 0, max: 100, q: 10}",
+      "schedule: {distribution: choice, values: [constant, step, cosine]}",
+      "nesterov: {distribution: choice, values: [true, false]}",
+      "label_smoothing: {distribution: const, value: 0.05}",
+      "optimizer: {distribution: const, value: adam}",
+      "dropout: {distribution: grid, values: [0, 0.25, 0.5]}",
+      "width: {distribution: grid, values: [64, 256], fuse: false}",
+  };
+  for (const auto& p : parameters) {
+    SCOPED_TRACE(p);
+    expect_round_trip(load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  " + p + "\n"}})));
+  }
+}
+
+TEST(SweepJson, RoundTripsConditionsAndEverySection) {
+  const SweepConfig s = load_sweep_string(sweep_yaml(
+      {{"search", "search:\n  method: asha\n  trials: 30\n  eta: 4\n  promotion_wait: 1.5\n"},
+       {"parameters", "parameters:\n  optimizer: {values: [sgd, adam], fuse: false}\n"
+                      "  momentum: {distribution: uniform, min: 0, max: 0.9, when: {optimizer: sgd}}\n"},
+       {"early_stopping", "early_stopping:\n  patience: 2\n"},
+       {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 7\n"}}));
+  expect_round_trip(s);
+}
+
+TEST(SweepJson, RoundTripsEachSearchMethod) {
+  for (const std::string search : {"search:\n  method: random\n  trials: 5\n  stopping: median\n",
+                                   "search:\n  method: sha\n  trials: 9\n  searcher: tpe\n",
+                                   "search:\n  method: hyperband\n  eta: 2\n"}) {
+    SCOPED_TRACE(search);
+    expect_round_trip(load_sweep_string(sweep_yaml({{"search", search}})));
+  }
+}
+
+TEST(SweepJson, RoundTripsEveryShippedConfig) {
+  const std::string dir = std::string(HFTA_SOURCE_DIR) + "/configs";
+  DIR* d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr);
+  int count = 0;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() < 5 || name.substr(name.size() - 5) != ".yaml") continue;
+    SCOPED_TRACE(name);
+    expect_round_trip(load_sweep_file(dir + "/" + name));
+    ++count;
+  }
+  closedir(d);
+  EXPECT_GE(count, 2);
+}
+
+TEST(SweepJson, ValuesKeepTheirTypes) {
+  EXPECT_TRUE(to_json(search::ParamValue(true)).is_boolean());
+  EXPECT_TRUE(to_json(search::ParamValue(std::int64_t{3})).is_number_integer());
+  EXPECT_TRUE(to_json(search::ParamValue(3.0)).is_number_float());
+  EXPECT_TRUE(to_json(search::ParamValue(std::string("3"))).is_string());
+}
+
+}  // namespace
+}  // namespace hfta::core

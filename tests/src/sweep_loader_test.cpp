@@ -1,0 +1,181 @@
+// Loading valid sweeps: defaults, every distribution, shorthands, conditions.
+#include <gtest/gtest.h>
+
+#include "../support/sweep_text.h"
+#include "hfta/core/sweep_loader.h"
+
+namespace hfta::core {
+namespace {
+
+using search::Distribution;
+using search::ParamValue;
+using test::sweep_yaml;
+
+SweepConfig load(const std::string& yaml) {
+  try {
+    return load_sweep_string(yaml, "sweep.yaml");
+  } catch (const ConfigError& e) {
+    ADD_FAILURE() << e.what();
+    throw;
+  }
+}
+
+TEST(SweepLoader, FillsDefaults) {
+  const SweepConfig s = load(sweep_yaml());
+  EXPECT_EQ(s.name, "test-sweep");
+  EXPECT_EQ(s.seed, 3u);
+  EXPECT_EQ(s.task.model, "mlp");
+  EXPECT_EQ(s.task.dataset, "fashion_mnist");
+  EXPECT_EQ(s.task.loss, "cross_entropy");
+  EXPECT_EQ(s.task.batch_size, 32);
+  // Every option of the model is present, with the catalog's defaults.
+  EXPECT_EQ(s.task.options.at("depth"), ParamValue(std::int64_t{2}));
+  EXPECT_EQ(s.task.options.at("activation"), ParamValue(std::string("relu")));
+  EXPECT_EQ(s.task.options.at("dropout"), ParamValue(0.0));
+  EXPECT_EQ(s.metric.name, "val_accuracy");
+  EXPECT_EQ(s.metric.goal, Goal::kMaximize);
+  EXPECT_EQ(s.budget.unit, BudgetUnit::kEpochs);
+  EXPECT_EQ(s.budget.min, 1);
+  EXPECT_EQ(s.budget.max, 9);
+  EXPECT_EQ(s.search.method, SearchMethod::kHyperband);
+  EXPECT_EQ(s.search.searcher, Searcher::kRandom);
+  EXPECT_EQ(s.search.eta, 3);
+  EXPECT_FALSE(s.early_stopping.enabled);
+  EXPECT_EQ(s.fusion.enabled, FusionMode::kAuto);
+  EXPECT_EQ(s.fusion.max_array, 64);
+  EXPECT_DOUBLE_EQ(s.fusion.memory_fraction, 0.9);
+}
+
+TEST(SweepLoader, ReadsEveryDistribution) {
+  const SweepConfig s = load(sweep_yaml({{"parameters", R"(parameters:
+  lr: {distribution: uniform, min: 0.01, max: 0.2}
+  weight_decay: {distribution: log_uniform, min: 1.0e-6, max: 1e-2}
+  warmup: {distribution: int_uniform, min: 0, max: 50}
+  step_size: {distribution: int_log_uniform, min: 1, max: 64}
+  beta2: {distribution: quantized, min: 0.9, max: 0.999, q: 0.01, log: true}
+  schedule: {distribution: choice, values: [constant, cosine]}
+  label_smoothing: {distribution: const, value: 0.1}
+  dropout: {distribution: grid, values: [0, 0.5]}
+  nesterov: {values: [true, false]}
+  eps: {value: 1.0e-7}
+)"}}));
+  ASSERT_EQ(s.parameters.size(), 10u);
+  const auto* lr = s.find_parameter("lr");
+  EXPECT_EQ(lr->distribution, Distribution::kUniform);
+  EXPECT_DOUBLE_EQ(lr->min, 0.01);
+  EXPECT_DOUBLE_EQ(lr->max, 0.2);
+  EXPECT_TRUE(lr->fuse);
+  EXPECT_EQ(s.find_parameter("weight_decay")->distribution, Distribution::kLogUniform);
+  EXPECT_DOUBLE_EQ(s.find_parameter("weight_decay")->min, 1e-6);
+  EXPECT_EQ(s.find_parameter("warmup")->distribution, Distribution::kIntUniform);
+  EXPECT_EQ(s.find_parameter("step_size")->distribution, Distribution::kIntLogUniform);
+  const auto* beta2 = s.find_parameter("beta2");
+  EXPECT_EQ(beta2->distribution, Distribution::kQuantized);
+  EXPECT_DOUBLE_EQ(beta2->q, 0.01);
+  EXPECT_TRUE(beta2->log);
+  const auto* schedule = s.find_parameter("schedule");
+  EXPECT_EQ(schedule->distribution, Distribution::kChoice);
+  EXPECT_EQ(schedule->values,
+            (std::vector<ParamValue>{std::string("constant"), std::string("cosine")}));
+  EXPECT_EQ(s.find_parameter("label_smoothing")->values, std::vector<ParamValue>{0.1});
+  // Integers written for a real-valued option are stored as reals.
+  EXPECT_EQ(s.find_parameter("dropout")->values, (std::vector<ParamValue>{0.0, 0.5}));
+  EXPECT_EQ(s.find_parameter("dropout")->distribution, Distribution::kGrid);
+  EXPECT_EQ(s.find_parameter("nesterov")->distribution, Distribution::kChoice);
+  EXPECT_EQ(s.find_parameter("nesterov")->values, (std::vector<ParamValue>{true, false}));
+  EXPECT_EQ(s.find_parameter("eps")->distribution, Distribution::kConst);
+}
+
+TEST(SweepLoader, ParametersAreSortedByNameWhateverTheFileOrder) {
+  const auto a = load(sweep_yaml({{"parameters",
+                                   "parameters:\n  lr: {values: [0.1]}\n  momentum: {values: [0.9]}\n"}}));
+  const auto b = load(sweep_yaml({{"parameters",
+                                   "parameters:\n  momentum: {values: [0.9]}\n  lr: {values: [0.1]}\n"}}));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.parameters.front().name, "lr");
+}
+
+TEST(SweepLoader, ConditionsTakeTheTypeOfTheParameterTheyName) {
+  const SweepConfig s = load(sweep_yaml({{"parameters", R"(parameters:
+  optimizer: {values: [sgd, adam], fuse: false}
+  momentum: {distribution: uniform, min: 0, max: 0.9, when: {optimizer: sgd}}
+  dropout: {values: [0, 0.5]}
+  weight_decay: {values: [0.001], when: {dropout: [0], optimizer: [sgd, adam]}}
+)"}}));
+  const auto* momentum = s.find_parameter("momentum");
+  ASSERT_EQ(momentum->when.size(), 1u);
+  EXPECT_EQ(momentum->when[0].parameter, "optimizer");
+  EXPECT_EQ(momentum->when[0].values, std::vector<ParamValue>{std::string("sgd")});
+  const auto* wd = s.find_parameter("weight_decay");
+  ASSERT_EQ(wd->when.size(), 2u);
+  EXPECT_EQ(wd->when[0].values, std::vector<ParamValue>{0.0});  // matches dropout's real 0.0
+  EXPECT_EQ(wd->when[1].values.size(), 2u);
+}
+
+TEST(SweepLoader, ModelOptionsAreTypedAndOverrideDefaults) {
+  const SweepConfig s = load(sweep_yaml(
+      {{"task", "task:\n  model: mlp\n  options:\n    width: 512\n    activation: gelu\n"
+                "    dropout: 0\n"}}));
+  EXPECT_EQ(s.task.options.at("width"), ParamValue(std::int64_t{512}));
+  EXPECT_EQ(s.task.options.at("activation"), ParamValue(std::string("gelu")));
+  EXPECT_EQ(s.task.options.at("dropout"), ParamValue(0.0));
+}
+
+TEST(SweepLoader, QuotedNumbersAreStrings) {
+  const SweepConfig s = load(sweep_yaml({{"parameters",
+                                          "parameters:\n  lr: {values: [0.1]}\n"
+                                          "  schedule: {values: ['step', \"cosine\"]}\n"}}));
+  EXPECT_EQ(s.find_parameter("schedule")->values[0], ParamValue(std::string("step")));
+  // A quoted number is not a number: a real-valued option refuses it.
+  EXPECT_THROW(load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  lr: {values: ['0.1']}\n"}})),
+               ConfigError);
+}
+
+TEST(SweepLoader, ShapeParametersLoadWithFuseFalse) {
+  const SweepConfig s = load(sweep_yaml(
+      {{"parameters", "parameters:\n  width: {values: [64, 128], fuse: false}\n"
+                      "  depth: {value: 3}\n"}}));
+  EXPECT_FALSE(s.find_parameter("width")->fuse);
+  // A constant shape option takes one value, so it never splits arrays.
+  EXPECT_TRUE(s.find_parameter("depth")->fuse);
+}
+
+TEST(SweepLoader, EachSearchMethod) {
+  auto method = [&](const std::string& text) { return load(sweep_yaml({{"search", text}})).search; };
+  const auto random = method("search:\n  method: random\n  trials: 20\n  stopping: median\n");
+  EXPECT_EQ(random.method, SearchMethod::kRandom);
+  EXPECT_EQ(random.trials, 20);
+  EXPECT_EQ(random.stopping, Stopping::kMedian);
+  const auto sha = method("search:\n  method: sha\n  trials: 27\n  eta: 3\n  searcher: tpe\n");
+  EXPECT_EQ(sha.method, SearchMethod::kSha);
+  EXPECT_EQ(sha.searcher, Searcher::kTpe);
+  const auto asha = method("search:\n  method: asha\n  trials: 8\n  promotion_wait: 0.5\n");
+  EXPECT_DOUBLE_EQ(asha.promotion_wait, 0.5);
+  auto grid_sweep = load(sweep_yaml({{"search", "search:\n  method: grid\n  repeats: 2\n"},
+                                     {"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01]}\n"}}));
+  EXPECT_EQ(grid_sweep.search.searcher, Searcher::kGrid);
+  EXPECT_EQ(grid_sweep.search.repeats, 2);
+}
+
+TEST(SweepLoader, EarlyStoppingAndFusion) {
+  const SweepConfig s = load(sweep_yaml(
+      {{"early_stopping", "early_stopping:\n  patience: 5\n  min_delta: 0.01\n  divergence: 20\n"},
+       {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 4\n  memory_fraction: 0.5\n"}}));
+  EXPECT_TRUE(s.early_stopping.enabled);
+  EXPECT_EQ(s.early_stopping.patience, 5);
+  EXPECT_DOUBLE_EQ(s.early_stopping.min_delta, 0.01);
+  EXPECT_DOUBLE_EQ(s.early_stopping.divergence, 20);
+  EXPECT_EQ(s.fusion.enabled, FusionMode::kOff);
+  EXPECT_EQ(s.fusion.max_array, 4);
+  EXPECT_DOUBLE_EQ(s.fusion.memory_fraction, 0.5);
+}
+
+TEST(SweepLoader, EveryShippedConfigIsValid) {
+  for (const char* name : {"quickstart.yaml", "reference.yaml"}) {
+    const std::string path = std::string(HFTA_SOURCE_DIR) + "/configs/" + name;
+    EXPECT_NO_THROW(load_sweep_file(path)) << path;
+  }
+}
+
+}  // namespace
+}  // namespace hfta::core

@@ -1,0 +1,338 @@
+// One test per rejection rule: every invalid sweep is refused with a message
+// that names the YAML path, the line, and what was expected.
+#include <gtest/gtest.h>
+
+#include "../support/sweep_text.h"
+#include "hfta/core/sweep_loader.h"
+
+namespace hfta::core {
+namespace {
+
+using test::line_of;
+using test::sweep_yaml;
+
+// Loads `yaml`, expects rejection with a diagnostic at `path` on the line of
+// `needle`, whose message contains `expected`.
+void expect_rejected(const std::string& yaml, const std::string& path, const std::string& needle,
+                     const std::string& expected) {
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL() << "accepted an invalid sweep:\n" << yaml;
+  } catch (const ConfigError& e) {
+    const int line = line_of(yaml, needle);
+    ASSERT_GT(line, 0) << "test bug: '" << needle << "' not in the YAML";
+    for (const auto& d : e.diagnostics()) {
+      if (d.path == path) {
+        EXPECT_EQ(d.line, line) << d.str();
+        EXPECT_NE(d.message.find(expected), std::string::npos) << d.str();
+        EXPECT_EQ(d.file, "sweep.yaml");
+        // The printed form carries file, line and path for the user.
+        EXPECT_NE(d.str().find("sweep.yaml:" + std::to_string(line) + ":"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find(path + ": "), std::string::npos);
+        return;
+      }
+    }
+    FAIL() << "no diagnostic at " << path << "; got:\n" << e.what();
+  }
+}
+
+TEST(SweepRejection, UnknownTopLevelKeySuggestsTheRightOne) {
+  const auto yaml = sweep_yaml({{"extra", "serach:\n  method: random\n"}});
+  expect_rejected(yaml, "serach", "serach:", "did you mean 'search'?");
+}
+
+TEST(SweepRejection, UnknownNestedKeySuggestsTheRightOne) {
+  const auto yaml = sweep_yaml({{"fusion", "fusion:\n  max_arry: 8\n"}});
+  expect_rejected(yaml, "fusion.max_arry", "max_arry", "did you mean 'max_array'?");
+}
+
+TEST(SweepRejection, UnknownDistributionFieldIsNamed) {
+  const auto yaml = sweep_yaml(
+      {{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: 0.1\n    max: 0.2\n"
+                      "    maximum: 3\n"}});
+  expect_rejected(yaml, "parameters.lr.maximum", "maximum", "unknown key 'maximum'");
+}
+
+TEST(SweepRejection, UnknownParameterSuggestsAHyperparameter) {
+  const auto yaml = sweep_yaml(
+      {{"parameters", "parameters:\n  lrr:\n    distribution: uniform\n    min: 0.1\n    max: 0.2\n"}});
+  expect_rejected(yaml, "parameters.lrr", "lrr", "did you mean 'lr'?");
+}
+
+TEST(SweepRejection, UnknownModelOptionSuggestsTheRightOne) {
+  const auto yaml = sweep_yaml({{"task", "task:\n  model: mlp\n  options:\n    widht: 64\n"}});
+  expect_rejected(yaml, "task.options.widht", "widht", "did you mean 'width'?");
+}
+
+TEST(SweepRejection, UnknownEnumValueSuggestsTheRightOne) {
+  const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperbnd\n"}});
+  expect_rejected(yaml, "search.method", "hyperbnd", "did you mean 'hyperband'?");
+}
+
+TEST(SweepRejection, DuplicateKey) {
+  const auto yaml = sweep_yaml({{"seed", "seed: 1\nseed: 2\n"}});
+  expect_rejected(yaml, "seed", "seed: 2", "duplicate key");
+}
+
+TEST(SweepRejection, WrongTypeForInteger) {
+  const auto yaml = sweep_yaml({{"seed", "seed: abc\n"}});
+  expect_rejected(yaml, "seed", "seed:", "expected an integer");
+}
+
+TEST(SweepRejection, WrongTypeForNumber) {
+  const auto yaml = sweep_yaml(
+      {{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: small\n    max: 0.2\n"}});
+  expect_rejected(yaml, "parameters.lr.min", "min: small", "expected a finite number");
+}
+
+TEST(SweepRejection, WrongTypeMappingWhereScalar) {
+  const auto yaml = sweep_yaml({{"name", "name:\n  first: x\n"}});
+  expect_rejected(yaml, "name", "first", "expected a string, got a mapping");
+}
+
+TEST(SweepRejection, WrongTypeScalarWhereMapping) {
+  const auto yaml = sweep_yaml({{"budget", "budget: 9\n"}});
+  expect_rejected(yaml, "budget", "budget:", "expected a mapping");
+}
+
+TEST(SweepRejection, WrongTypeForBoolean) {
+  const auto yaml = sweep_yaml(
+      {{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: 0.1\n    max: 0.2\n"
+                      "    fuse: maybe\n"}});
+  expect_rejected(yaml, "parameters.lr.fuse", "maybe", "expected true or false");
+}
+
+TEST(SweepRejection, IntegerDistributionWithRealBounds) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  warmup:\n    distribution: int_uniform\n"
+                                 "    min: 0.5\n    max: 10\n"}});
+  expect_rejected(yaml, "parameters.warmup.min", "min: 0.5", "expected an integer");
+}
+
+TEST(SweepRejection, RealDistributionForIntegerOption) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  warmup:\n    distribution: uniform\n"
+                                 "    min: 0\n    max: 10\n"}});
+  expect_rejected(yaml, "parameters.warmup", "warmup:", "is an integer");
+}
+
+TEST(SweepRejection, ChoiceValueOfWrongType) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr:\n    distribution: choice\n"
+                                 "    values: [0.1, fast]\n"}});
+  expect_rejected(yaml, "parameters.lr.values[1]", "values:", "expected number");
+}
+
+TEST(SweepRejection, ChoiceValueOutsideTheOptionsRange) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  momentum:\n    values: [0.9, 1.5]\n"}});
+  expect_rejected(yaml, "parameters.momentum.values[1]", "values:", "in [0, 1)");
+}
+
+TEST(SweepRejection, RangeOutsideTheOptionsRange) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  momentum:\n    distribution: uniform\n"
+                                 "    min: 0.5\n    max: 1.2\n"}});
+  expect_rejected(yaml, "parameters.momentum", "momentum:", "leaves the valid values");
+}
+
+TEST(SweepRejection, MinGreaterThanMaxInParameter) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr:\n    distribution: uniform\n"
+                                 "    min: 0.5\n    max: 0.1\n"}});
+  expect_rejected(yaml, "parameters.lr.min", "min: 0.5", "greater than max");
+}
+
+TEST(SweepRejection, MinGreaterThanMaxInBudget) {
+  const auto yaml = sweep_yaml({{"budget", "budget:\n  min: 10\n  max: 3\n"}});
+  expect_rejected(yaml, "budget.min", "min: 10", "greater than max");
+}
+
+TEST(SweepRejection, LogUniformWithZeroMin) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr:\n    distribution: log_uniform\n"
+                                 "    min: 0\n    max: 0.1\n"}});
+  expect_rejected(yaml, "parameters.lr.min", "min: 0", "min must be > 0");
+}
+
+TEST(SweepRejection, LogUniformWithNegativeMin) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  weight_decay:\n    distribution: log_uniform\n"
+                                 "    min: -1\n    max: 0.1\n"}});
+  expect_rejected(yaml, "parameters.weight_decay.min", "min: -1", "min must be > 0");
+}
+
+TEST(SweepRejection, IntLogUniformWithZeroMin) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  warmup:\n    distribution: int_log_uniform\n"
+                                 "    min: 0\n    max: 10\n"}});
+  expect_rejected(yaml, "parameters.warmup.min", "min: 0", "min must be > 0");
+}
+
+TEST(SweepRejection, QuantizedWithoutPositiveStep) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr:\n    distribution: quantized\n"
+                                 "    min: 0.1\n    max: 0.5\n    q: 0\n"}});
+  expect_rejected(yaml, "parameters.lr.q", "q: 0", "q > 0");
+}
+
+TEST(SweepRejection, EtaBelowTwo) {
+  const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  eta: 1\n"}});
+  expect_rejected(yaml, "search.eta", "eta: 1", "at least 2");
+}
+
+TEST(SweepRejection, EmptyChoice) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  optimizer:\n    distribution: choice\n"
+                                 "    values: []\n    fuse: false\n"}});
+  expect_rejected(yaml, "parameters.optimizer.values", "values:", "at least one value");
+}
+
+TEST(SweepRejection, DuplicateChoiceValue) {
+  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [0.1, 0.1]\n"}});
+  expect_rejected(yaml, "parameters.lr.values[1]", "values:", "listed twice");
+}
+
+TEST(SweepRejection, MissingMetric) {
+  const auto yaml = sweep_yaml({{"metric", ""}});
+  expect_rejected(yaml, "metric", "name:", "missing required key 'metric'");
+}
+
+TEST(SweepRejection, MissingMetricName) {
+  const auto yaml = sweep_yaml({{"metric", "metric:\n  goal: minimize\n"}});
+  expect_rejected(yaml, "metric.name", "goal:", "missing required key 'name'");
+}
+
+TEST(SweepRejection, MetricTheModelDoesNotReport) {
+  const auto yaml = sweep_yaml({{"metric", "metric:\n  name: val_perplexity\n  goal: minimize\n"}});
+  expect_rejected(yaml, "metric.name", "val_perplexity", "is not one of val_accuracy");
+}
+
+TEST(SweepRejection, MissingMetricGoal) {
+  const auto yaml = sweep_yaml({{"metric", "metric:\n  name: val_loss\n"}});
+  expect_rejected(yaml, "metric.goal", "name: val_loss", "missing required key 'goal'");
+}
+
+TEST(SweepRejection, DatasetTheModelCannotUse) {
+  const auto yaml = sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: text\n"}});
+  expect_rejected(yaml, "task.dataset", "dataset: text", "does not train on text");
+}
+
+TEST(SweepRejection, KeyTheMethodDoesNotUse) {
+  const auto yaml = sweep_yaml({{"search", "search:\n  method: random\n  trials: 4\n  eta: 3\n"}});
+  expect_rejected(yaml, "search.eta", "eta: 3", "not used by method random");
+}
+
+TEST(SweepRejection, RandomSearchWithoutTrials) {
+  const auto yaml = sweep_yaml({{"search", "search:\n  method: random\n"}});
+  expect_rejected(yaml, "search.trials", "method: random", "missing required key 'trials'");
+}
+
+TEST(SweepRejection, GridSearchOverAContinuousRange) {
+  const auto yaml = sweep_yaml({{"search", "search:\n  method: grid\n"}});
+  expect_rejected(yaml, "parameters.lr", "  lr:", "grid search needs");
+}
+
+TEST(SweepRejection, ShapeParameterWithoutFuseFalse) {
+  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  width:\n    values: [64, 128]\n"}});
+  expect_rejected(yaml, "parameters.width", "width:", "add 'fuse: false'");
+}
+
+TEST(SweepRejection, ConditionOnUnknownParameter) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr:\n    values: [0.1]\n"
+                                 "    when: {optimiser: adam}\n"}});
+  expect_rejected(yaml, "parameters.lr.when.optimiser", "optimiser", "no parameter 'optimiser'");
+}
+
+TEST(SweepRejection, ConditionOnValueNeverTaken) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  optimizer:\n    values: [sgd, adam]\n"
+                                 "    fuse: false\n  momentum:\n    values: [0.9]\n"
+                                 "    when: {optimizer: rmsprop}\n"}});
+  expect_rejected(yaml, "parameters.momentum.when.optimizer", "when:", "never takes the value");
+}
+
+TEST(SweepRejection, ConditionCycle) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  optimizer:\n    values: [sgd, adam]\n"
+                                 "    fuse: false\n    when: {schedule: step}\n"
+                                 "  schedule:\n    values: [step, cosine]\n"
+                                 "    when: {optimizer: sgd}\n"}});
+  expect_rejected(yaml, "parameters.optimizer.when", "  optimizer:", "cycle");
+}
+
+TEST(SweepRejection, MissingDistribution) {
+  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  lr:\n    min: 0.1\n    max: 0.2\n"}});
+  expect_rejected(yaml, "parameters.lr.distribution", "min: 0.1", "missing 'distribution'");
+}
+
+TEST(SweepRejection, NoParameters) {
+  const auto yaml = sweep_yaml({{"parameters", "parameters: {}\n"}});
+  expect_rejected(yaml, "parameters", "parameters:", "at least one parameter");
+}
+
+TEST(SweepRejection, NameThatCannotNameADirectory) {
+  const auto yaml = sweep_yaml({{"name", "name: ../escape\n"}});
+  expect_rejected(yaml, "name", "name:", "names the experiment directory");
+}
+
+TEST(SweepRejection, MemoryFractionOutOfRange) {
+  const auto yaml = sweep_yaml({{"fusion", "fusion:\n  memory_fraction: 1.5\n"}});
+  expect_rejected(yaml, "fusion.memory_fraction", "memory_fraction", "(0, 1]");
+}
+
+TEST(SweepRejection, NotYaml) {
+  const std::string yaml = "name: x\ntask: [1, 2\n";
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_NE(e.diagnostics()[0].message.find("not valid YAML"), std::string::npos);
+    EXPECT_GT(e.diagnostics()[0].line, 0);
+  }
+}
+
+TEST(SweepRejection, EmptyFile) {
+  EXPECT_THROW(load_sweep_string("", "sweep.yaml"), ConfigError);
+  EXPECT_THROW(load_sweep_string("# only a comment\n", "sweep.yaml"), ConfigError);
+}
+
+TEST(SweepRejection, TopLevelNotAMapping) {
+  try {
+    load_sweep_string("- a\n- b\n", "sweep.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected a mapping"), std::string::npos);
+  }
+}
+
+TEST(SweepRejection, UnreadableFile) {
+  try {
+    load_sweep_file("/nonexistent/sweep.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/sweep.yaml"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cannot read"), std::string::npos);
+  }
+  EXPECT_THROW(load_sweep_file("/tmp"), ConfigError);
+}
+
+TEST(SweepRejection, EveryProblemIsReportedInFileOrder) {
+  const auto yaml = sweep_yaml({{"seed", "seed: -1\n"},
+                                {"search", "search:\n  method: hyperband\n  eta: 0\n"},
+                                {"fusion", "fusion:\n  enabled: maybe\n"}});
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 3u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].path, "seed");
+    EXPECT_EQ(e.diagnostics()[1].path, "search.eta");
+    EXPECT_EQ(e.diagnostics()[2].path, "fusion.enabled");
+  }
+}
+
+}  // namespace
+}  // namespace hfta::core
