@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libtorch-dev            # LibTorch 1.13 (CPU)
   libopenblas0-openmp     # fast BLAS; without it LibTorch uses the reference BLAS (~13x slower matmul)
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev zlib1g-dev
