@@ -4,9 +4,12 @@
 //
 // Debian's LibTorch links libblas.so.3, which Debian's alternatives point at the
 // reference BLAS unless OpenBLAS is selected: scripts/install-deps.sh selects it.
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,20 +18,13 @@
 
 namespace {
 
-// The BLAS shared object mapped into this process, from /proc/self/maps.
+// The shared object that provides sgemm_ to this process: the BLAS LibTorch calls.
 std::string loaded_blas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    const auto slash = line.find('/');
-    if (slash == std::string::npos) continue;
-    const std::string path = line.substr(slash);
-    if (path.find("openblas") != std::string::npos || path.find("libblas") != std::string::npos ||
-        path.find("mkl") != std::string::npos || path.find("blis") != std::string::npos) {
-      return path;
-    }
-  }
-  return "unknown";
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (sgemm == nullptr || dladdr(sgemm, &info) == 0 || info.dli_fname == nullptr) return "unknown";
+  char resolved[PATH_MAX];
+  return realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
 }
 
 template <typename F>
