@@ -40,6 +40,8 @@ bool is_integer_distribution(Distribution d) {
 
 bool is_whole(double v) { return std::floor(v) == v; }
 
+constexpr std::int64_t kMaxExactInt = std::int64_t(1) << 53;
+
 // Where a parameter's values go: a model option or a training hyperparameter.
 const OptionSpec* find_target(const std::string& name, const trainers::ModelSpec* model) {
   if (model) {
@@ -97,7 +99,7 @@ class ParameterReader {
   }
 
   // Conditions name other parameters: checked once every parameter is read.
-  void check_conditions(std::vector<ParameterSpec>& params) {
+  void check_conditions(std::vector<ParameterSpec>& params, const std::set<std::string>& declared) {
     std::map<std::string, ParameterSpec*> by_name;
     for (auto& p : params) by_name[p.name] = &p;
     for (auto& p : params) {
@@ -108,8 +110,9 @@ class ParameterReader {
         if (c.parameter == p.name) {
           r_.error_at(mark, path, "a parameter cannot depend on itself");
         } else if (it == by_name.end()) {
-          std::vector<std::string> names;
-          for (const auto& q : params) names.push_back(q.name);
+          // A parameter that is declared but invalid was reported already.
+          if (declared.count(c.parameter)) continue;
+          const std::vector<std::string> names(declared.begin(), declared.end());
           r_.error_at(mark, path,
                       "no parameter '" + c.parameter + "'" + did_you_mean(c.parameter, names));
         } else if (!search::is_categorical(it->second->distribution)) {
@@ -231,6 +234,11 @@ class ParameterReader {
       const std::string p = path + "." + key;
       if (integer) {
         auto v = r_.read_int(*n, p);
+        // Bounds are kept as doubles: beyond 2^53 they would silently change.
+        if (v && (*v > kMaxExactInt || *v < -kMaxExactInt)) {
+          r_.error(*n, p, "expected an integer of at most 2^53 in magnitude");
+          return false;
+        }
         if (v) out = static_cast<double>(*v);
         return v.has_value();
       }
@@ -282,6 +290,7 @@ class ParameterReader {
     }
     std::set<std::string> seen;
     for (const auto& entry : node) {
+      if (!r_.check_key(entry.first, path)) continue;
       const std::string other = entry.first.Scalar();
       const std::string p = path + "." + other;
       if (!seen.insert(other).second) {
@@ -290,17 +299,29 @@ class ParameterReader {
       }
       search::Condition c;
       c.parameter = other;
+      auto add = [&](const YAML::Node& item) {
+        auto v = r_.read_value(item, p);
+        if (!v) return;
+        for (const auto& earlier : c.values) {
+          if (same_value(earlier, *v)) {
+            r_.error(item, p, "the value " + search::to_string(*v) + " is listed twice");
+            return;
+          }
+        }
+        c.values.push_back(*v);
+      };
       if (entry.second.IsSequence()) {
         if (entry.second.size() == 0) r_.error(entry.second, p, "expected at least one value");
-        for (const auto& item : entry.second) {
-          if (auto v = r_.read_value(item, p)) c.values.push_back(*v);
-        }
-      } else if (auto v = r_.read_value(entry.second, p)) {
-        c.values.push_back(*v);
+        for (const auto& item : entry.second) add(item);
+      } else {
+        add(entry.second);
       }
       when_marks_[spec.name + "/" + other] = entry.first.Mark();
       spec.when.push_back(std::move(c));
     }
+    // By name, as the canonical form writes them: file order must not matter.
+    std::sort(spec.when.begin(), spec.when.end(),
+              [](const auto& a, const auto& b) { return a.parameter < b.parameter; });
   }
 
   // The values a parameter can take must suit the option it sets.
@@ -359,8 +380,9 @@ class ParameterReader {
         return false;
       }
     }
-    const bool many = !(spec.distribution == Distribution::kConst ||
-                        (search::is_categorical(spec.distribution) && spec.values.size() == 1));
+    const bool many = search::is_categorical(spec.distribution)
+                          ? spec.values.size() > 1
+                          : spec.min < spec.max;
     if (target.structural && spec.fuse && many) {
       r_.error(key, path,
                owner + " changes the model's shape, kernels or input, so trials with "
@@ -419,6 +441,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   ParameterReader reader(r, model);
   std::set<std::string> seen;
   for (const auto& entry : node) {
+    if (!r.check_key(entry.first, "parameters")) continue;
     const std::string name = entry.first.Scalar();
     if (!seen.insert(name).second) {
       r.error(entry.first, "parameters." + name, "duplicate parameter '" + name + "'");
@@ -430,7 +453,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   }
   std::sort(sweep.parameters.begin(), sweep.parameters.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
-  reader.check_conditions(sweep.parameters);
+  reader.check_conditions(sweep.parameters, seen);
   reader.check_method(sweep);
 }
 

@@ -1,14 +1,16 @@
 #include "hfta/core/sweep_loader.h"
 
-#include "hfta/core/did_you_mean.h"
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
+#include <tuple>
 
+#include "hfta/core/did_you_mean.h"
 #include "option_values.h"
 #include "sweep_sections.h"
 
@@ -308,7 +310,14 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   YamlReader r(source);
   YAML::Node root;
   try {
-    root = YAML::Load(yaml);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
+    if (documents.size() > 1) {
+      r.error_at(documents[1].Mark(), "",
+                 "the file holds " + std::to_string(documents.size()) +
+                     " YAML documents (separated by ---); a sweep is one document");
+      reject(r);
+    }
+    if (!documents.empty()) root = documents[0];
   } catch (const YAML::Exception& e) {
     r.error_at(e.mark, "", "not valid YAML: " + e.msg);
     reject(r);

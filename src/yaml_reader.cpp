@@ -11,27 +11,47 @@
 namespace hfta::core {
 namespace {
 
-// yaml-cpp tags plain (unquoted) scalars "?" and quoted ones "!".
-bool is_quoted(const YAML::Node& node) { return node.Tag() == "!"; }
+const std::string kStrTag = "tag:yaml.org,2002:str";
+const std::string kIntTag = "tag:yaml.org,2002:int";
+const std::string kFloatTag = "tag:yaml.org,2002:float";
+const std::string kBoolTag = "tag:yaml.org,2002:bool";
 
-std::optional<std::int64_t> parse_int(const std::string& s) {
-  if (s.empty()) return std::nullopt;
+// yaml-cpp tags plain scalars "?", quoted ones "!", and keeps explicit tags (!!str ...).
+bool is_text(const YAML::Node& node) { return node.Tag() == "!" || node.Tag() == kStrTag; }
+
+// What a scalar holds when read as a number.
+enum class Parsed { kNumber, kNotANumber, kOutOfRange };
+
+bool looks_numeric(const std::string& s) {
+  // strtod also takes "nan", "inf" and hex floats; sweep values must be plain decimal numbers.
+  return !s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos &&
+         s.find_first_of("0123456789") != std::string::npos;
+}
+
+Parsed parse_int(const std::string& s, std::int64_t& out) {
+  if (!looks_numeric(s)) return Parsed::kNotANumber;
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || end != s.c_str() + s.size()) return std::nullopt;
-  return static_cast<std::int64_t>(v);
+  if (end != s.c_str() + s.size()) return Parsed::kNotANumber;
+  if (errno == ERANGE) return Parsed::kOutOfRange;
+  out = static_cast<std::int64_t>(v);
+  return Parsed::kNumber;
 }
 
-std::optional<double> parse_number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  // strtod also takes "nan", "inf" and hex floats; sweep values must be plain finite numbers.
-  if (s.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
+Parsed parse_number(const std::string& s, double& out) {
+  if (!looks_numeric(s)) return Parsed::kNotANumber;
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
+  if (end != s.c_str() + s.size()) return Parsed::kNotANumber;
+  // Underflow to a subnormal is still a finite number; overflow is not.
+  if (!std::isfinite(v) || (errno == ERANGE && v == 0 && s.find_first_of("123456789") !=
+                                                            std::string::npos)) {
+    return Parsed::kOutOfRange;
+  }
+  out = v;
+  return Parsed::kNumber;
 }
 
 }  // namespace
@@ -55,7 +75,13 @@ std::string describe_node(const YAML::Node& node) {
 
 void YamlReader::error(const YAML::Node& node, const std::string& path,
                        const std::string& message) {
-  error_at(node.Mark(), path, message);
+  YAML::Mark mark = node.Mark();
+  // A value with nothing written has the next token's position, and an alias its
+  // anchor's: report both at the key that holds them.
+  for (const auto& [value, key_mark] : value_keys_) {
+    if (value.is(node) && (node.IsNull() || mark.line < key_mark.line)) mark = key_mark;
+  }
+  error_at(mark, path, message);
 }
 
 void YamlReader::error_at(const YAML::Mark& mark, const std::string& path,
@@ -70,6 +96,12 @@ void YamlReader::error_at(const YAML::Mark& mark, const std::string& path,
   diagnostics_.push_back(std::move(d));
 }
 
+bool YamlReader::check_key(const YAML::Node& key, const std::string& path) {
+  if (key.IsScalar() && !key.Scalar().empty()) return true;
+  error(key, path, "keys must be plain names, got " + describe_node(key));
+  return false;
+}
+
 bool YamlReader::check_mapping(const YAML::Node& node, const std::string& path,
                                const std::vector<std::string>& allowed,
                                const std::string& context) {
@@ -80,8 +112,7 @@ bool YamlReader::check_mapping(const YAML::Node& node, const std::string& path,
   std::set<std::string> seen;
   bool ok = true;
   for (const auto& entry : node) {
-    if (!entry.first.IsScalar()) {
-      error(entry.first, path, "keys must be plain names");
+    if (!check_key(entry.first, path)) {
       ok = false;
       continue;
     }
@@ -106,7 +137,10 @@ std::optional<YAML::Node> YamlReader::child(const YAML::Node& map, const std::st
   // Look the key up by iterating: operator[] on a const node would hide duplicates
   // and cannot give a position for a missing key.
   for (const auto& entry : map) {
-    if (entry.first.IsScalar() && entry.first.Scalar() == key) return entry.second;
+    if (entry.first.IsScalar() && entry.first.Scalar() == key) {
+      value_keys_.emplace_back(entry.second, entry.first.Mark());
+      return entry.second;
+    }
   }
   if (required) error(map, join_path(path, key), "missing required key '" + key + "'");
   return std::nullopt;
@@ -128,22 +162,34 @@ std::optional<std::string> YamlReader::read_string(const YAML::Node& node,
 std::optional<std::int64_t> YamlReader::read_int(const YAML::Node& node,
                                                  const std::string& path) {
   if (!expect_scalar(node, path, "an integer")) return std::nullopt;
-  auto v = is_quoted(node) ? std::nullopt : parse_int(node.Scalar());
-  if (!v) error(node, path, "expected an integer, got " + describe_node(node));
+  std::int64_t v = 0;
+  const Parsed parsed = is_text(node) ? Parsed::kNotANumber : parse_int(node.Scalar(), v);
+  if (parsed == Parsed::kOutOfRange) {
+    error(node, path, "integer " + describe_node(node) + " is out of range");
+  } else if (parsed == Parsed::kNotANumber) {
+    error(node, path, "expected an integer, got " + describe_node(node));
+  }
+  if (parsed != Parsed::kNumber) return std::nullopt;
   return v;
 }
 
 std::optional<double> YamlReader::read_number(const YAML::Node& node, const std::string& path) {
   if (!expect_scalar(node, path, "a number")) return std::nullopt;
-  auto v = is_quoted(node) ? std::nullopt : parse_number(node.Scalar());
-  if (!v) error(node, path, "expected a finite number, got " + describe_node(node));
+  double v = 0;
+  const Parsed parsed = is_text(node) ? Parsed::kNotANumber : parse_number(node.Scalar(), v);
+  if (parsed == Parsed::kOutOfRange) {
+    error(node, path, "number " + describe_node(node) + " is out of range");
+  } else if (parsed == Parsed::kNotANumber) {
+    error(node, path, "expected a finite number, got " + describe_node(node));
+  }
+  if (parsed != Parsed::kNumber) return std::nullopt;
   return v;
 }
 
 std::optional<bool> YamlReader::read_bool(const YAML::Node& node, const std::string& path) {
   if (!expect_scalar(node, path, "true or false")) return std::nullopt;
   const std::string& s = node.Scalar();
-  if (!is_quoted(node)) {
+  if (!is_text(node)) {
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;
   }
@@ -157,11 +203,32 @@ std::optional<search::ParamValue> YamlReader::read_value(const YAML::Node& node,
     return std::nullopt;
   }
   const std::string& s = node.Scalar();
-  if (is_quoted(node)) return search::ParamValue(s);
+  const std::string& tag = node.Tag();
+  if (is_text(node)) return search::ParamValue(s);
+  if (tag == kBoolTag) {
+    if (auto b = read_bool(node, path)) return search::ParamValue(*b);
+    return std::nullopt;
+  }
+  if (tag == kIntTag) {
+    if (auto i = read_int(node, path)) return search::ParamValue(*i);
+    return std::nullopt;
+  }
+  if (tag == kFloatTag) {
+    if (auto d = read_number(node, path)) return search::ParamValue(*d);
+    return std::nullopt;
+  }
   if (s == "true" || s == "True" || s == "TRUE") return search::ParamValue(true);
   if (s == "false" || s == "False" || s == "FALSE") return search::ParamValue(false);
-  if (auto i = parse_int(s)) return search::ParamValue(*i);
-  if (auto d = parse_number(s)) return search::ParamValue(*d);
+  std::int64_t i = 0;
+  if (parse_int(s, i) == Parsed::kNumber) return search::ParamValue(i);
+  double d = 0;
+  switch (parse_number(s, d)) {
+    case Parsed::kNumber: return search::ParamValue(d);
+    case Parsed::kOutOfRange:
+      error(node, path, "number " + describe_node(node) + " is out of range");
+      return std::nullopt;
+    case Parsed::kNotANumber: break;
+  }
   if (s.empty() || s == "~" || s == "null") {
     error(node, path, "expected a value, got nothing");
     return std::nullopt;

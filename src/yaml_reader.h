@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -32,6 +33,9 @@ class YamlReader {
   bool check_mapping(const YAML::Node& node, const std::string& path,
                      const std::vector<std::string>& allowed, const std::string& context = "");
 
+  /// True when `key` is a non-empty plain name; reports it otherwise.
+  bool check_key(const YAML::Node& key, const std::string& path);
+
   /// The child `key` of a mapping (nullopt when absent), reporting it when missing and `required`.
   std::optional<YAML::Node> child(const YAML::Node& map, const std::string& path,
                                   const std::string& key, bool required);
@@ -52,6 +56,8 @@ class YamlReader {
 
   std::string file_;
   std::vector<Diagnostic> diagnostics_;
+  /// Values handed out by child(), with their key's position (see error()).
+  std::vector<std::pair<YAML::Node, YAML::Mark>> value_keys_;
 };
 
 /// "task.model" from "task" and "model"; "model" when the parent is the root.

@@ -2,7 +2,8 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
+#include <charconv>
+#include <string>
 
 namespace hfta::trainers {
 namespace {
@@ -154,9 +155,9 @@ std::vector<OptionSpec> build_training_hyperparameters() {
 
 std::string format_number(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::ostringstream out;
-  out << v;
-  return out.str();
+  char buf[32];
+  auto result = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, result.ptr);
 }
 
 }  // namespace

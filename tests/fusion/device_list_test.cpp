@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include <torch/cuda.h>
+
 #include "hfta/fusion/device_list.h"
 
 namespace hfta::fusion {
@@ -47,7 +49,13 @@ TEST(DeviceList, MessageNamesTheBadEntry) {
 }
 
 TEST(DeviceList, WithThisLibTorch) {
-  // Whatever this build of LibTorch sees, cpu always parses.
+  // "cuda" means every GPU this LibTorch sees, and is refused when it sees none.
+  const auto gpus = static_cast<std::size_t>(torch::cuda::device_count());
+  if (gpus == 0) {
+    EXPECT_THROW(parse_device_list("cuda"), std::invalid_argument);
+  } else {
+    EXPECT_EQ(parse_device_list("cuda").size(), gpus);
+  }
   EXPECT_EQ(parse_device_list("cpu").size(), 1u);
 }
 

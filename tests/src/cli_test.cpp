@@ -130,17 +130,30 @@ TEST_F(Cli, VerbsOfLaterIssuesSayNotYetAvailable) {
 }
 
 TEST_F(Cli, HelpForEveryVerb) {
-  for (const std::string verb : {"run", "resume", "plan", "validate", "status", "export"}) {
+  // Each verb's help names the verb's own arguments.
+  const std::vector<std::pair<std::string, std::string>> verbs = {
+      {"run", "--fusion"}, {"resume", "dir"},        {"plan", "--json"},
+      {"validate", "--json"}, {"status", "dir"}, {"export", "--format"}};
+  for (const auto& [verb, option] : verbs) {
     SCOPED_TRACE(verb);
     const Result r = run(verb + " --help");
     EXPECT_EQ(r.code, 0);
-    EXPECT_NE(r.out.find(verb), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(option), std::string::npos) << r.out;
   }
   const Result top = run("--help");
   EXPECT_EQ(top.code, 0);
-  for (const std::string verb : {"run", "resume", "plan", "validate", "status", "export"}) {
+  for (const auto& [verb, option] : verbs) {
     EXPECT_NE(top.out.find(verb), std::string::npos);
   }
+}
+
+TEST_F(Cli, CanonicalJsonValidatesAsASweep) {
+  const Result first = run("validate --json " + quickstart_);
+  ASSERT_EQ(first.code, 0) << first.err;
+  const std::string path = write_sweep("canonical.json", first.out);
+  const Result second = run("validate --json " + path);
+  EXPECT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(second.out, first.out);
 }
 
 TEST_F(Cli, Version) {

@@ -40,6 +40,7 @@ TEST(SweepJson, RoundTripsEveryDistribution) {
       "optimizer: {distribution: const, value: adam}",
       "dropout: {distribution: grid, values: [0, 0.25, 0.5]}",
       "width: {distribution: grid, values: [64, 256], fuse: false}",
+      "warmup: {distribution: int_uniform, min: 0, max: 1000000000000}",
   };
   for (const auto& p : parameters) {
     SCOPED_TRACE(p);
@@ -51,7 +52,9 @@ TEST(SweepJson, RoundTripsConditionsAndEverySection) {
   const SweepConfig s = load_sweep_string(sweep_yaml(
       {{"search", "search:\n  method: asha\n  trials: 30\n  eta: 4\n  promotion_wait: 1.5\n"},
        {"parameters", "parameters:\n  optimizer: {values: [sgd, adam], fuse: false}\n"
-                      "  momentum: {distribution: uniform, min: 0, max: 0.9, when: {optimizer: sgd}}\n"},
+                      "  schedule: {values: [step, cosine]}\n"
+                      "  momentum: {distribution: uniform, min: 0, max: 0.9,"
+                      " when: {schedule: step, optimizer: sgd}}\n"},
        {"early_stopping", "early_stopping:\n  patience: 2\n"},
        {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 7\n"}}));
   expect_round_trip(s);

@@ -170,6 +170,33 @@ TEST(SweepLoader, EarlyStoppingAndFusion) {
   EXPECT_DOUBLE_EQ(s.fusion.memory_fraction, 0.5);
 }
 
+TEST(SweepLoader, ExplicitTagsAndTinyNumbers) {
+  const SweepConfig s = load(sweep_yaml({{"parameters",
+                                          "parameters:\n  schedule: {values: [!!str step]}\n"
+                                          "  lr: {distribution: uniform, min: 1e-320, max: !!float 1}\n"}}));
+  EXPECT_EQ(s.find_parameter("schedule")->values[0], ParamValue(std::string("step")));
+  EXPECT_GT(s.find_parameter("lr")->min, 0.0);
+  EXPECT_EQ(s.find_parameter("lr")->max, 1.0);
+}
+
+TEST(SweepLoader, ASingleValueRangeNeedsNoFuseFalse) {
+  const SweepConfig s = load(sweep_yaml(
+      {{"parameters", "parameters:\n  batch_size: {distribution: int_uniform, min: 32, max: 32}\n"}}));
+  EXPECT_TRUE(s.find_parameter("batch_size")->fuse);
+}
+
+TEST(SweepLoader, ConditionsAreSortedByName) {
+  const SweepConfig s = load(sweep_yaml({{"parameters", R"(parameters:
+  optimizer: {values: [sgd, adam], fuse: false}
+  schedule: {values: [step, cosine]}
+  momentum: {values: [0.9], when: {schedule: step, optimizer: sgd}}
+)"}}));
+  const auto& when = s.find_parameter("momentum")->when;
+  ASSERT_EQ(when.size(), 2u);
+  EXPECT_EQ(when[0].parameter, "optimizer");
+  EXPECT_EQ(when[1].parameter, "schedule");
+}
+
 TEST(SweepLoader, EveryShippedConfigIsValid) {
   for (const char* name : {"quickstart.yaml", "reference.yaml"}) {
     const std::string path = std::string(HFTA_SOURCE_DIR) + "/configs/" + name;

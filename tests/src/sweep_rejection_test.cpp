@@ -282,6 +282,58 @@ TEST(SweepRejection, MemoryFractionOutOfRange) {
   expect_rejected(yaml, "fusion.memory_fraction", "memory_fraction", "(0, 1]");
 }
 
+TEST(SweepRejection, MoreThanOneYamlDocument) {
+  const auto yaml = sweep_yaml() + "---\ngarbage: [1, 2]\n";
+  expect_rejected(yaml, "", "garbage", "2 YAML documents");
+}
+
+TEST(SweepRejection, IntegerBoundBeyondExactDoubles) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  warmup:\n    distribution: int_uniform\n"
+                                 "    min: 0\n    max: 9223372036854775807\n"}});
+  expect_rejected(yaml, "parameters.warmup.max", "max: 9223", "at most 2^53");
+}
+
+TEST(SweepRejection, NumberOutOfRange) {
+  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [0.1, 1e400]\n"}});
+  expect_rejected(yaml, "parameters.lr.values[1]", "values:", "out of range");
+  const auto too_big = sweep_yaml({{"seed", "seed: 99999999999999999999\n"}});
+  expect_rejected(too_big, "seed", "seed:", "out of range");
+}
+
+TEST(SweepRejection, DuplicateConditionValue) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  optimizer:\n    values: [sgd, adam]\n"
+                                 "    fuse: false\n  momentum:\n    values: [0.9]\n"
+                                 "    when: {optimizer: [sgd, sgd]}\n"}});
+  expect_rejected(yaml, "parameters.momentum.when.optimizer", "when:", "listed twice");
+}
+
+TEST(SweepRejection, KeysThatAreNotPlainNames) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr: {values: [0.1]}\n  ? [a, b]\n  : {values: [1]}\n"}});
+  expect_rejected(yaml, "parameters", "? [a, b]", "keys must be plain names");
+}
+
+TEST(SweepRejection, EmptyValueIsReportedAtItsKey) {
+  const auto yaml = sweep_yaml({{"budget", "budget:\n"}, {"search", "\nsearch:\n  method: hyperband\n"}});
+  expect_rejected(yaml, "budget", "budget:", "expected a mapping");
+}
+
+TEST(SweepRejection, AnInvalidParameterIsNotAlsoReportedMissing) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  optimizer:\n    values: [sgd, bogus]\n"
+                                 "    fuse: false\n  momentum:\n    values: [0.9]\n"
+                                 "    when: {optimizer: sgd}\n"}});
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].path, "parameters.optimizer.values[1]");
+  }
+}
+
 TEST(SweepRejection, NotYaml) {
   const std::string yaml = "name: x\ntask: [1, 2\n";
   try {

@@ -1,6 +1,7 @@
 // Reads the real Fashion-MNIST files of Debian's dataset-fashion-mnist.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -56,7 +57,7 @@ void write_gz(const std::string& path, const std::string& bytes) {
 }
 
 TEST(FashionMnist, ReadsAndChecksIdxFiles) {
-  const std::string path = "/tmp/hfta-idx-test.gz";
+  const std::string path = "/tmp/hfta-idx-test-" + std::to_string(::getpid()) + ".gz";
   // A 2x3 unsigned-byte IDX file.
   write_gz(path, std::string("\0\0\x08\x02\0\0\0\x02\0\0\0\x03", 12) + std::string("\x01\x02\x03\x04\x05\x06", 6));
   const auto t = read_idx_gz(path);

@@ -1,0 +1,49 @@
+// Asynchronous successive halving (Li et al., MLSys 2020), with promotions batched
+// over a short wait so that trials promoted at nearly the same time train as one array.
+#pragma once
+
+#include <set>
+
+#include "hfta/search/scheduler.h"
+
+namespace hfta::search {
+
+/// ASHA over `trials` configurations and rungs r_k = R eta^(k-K), k = 0..K,
+/// K = s_max. Whenever asked for work it promotes, highest rung first, the best
+/// floor(|rung k| / eta) trials of rung k not yet promoted, and otherwise starts
+/// new trials at the bottom rung.
+class AshaScheduler : public Scheduler {
+ public:
+  AshaScheduler(std::int64_t trials, std::int64_t max_budget, std::int64_t min_budget,
+                std::int64_t eta, Goal goal, double promotion_wait);
+
+  std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
+  void report(const TrialResult& result) override;
+  bool finished() const override;
+  std::vector<BracketPlan> plan() const override;
+
+  /// When held-back promotions become due (infinity when none are waiting).
+  double next_release_time() const;
+  /// Trials promotable now, whether or not their wait has passed.
+  std::size_t promotable_count() const;
+
+ private:
+  struct Rung {
+    double budget = 0;
+    std::map<std::int64_t, TrialResult> results;
+    std::set<std::int64_t> promoted;
+    std::map<std::int64_t, double> pending_since;  ///< promotable trials, and since when
+  };
+
+  std::vector<std::int64_t> promotable(std::size_t k) const;
+
+  std::int64_t trials_;
+  std::int64_t eta_;
+  Goal goal_;
+  double wait_;
+  std::vector<Rung> rungs_;
+  std::int64_t started_ = 0;
+  std::map<std::int64_t, std::size_t> running_;  ///< trial id -> rung it is training to
+};
+
+}  // namespace hfta::search

@@ -1,0 +1,48 @@
+// Synchronous brackets: Hyperband (every bracket), successive halving (one bracket),
+// and random or grid search (one bracket of one rung at the full budget).
+#pragma once
+
+#include <set>
+
+#include "hfta/search/scheduler.h"
+
+namespace hfta::search {
+
+/// Runs brackets rung by rung. Rung i+1 starts once every trial of rung i has
+/// reported; it takes the best n_{i+1} completed trials, which resume from the
+/// budget they reached. Trial ids run consecutively through the brackets' first rungs.
+class BracketScheduler : public Scheduler {
+ public:
+  BracketScheduler(std::vector<BracketPlan> brackets, Goal goal, std::int64_t first_trial_id = 0);
+
+  std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
+  void report(const TrialResult& result) override;
+  bool finished() const override;
+  std::vector<BracketPlan> plan() const override { return brackets_; }
+
+  /// Every trial id the first rungs will use, in order.
+  std::int64_t trial_count() const { return trial_count_; }
+
+ private:
+  struct BracketState {
+    int rung = 0;        ///< the rung now running (or next to hand out)
+    bool issued = false; ///< whether that rung's job was handed out
+    bool done = false;
+    std::vector<TrialJob> trials;                    ///< the current rung's trials
+    std::map<std::int64_t, TrialResult> results;     ///< the current rung's results
+  };
+
+  void advance(std::size_t b);
+
+  std::vector<BracketPlan> brackets_;
+  Goal goal_;
+  std::int64_t trial_count_ = 0;
+  std::vector<BracketState> state_;
+  std::map<std::int64_t, std::size_t> bracket_of_;
+};
+
+/// Hyperband's scheduler for R = max_budget, r_min = min_budget.
+BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
+                                std::int64_t eta, Goal goal);
+
+}  // namespace hfta::search

@@ -1,0 +1,74 @@
+// Schedulers decide how much budget each trial gets: which trials start, which
+// are promoted to the next rung, and when the sweep is done. They see trial ids
+// and metrics only; configurations come from a searcher, tensors never appear.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "hfta/search/brackets.h"
+
+namespace hfta::search {
+
+/// Whether larger or smaller metric values are better.
+enum class Goal { kMaximize, kMinimize };
+
+/// How a trial's training ended at a rung.
+enum class TrialStatus {
+  kCompleted,  ///< reached the rung's budget
+  kStopped,    ///< stopped early (patience or median rule): never promoted
+  kDiverged,   ///< NaN/Inf or loss above the divergence bound: never promoted
+  kFailed,     ///< an error while training: never promoted
+};
+
+/// One trial of a rung job: train trial_id from the budget it has reached (0: from scratch).
+struct TrialJob {
+  std::int64_t trial_id = 0;
+  double from_budget = 0;
+  bool operator==(const TrialJob& o) const {
+    return trial_id == o.trial_id && from_budget == o.from_budget;
+  }
+};
+
+/// Trials that should each reach `budget`: what the packer turns into arrays.
+struct RungJob {
+  int bracket = 0;
+  int rung = 0;
+  double budget = 0;
+  std::vector<TrialJob> trials;
+};
+
+/// What training reports for one trial at one rung.
+struct TrialResult {
+  std::int64_t trial_id = 0;
+  double budget = 0;  ///< the budget the trial reached
+  double metric = std::numeric_limits<double>::quiet_NaN();
+  TrialStatus status = TrialStatus::kCompleted;
+};
+
+/// True when metric a beats b under goal; NaN loses to every number.
+bool better(double a, double b, Goal goal);
+
+/// The ids of the best k completed results (ties: smaller id first).
+std::vector<std::int64_t> best_completed(const std::map<std::int64_t, TrialResult>& results,
+                                         std::size_t k, Goal goal);
+
+/// The interface of every scheduler.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  /// Jobs that may start now, for at most `capacity` trials in all (synchronous
+  /// schedulers hand out every ready rung whatever the capacity). `now` is in seconds.
+  virtual std::vector<RungJob> next_jobs(std::size_t capacity, double now) = 0;
+  /// Records a result; results are keyed by trial id, in any order.
+  virtual void report(const TrialResult& result) = 0;
+  /// True when every trial has finished and nothing more will start.
+  virtual bool finished() const = 0;
+  /// The brackets and rungs this scheduler runs (for ASHA: the most each rung can hold).
+  virtual std::vector<BracketPlan> plan() const = 0;
+};
+
+}  // namespace hfta::search

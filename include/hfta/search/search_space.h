@@ -1,0 +1,54 @@
+// Sampling configurations from a sweep's parameters, conditions included.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hfta/search/parameter_spec.h"
+#include "hfta/search/rng.h"
+
+namespace hfta::search {
+
+/// One trial's hyperparameters: name -> value, for the parameters active in it.
+using Config = std::map<std::string, ParamValue>;
+
+/// The seed a trial initialises its model and data order from: a pure function
+/// of the sweep's seed and the trial id.
+std::uint64_t trial_seed(std::uint64_t sweep_seed, std::int64_t trial_id);
+
+/// The parameters of a sweep, ordered so that every parameter comes after the
+/// parameters its condition names.
+class SearchSpace {
+ public:
+  /// Throws std::invalid_argument when a condition names a missing parameter or forms a cycle.
+  explicit SearchSpace(std::vector<ParameterSpec> parameters);
+
+  /// Trial `trial_id`'s configuration: each parameter drawn from its own stream
+  /// keyed by (sweep seed, trial id, parameter name), so adding one parameter
+  /// leaves the others' values unchanged.
+  Config sample(std::uint64_t sweep_seed, std::int64_t trial_id) const;
+
+  /// True when `parameter`'s conditions hold for the values chosen so far.
+  static bool active(const ParameterSpec& parameter, const Config& chosen);
+
+  /// One value drawn from a parameter's distribution.
+  static ParamValue draw(const ParameterSpec& parameter, Rng& rng);
+
+  /// Every combination of the choice, grid and const parameters, respecting
+  /// conditions, in a fixed order. Throws std::invalid_argument if a parameter
+  /// has no finite set of values.
+  std::vector<Config> grid() const;
+
+  /// The parameters, condition-ordered (ties by name).
+  const std::vector<ParameterSpec>& parameters() const { return parameters_; }
+
+ private:
+  std::vector<ParameterSpec> parameters_;
+};
+
+/// Rounds x onto min + k*q within [min, max]. Whole min and q give an integer value.
+ParamValue quantize(double x, const ParameterSpec& parameter);
+
+}  // namespace hfta::search

@@ -1,0 +1,79 @@
+// Searchers propose each trial's configuration: random, grid, and TPE (model-based).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "hfta/search/scheduler.h"
+#include "hfta/search/search_space.h"
+
+namespace hfta::search {
+
+/// Proposes configurations by trial id, and may learn from results.
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+  /// The configuration of trial `trial_id` (ask once per trial; the tuner records it).
+  virtual Config suggest(std::int64_t trial_id) = 0;
+  /// A trial's metric at a budget; model-based searchers learn from it.
+  virtual void observe(std::int64_t /*trial_id*/, const Config& /*config*/, double /*budget*/,
+                       double /*metric*/) {}
+};
+
+/// Independent draws: trial t's configuration is a pure function of (seed, t).
+class RandomSearcher : public Searcher {
+ public:
+  RandomSearcher(SearchSpace space, std::uint64_t seed) : space_(std::move(space)), seed_(seed) {}
+  Config suggest(std::int64_t trial_id) override { return space_.sample(seed_, trial_id); }
+
+ private:
+  SearchSpace space_;
+  std::uint64_t seed_;
+};
+
+/// The cross product of every choice, grid and const parameter, each point
+/// `repeats` times: trial t is point t mod |points| (repeats differ by seed).
+class GridSearcher : public Searcher {
+ public:
+  GridSearcher(const SearchSpace& space, std::int64_t repeats);
+  Config suggest(std::int64_t trial_id) override;
+  /// Points times repeats: the trials grid search runs.
+  std::int64_t trial_count() const;
+  const std::vector<Config>& points() const { return points_; }
+
+ private:
+  std::vector<Config> points_;
+  std::int64_t repeats_;
+};
+
+/// Tree-structured Parzen estimator (Bergstra et al. 2011), as BOHB uses inside
+/// Hyperband: it models the largest budget with enough results, splits them into
+/// the best quarter and the rest, and proposes the candidate (of 24 drawn from the
+/// good density) with the highest good/rest density ratio, one parameter at a time.
+/// Until some budget has enough results it proposes what RandomSearcher would.
+class TpeSearcher : public Searcher {
+ public:
+  TpeSearcher(SearchSpace space, std::uint64_t seed, Goal goal);
+  Config suggest(std::int64_t trial_id) override;
+  void observe(std::int64_t trial_id, const Config& config, double budget, double metric) override;
+
+  /// Results needed at one budget before the model is used.
+  std::size_t min_points() const;
+
+ private:
+  struct Observation {
+    Config config;
+    double metric;
+  };
+  ParamValue propose(const ParameterSpec& p, const std::vector<const Config*>& good,
+                     const std::vector<const Config*>& bad, Rng& rng) const;
+
+  SearchSpace space_;
+  std::uint64_t seed_;
+  Goal goal_;
+  std::map<double, std::map<std::int64_t, Observation>> by_budget_;
+};
+
+}  // namespace hfta::search

@@ -1,0 +1,110 @@
+#include "hfta/search/asha_scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace hfta::search {
+
+AshaScheduler::AshaScheduler(std::int64_t trials, std::int64_t max_budget,
+                             std::int64_t min_budget, std::int64_t eta, Goal goal,
+                             double promotion_wait)
+    : trials_(trials), eta_(eta), goal_(goal), wait_(promotion_wait) {
+  if (trials < 1) throw std::invalid_argument("ASHA needs at least one trial");
+  const int k_max = hyperband_s_max(max_budget, min_budget, eta);
+  for (int k = 0; k <= k_max; ++k) {
+    Rung rung;
+    rung.budget = static_cast<double>(max_budget) / static_cast<double>(int_pow(eta, k_max - k));
+    rungs_.push_back(std::move(rung));
+  }
+}
+
+std::vector<std::int64_t> AshaScheduler::promotable(std::size_t k) const {
+  const Rung& rung = rungs_[k];
+  if (k + 1 >= rungs_.size()) return {};
+  const std::size_t quota = rung.results.size() / static_cast<std::size_t>(eta_);
+  std::vector<std::int64_t> out;
+  for (std::int64_t id : best_completed(rung.results, quota, goal_)) {
+    if (!rung.promoted.count(id)) out.push_back(id);
+  }
+  return out;
+}
+
+std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) {
+  std::vector<RungJob> jobs;
+  // Highest rung first: finishing promising trials beats starting new ones.
+  for (std::size_t k = rungs_.size() - 1; k-- > 0;) {
+    Rung& rung = rungs_[k];
+    // A trial waiting for its promotion can lose its place to better results that
+    // arrive meanwhile: keep the wait times of those still promotable only.
+    std::map<std::int64_t, double> pending;
+    for (std::int64_t id : promotable(k)) {
+      auto it = rung.pending_since.find(id);
+      pending[id] = it == rung.pending_since.end() ? now : it->second;
+    }
+    rung.pending_since = std::move(pending);
+    if (rung.pending_since.empty() || capacity == 0) continue;
+    double oldest = now;
+    for (const auto& [id, since] : rung.pending_since) oldest = std::min(oldest, since);
+    if (now - oldest < wait_) continue;  // hold so later promotions can join this array
+    RungJob job{0, static_cast<int>(k + 1), rungs_[k + 1].budget, {}};
+    for (auto it = rung.pending_since.begin();
+         it != rung.pending_since.end() && job.trials.size() < capacity;) {
+      job.trials.push_back({it->first, rung.budget});
+      rung.promoted.insert(it->first);
+      running_[it->first] = k + 1;
+      it = rung.pending_since.erase(it);
+    }
+    capacity -= job.trials.size();
+    jobs.push_back(std::move(job));
+  }
+  if (capacity > 0 && started_ < trials_) {
+    RungJob job{0, 0, rungs_[0].budget, {}};
+    while (capacity > 0 && started_ < trials_) {
+      job.trials.push_back({started_, 0.0});
+      running_[started_++] = 0;
+      --capacity;
+    }
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+void AshaScheduler::report(const TrialResult& result) {
+  auto it = running_.find(result.trial_id);
+  if (it == running_.end()) {
+    throw std::invalid_argument("trial " + std::to_string(result.trial_id) +
+                                " is not training in a rung now");
+  }
+  rungs_[it->second].results[result.trial_id] = result;
+  running_.erase(it);
+}
+
+bool AshaScheduler::finished() const {
+  return started_ == trials_ && running_.empty() && promotable_count() == 0;
+}
+
+std::size_t AshaScheduler::promotable_count() const {
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < rungs_.size(); ++k) n += promotable(k).size();
+  return n;
+}
+
+double AshaScheduler::next_release_time() const {
+  double due = std::numeric_limits<double>::infinity();
+  for (const auto& rung : rungs_) {
+    for (const auto& [id, since] : rung.pending_since) due = std::min(due, since + wait_);
+  }
+  return due;
+}
+
+std::vector<BracketPlan> AshaScheduler::plan() const {
+  BracketPlan bracket;
+  bracket.s = static_cast<int>(rungs_.size()) - 1;
+  for (std::size_t k = 0; k < rungs_.size(); ++k) {
+    bracket.rungs.push_back({trials_ / int_pow(eta_, static_cast<int>(k)), rungs_[k].budget});
+  }
+  return {bracket};
+}
+
+}  // namespace hfta::search

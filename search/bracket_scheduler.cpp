@@ -1,0 +1,85 @@
+#include "hfta/search/bracket_scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace hfta::search {
+
+BracketScheduler::BracketScheduler(std::vector<BracketPlan> brackets, Goal goal,
+                                   std::int64_t first_trial_id)
+    : brackets_(std::move(brackets)), goal_(goal) {
+  std::int64_t next_id = first_trial_id;
+  for (std::size_t b = 0; b < brackets_.size(); ++b) {
+    BracketState st;
+    if (brackets_[b].rungs.empty()) {
+      st.done = true;
+    } else {
+      for (std::int64_t i = 0; i < brackets_[b].rungs[0].n; ++i) {
+        st.trials.push_back({next_id, 0.0});
+        bracket_of_[next_id++] = b;
+      }
+    }
+    state_.push_back(std::move(st));
+  }
+  trial_count_ = next_id - first_trial_id;
+}
+
+std::vector<RungJob> BracketScheduler::next_jobs(std::size_t /*capacity*/, double /*now*/) {
+  std::vector<RungJob> jobs;
+  for (std::size_t b = 0; b < state_.size(); ++b) {
+    BracketState& st = state_[b];
+    if (st.done || st.issued) continue;
+    st.issued = true;
+    jobs.push_back({static_cast<int>(b), st.rung, brackets_[b].rungs[st.rung].r, st.trials});
+  }
+  return jobs;
+}
+
+void BracketScheduler::report(const TrialResult& result) {
+  auto it = bracket_of_.find(result.trial_id);
+  if (it == bracket_of_.end()) {
+    throw std::invalid_argument("result for unknown trial " + std::to_string(result.trial_id));
+  }
+  BracketState& st = state_[it->second];
+  const bool in_rung = std::any_of(st.trials.begin(), st.trials.end(), [&](const TrialJob& t) {
+    return t.trial_id == result.trial_id;
+  });
+  if (st.done || !st.issued || !in_rung) {
+    throw std::invalid_argument("trial " + std::to_string(result.trial_id) +
+                                " is not training in a rung now");
+  }
+  st.results[result.trial_id] = result;
+  if (st.results.size() == st.trials.size()) advance(it->second);
+}
+
+void BracketScheduler::advance(std::size_t b) {
+  BracketState& st = state_[b];
+  const auto& rungs = brackets_[b].rungs;
+  if (st.rung + 1 >= static_cast<int>(rungs.size())) {
+    st.done = true;
+    return;
+  }
+  const RungPlan& next = rungs[st.rung + 1];
+  const double reached = rungs[st.rung].r;
+  std::vector<TrialJob> promoted;
+  for (std::int64_t id : best_completed(st.results, static_cast<std::size_t>(next.n), goal_)) {
+    promoted.push_back({id, reached});
+  }
+  st.rung += 1;
+  st.issued = false;
+  st.results.clear();
+  st.trials = std::move(promoted);
+  if (st.trials.empty()) st.done = true;  // every trial stopped, diverged or failed
+}
+
+bool BracketScheduler::finished() const {
+  return std::all_of(state_.begin(), state_.end(), [](const BracketState& s) { return s.done; });
+}
+
+BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
+                                std::int64_t eta, Goal goal) {
+  return BracketScheduler(hyperband_brackets(max_budget, min_budget, eta), goal);
+}
+
+}  // namespace hfta::search

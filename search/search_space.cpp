@@ -1,0 +1,148 @@
+#include "hfta/search/search_space.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <stdexcept>
+
+namespace hfta::search {
+namespace {
+
+bool same(const ParamValue& a, const ParamValue& b) {
+  if (is_numeric(a) && is_numeric(b)) return as_double(a) == as_double(b);
+  return a == b;
+}
+
+// Dependencies first; among parameters free to go next, the smallest name.
+std::vector<ParameterSpec> condition_order(std::vector<ParameterSpec> parameters) {
+  std::map<std::string, const ParameterSpec*> by_name;
+  for (const auto& p : parameters) by_name[p.name] = &p;
+  for (const auto& p : parameters) {
+    for (const auto& c : p.when) {
+      if (!by_name.count(c.parameter) || c.parameter == p.name) {
+        throw std::invalid_argument("parameter '" + p.name + "' depends on unknown parameter '" +
+                                    c.parameter + "'");
+      }
+    }
+  }
+  std::vector<ParameterSpec> ordered;
+  std::set<std::string> placed;
+  while (ordered.size() < parameters.size()) {
+    const ParameterSpec* next = nullptr;
+    for (const auto& [name, p] : by_name) {
+      if (placed.count(name)) continue;
+      const bool ready = std::all_of(p->when.begin(), p->when.end(), [&](const Condition& c) {
+        return placed.count(c.parameter) > 0;
+      });
+      if (ready) {
+        next = p;
+        break;
+      }
+    }
+    if (!next) throw std::invalid_argument("parameter conditions form a cycle");
+    placed.insert(next->name);
+    ordered.push_back(*next);
+  }
+  return ordered;
+}
+
+bool is_whole(double v) { return std::floor(v) == v; }
+
+}  // namespace
+
+std::uint64_t trial_seed(std::uint64_t sweep_seed, std::int64_t trial_id) {
+  return Rng(sweep_seed, static_cast<std::uint64_t>(trial_id), hash_string("trial-seed"))
+             .next_u64() >> 1;  // 63 bits: fits torch::manual_seed and signed JSON integers
+}
+
+SearchSpace::SearchSpace(std::vector<ParameterSpec> parameters)
+    : parameters_(condition_order(std::move(parameters))) {}
+
+bool SearchSpace::active(const ParameterSpec& parameter, const Config& chosen) {
+  for (const auto& c : parameter.when) {
+    auto it = chosen.find(c.parameter);
+    if (it == chosen.end()) return false;
+    const bool match = std::any_of(c.values.begin(), c.values.end(),
+                                   [&](const ParamValue& v) { return same(v, it->second); });
+    if (!match) return false;
+  }
+  return true;
+}
+
+ParamValue quantize(double x, const ParameterSpec& p) {
+  double k = std::round((x - p.min) / p.q);
+  double v = p.min + k * p.q;
+  if (v > p.max) v = p.min + (k - 1) * p.q;  // rounding up past max: step back inside
+  if (v < p.min) v = p.min;
+  if (is_whole(p.min) && is_whole(p.q)) return static_cast<std::int64_t>(std::llround(v));
+  return v;
+}
+
+ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
+  const double u = rng.uniform();
+  switch (p.distribution) {
+    case Distribution::kUniform: return p.min + u * (p.max - p.min);
+    case Distribution::kLogUniform:
+      return std::exp(std::log(p.min) + u * (std::log(p.max) - std::log(p.min)));
+    case Distribution::kIntUniform: {
+      const auto span = static_cast<std::uint64_t>(p.max - p.min) + 1;
+      return static_cast<std::int64_t>(p.min) + static_cast<std::int64_t>(rng.below(span));
+    }
+    case Distribution::kIntLogUniform: {
+      // Uniform in log space over [min, max + 1), floored: each integer gets the
+      // log-width of its unit interval, as Optuna and Ray Tune do.
+      const double lo = std::log(p.min), hi = std::log(p.max + 1.0);
+      const auto v = static_cast<std::int64_t>(std::floor(std::exp(lo + u * (hi - lo))));
+      return std::clamp<std::int64_t>(v, static_cast<std::int64_t>(p.min),
+                                      static_cast<std::int64_t>(p.max));
+    }
+    case Distribution::kQuantized: {
+      const double x = p.log ? std::exp(std::log(p.min) + u * (std::log(p.max) - std::log(p.min)))
+                             : p.min + u * (p.max - p.min);
+      return quantize(x, p);
+    }
+    case Distribution::kChoice:
+    case Distribution::kGrid: return p.values[rng.below(p.values.size())];
+    case Distribution::kConst: return p.values.at(0);
+  }
+  throw std::logic_error("unknown distribution");
+}
+
+Config SearchSpace::sample(std::uint64_t sweep_seed, std::int64_t trial_id) const {
+  Config config;
+  for (const auto& p : parameters_) {
+    if (!active(p, config)) continue;
+    Rng rng(sweep_seed, static_cast<std::uint64_t>(trial_id), hash_string(p.name));
+    config[p.name] = draw(p, rng);
+  }
+  return config;
+}
+
+std::vector<Config> SearchSpace::grid() const {
+  std::vector<Config> out;
+  std::function<void(size_t, Config&)> expand = [&](size_t i, Config& partial) {
+    if (i == parameters_.size()) {
+      out.push_back(partial);
+      return;
+    }
+    const ParameterSpec& p = parameters_[i];
+    if (!active(p, partial)) {
+      expand(i + 1, partial);
+      return;
+    }
+    if (!is_categorical(p.distribution)) {
+      throw std::invalid_argument("grid search: parameter '" + p.name + "' has no finite set of values");
+    }
+    for (const auto& v : p.values) {
+      partial[p.name] = v;
+      expand(i + 1, partial);
+    }
+    partial.erase(p.name);
+  };
+  Config partial;
+  expand(0, partial);
+  return out;
+}
+
+}  // namespace hfta::search

@@ -1,0 +1,92 @@
+// ASHA's rung rule and the batching of near-simultaneous promotions.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "hfta/search/asha_scheduler.h"
+
+namespace hfta::search {
+namespace {
+
+std::vector<std::int64_t> ids(const RungJob& job) {
+  std::vector<std::int64_t> out;
+  for (const auto& t : job.trials) out.push_back(t.trial_id);
+  return out;
+}
+
+TEST(Asha, PlanHasRungsUpToTheFullBudget) {
+  AshaScheduler s(27, 27, 1, 3, Goal::kMaximize, 0);
+  const auto plan = s.plan();
+  ASSERT_EQ(plan.size(), 1u);
+  ASSERT_EQ(plan[0].rungs.size(), 4u);
+  EXPECT_EQ(plan[0].rungs[0], (RungPlan{27, 1}));
+  EXPECT_EQ(plan[0].rungs[3], (RungPlan{1, 27}));
+}
+
+TEST(Asha, PromotesTheTopThirdNotYetPromoted) {
+  // One worker: ASHA asks for work after every result.
+  AshaScheduler s(9, 9, 1, 3, Goal::kMaximize, 0);
+  const double metric[] = {0.5, 0.9, 0.1, 0.3, 0.95, 0.2, 0.8, 0.7, 0.6};
+  std::vector<std::pair<int, std::int64_t>> order;  // (rung, id) as handed out
+  for (int guard = 0; !s.finished() && guard < 100; ++guard) {
+    auto jobs = s.next_jobs(1, 0);
+    ASSERT_EQ(jobs.size(), 1u);
+    ASSERT_EQ(jobs[0].trials.size(), 1u);
+    const auto t = jobs[0].trials[0];
+    order.push_back({jobs[0].rung, t.trial_id});
+    // A promoted trial resumes from the budget of the rung it was promoted from.
+    if (jobs[0].rung > 0) EXPECT_DOUBLE_EQ(t.from_budget, jobs[0].rung == 1 ? 1 : 3);
+    s.report({t.trial_id, jobs[0].budget, metric[t.trial_id] + jobs[0].rung});
+  }
+  ASSERT_TRUE(s.finished());
+  // Worked by hand from the rule "promote the top floor(|rung|/3) not yet promoted".
+  const std::vector<std::pair<int, std::int64_t>> want = {
+      {0, 0}, {0, 1}, {0, 2},
+      {1, 1},  // |rung 0| = 3: the best, 1 (0.9), goes up
+      {0, 3}, {0, 4},
+      {1, 4},  // |rung 0| = 5: 4 (0.95) is now the best and not yet promoted
+      {0, 5}, {0, 6}, {0, 7}, {0, 8},
+      {1, 6},  // |rung 0| = 9: the top 3 are 4, 1 and 6 (0.8)
+      {2, 4},  // |rung 1| = 3: its best, 4 (1.95), reaches the full budget
+  };
+  EXPECT_EQ(order, want);
+  EXPECT_EQ(std::count_if(order.begin(), order.end(), [](auto& p) { return p.first == 2; }), 1);
+}
+
+TEST(Asha, BatchesPromotionsThatBecomePossibleWithinTheWait) {
+  AshaScheduler s(9, 9, 1, 3, Goal::kMaximize, /*promotion_wait=*/1.0);
+  auto start = s.next_jobs(6, 0.0);  // trials 0..5 at rung 0
+  ASSERT_EQ(start.size(), 1u);
+  ASSERT_EQ(ids(start[0]), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  for (std::int64_t id = 0; id < 3; ++id) s.report({id, 1, static_cast<double>(id)});
+  // Trial 2 is promotable at t=0.2, but is held for the wait.
+  auto jobs = s.next_jobs(3, 0.2);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].rung, 0);  // capacity goes to new trials meanwhile
+  EXPECT_EQ(s.promotable_count(), 1u);
+  EXPECT_DOUBLE_EQ(s.next_release_time(), 1.2);
+  for (std::int64_t id = 3; id < 6; ++id) s.report({id, 1, static_cast<double>(id)});
+  // Trial 5 becomes promotable at t=0.7 (quota 2: 5 and 4; 2 lost its place).
+  jobs = s.next_jobs(0, 0.7);
+  EXPECT_TRUE(jobs.empty());
+  EXPECT_DOUBLE_EQ(s.next_release_time(), 1.7);
+  EXPECT_TRUE(s.next_jobs(4, 1.2).empty() || s.next_jobs(0, 1.2).empty());
+  jobs = s.next_jobs(4, 1.7);
+  ASSERT_GE(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].rung, 1);
+  EXPECT_EQ(ids(jobs[0]), (std::vector<std::int64_t>{4, 5}));  // one array for both
+}
+
+TEST(Asha, FinishesWhenEveryTrialIsDone) {
+  AshaScheduler s(2, 9, 1, 3, Goal::kMinimize, 0);
+  auto jobs = s.next_jobs(10, 0);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_FALSE(s.finished());
+  for (const auto& t : jobs[0].trials) s.report({t.trial_id, 1, 1.0});
+  // Two results: quota floor(2/3) = 0, nothing to promote.
+  EXPECT_TRUE(s.finished());
+  EXPECT_THROW(s.report({0, 1, 1.0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hfta::search

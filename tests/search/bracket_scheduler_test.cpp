@@ -1,0 +1,129 @@
+// Hyperband and successive halving run rung by rung: promotions, resume budgets, ids.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "hfta/search/bracket_scheduler.h"
+
+namespace hfta::search {
+namespace {
+
+constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
+
+// Runs a scheduler to the end, reporting metric(id) for every trial; records
+// every job. `reverse` reports each job's results in reverse order.
+std::vector<RungJob> drive(Scheduler& s, double (*metric)(std::int64_t), bool reverse = false) {
+  std::vector<RungJob> all;
+  for (int guard = 0; !s.finished() && guard < 1000; ++guard) {
+    auto jobs = s.next_jobs(kAll, 0);
+    EXPECT_FALSE(jobs.empty()) << "scheduler stalled";
+    for (auto& job : jobs) {
+      auto trials = job.trials;
+      if (reverse) std::reverse(trials.begin(), trials.end());
+      for (const auto& t : trials) s.report({t.trial_id, job.budget, metric(t.trial_id)});
+      all.push_back(job);
+    }
+  }
+  return all;
+}
+
+double id_metric(std::int64_t id) { return static_cast<double>(id); }
+
+TEST(BracketScheduler, HyperbandRunsEveryRungOfTheGoldenTable) {
+  auto hb = make_hyperband(81, 1, 3, Goal::kMaximize);
+  EXPECT_EQ(hb.trial_count(), 81 + 34 + 15 + 8 + 5);
+  const auto jobs = drive(hb, id_metric);
+  const auto plan = hb.plan();
+  std::size_t rungs = 0;
+  for (const auto& b : plan) rungs += b.rungs.size();
+  ASSERT_EQ(jobs.size(), rungs);
+  for (const auto& job : jobs) {
+    const RungPlan& want = plan[job.bracket].rungs[job.rung];
+    EXPECT_EQ(static_cast<std::int64_t>(job.trials.size()), want.n);
+    EXPECT_DOUBLE_EQ(job.budget, want.r);
+    for (const auto& t : job.trials) {
+      // Promoted trials resume from the budget they reached, never from scratch.
+      const double from = job.rung == 0 ? 0.0 : plan[job.bracket].rungs[job.rung - 1].r;
+      EXPECT_DOUBLE_EQ(t.from_budget, from);
+    }
+  }
+}
+
+TEST(BracketScheduler, PromotesTheBestByGoal) {
+  auto max = make_hyperband(9, 1, 3, Goal::kMaximize);
+  auto jobs = drive(max, id_metric);
+  // Bracket s=2: 9 trials (ids 0..8) at r=1, then the best 3 (8, 7, 6), then the best 1.
+  ASSERT_EQ(jobs[0].trials.size(), 9u);
+  std::vector<std::int64_t> second;
+  std::vector<std::int64_t> third;
+  for (const auto& j : jobs) {
+    if (j.bracket == 0 && j.rung == 1) for (auto& t : j.trials) second.push_back(t.trial_id);
+    if (j.bracket == 0 && j.rung == 2) for (auto& t : j.trials) third.push_back(t.trial_id);
+  }
+  EXPECT_EQ(second, (std::vector<std::int64_t>{8, 7, 6}));
+  EXPECT_EQ(third, (std::vector<std::int64_t>{8}));
+
+  auto min = make_hyperband(9, 1, 3, Goal::kMinimize);
+  jobs = drive(min, id_metric);
+  second.clear();
+  for (const auto& j : jobs) {
+    if (j.bracket == 0 && j.rung == 1) for (auto& t : j.trials) second.push_back(t.trial_id);
+  }
+  EXPECT_EQ(second, (std::vector<std::int64_t>{0, 1, 2}));
+}
+
+TEST(BracketScheduler, ResultOrderDoesNotMatter) {
+  auto a = make_hyperband(27, 1, 3, Goal::kMinimize);
+  auto b = make_hyperband(27, 1, 3, Goal::kMinimize);
+  auto metric = [](std::int64_t id) { return static_cast<double>((id * 7919) % 31); };
+  static double (*m)(std::int64_t) = nullptr;
+  m = +metric;
+  const auto ja = drive(a, m, false);
+  const auto jb = drive(b, m, true);
+  ASSERT_EQ(ja.size(), jb.size());
+  for (std::size_t i = 0; i < ja.size(); ++i) {
+    EXPECT_EQ(ja[i].trials, jb[i].trials);
+  }
+}
+
+TEST(BracketScheduler, StoppedDivergedAndFailedTrialsAreNeverPromoted) {
+  BracketScheduler s({successive_halving_bracket(9, 9, 1, 3)}, Goal::kMaximize);
+  auto jobs = s.next_jobs(kAll, 0);
+  ASSERT_EQ(jobs.size(), 1u);
+  for (const auto& t : jobs[0].trials) {
+    TrialResult r{t.trial_id, 1, static_cast<double>(t.trial_id)};
+    if (t.trial_id == 8) r.status = TrialStatus::kStopped;
+    if (t.trial_id == 7) r.status = TrialStatus::kDiverged;
+    if (t.trial_id == 6) r.status = TrialStatus::kFailed;
+    if (t.trial_id == 5) r.metric = std::numeric_limits<double>::quiet_NaN();
+    s.report(r);
+  }
+  jobs = s.next_jobs(kAll, 0);
+  ASSERT_EQ(jobs.size(), 1u);
+  std::vector<std::int64_t> ids;
+  for (const auto& t : jobs[0].trials) ids.push_back(t.trial_id);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{4, 3, 2}));
+}
+
+TEST(BracketScheduler, RandomSearchIsOneRungAtTheFullBudget) {
+  BracketScheduler s({BracketPlan{0, {RungPlan{5, 30}}}}, Goal::kMaximize);
+  auto jobs = s.next_jobs(kAll, 0);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].trials.size(), 5u);
+  EXPECT_DOUBLE_EQ(jobs[0].budget, 30);
+  EXPECT_TRUE(s.next_jobs(kAll, 0).empty());  // handed out once
+  for (const auto& t : jobs[0].trials) s.report({t.trial_id, 30, 0.5});
+  EXPECT_TRUE(s.finished());
+}
+
+TEST(BracketScheduler, RejectsResultsForTrialsNotRunning) {
+  auto s = make_hyperband(9, 1, 3, Goal::kMaximize);
+  EXPECT_THROW(s.report({0, 1, 1.0}), std::invalid_argument);  // not handed out yet
+  s.next_jobs(kAll, 0);
+  EXPECT_THROW(s.report({10000, 1, 1.0}), std::invalid_argument);
+  EXPECT_NO_THROW(s.report({0, 1, 1.0}));
+}
+
+}  // namespace
+}  // namespace hfta::search
