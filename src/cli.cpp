@@ -7,6 +7,7 @@
 
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_plan.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/core/version.h"
 #include "hfta/fusion/device_list.h"
@@ -69,9 +70,24 @@ int run(const Args& a, std::ostream& err) {
   return not_yet("run", "training a sweep", err);
 }
 
-int plan(const Args& a, std::ostream& err) {
-  if (!load(a.sweep, err)) return kExitUsage;
-  return not_yet("plan", "the scheduler and packer", err);
+int plan(const Args& a, std::ostream& out, std::ostream& err) {
+  auto sweep = load(a.sweep, err);
+  if (!sweep) return kExitUsage;
+  if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
+  std::string devices;
+  try {
+    devices = fusion::to_string(fusion::parse_device_list(a.device));
+  } catch (const std::invalid_argument& e) {
+    err << "hfta-tune plan: --device: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const SweepPlan p = make_plan(*sweep, a.fusion == "auto", devices);
+  if (a.json) {
+    out << to_json(p, *sweep).dump(2) << "\n";
+  } else {
+    out << to_text(p, *sweep);
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -100,6 +116,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
   plan_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
   plan_cmd->add_flag("--json", a.json, "Print the plan as JSON");
+  plan_cmd->add_option("--fusion", a.fusion, "Plan fused arrays, or every trial alone")
+      ->check(CLI::IsMember({"auto", "off"}));
+  plan_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,...");
+  plan_cmd->add_option("--seed", a.seed, "Override the sweep's seed")->check(CLI::NonNegativeNumber);
 
   auto* status_cmd = app.add_subcommand("status", "Show the progress of a sweep");
   status_cmd->add_option("dir", a.dir, "The experiment directory")->required();
@@ -119,7 +139,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   if (*validate_cmd) return validate(a, out, err);
   if (*run_cmd) return run(a, err);
-  if (*plan_cmd) return plan(a, err);
+  if (*plan_cmd) return plan(a, out, err);
   if (*resume_cmd) return not_yet("resume", "resuming an experiment directory", err);
   if (*status_cmd) return not_yet("status", "the experiment directory", err);
   if (*export_cmd) return not_yet("export", "the results export", err);

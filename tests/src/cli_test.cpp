@@ -119,7 +119,7 @@ TEST_F(Cli, RunRejectsAnUnknownFusionMode) {
 
 TEST_F(Cli, VerbsOfLaterIssuesSayNotYetAvailable) {
   for (const std::string args : {"run " + quickstart_ + " --out " + dir_ + "/experiment",
-                                 "plan " + quickstart_, "resume " + dir_, "status " + dir_,
+                                 "resume " + dir_, "status " + dir_,
                                  "export " + dir_ + " --format csv"}) {
     SCOPED_TRACE(args);
     const Result r = run(args);
@@ -127,6 +127,23 @@ TEST_F(Cli, VerbsOfLaterIssuesSayNotYetAvailable) {
     EXPECT_NE(r.err.find("not yet available"), std::string::npos) << r.err;
   }
   EXPECT_FALSE(exists(dir_ + "/experiment"));
+}
+
+TEST_F(Cli, PlanPrintsBracketsAndJson) {
+  const Result text = run("plan " + quickstart_);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("bracket s=2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("total budget"), std::string::npos);
+  const Result json = run("plan --json --fusion off " + quickstart_);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j.at("format"), 1);
+  EXPECT_EQ(j.at("brackets").size(), 3u);
+  EXPECT_EQ(j.at("brackets")[0].at("rungs")[0].at("n"), 9);
+  EXPECT_EQ(j.at("brackets")[0].at("rungs")[0].at("arrays").size(), 9u);  // alone
+  EXPECT_EQ(run("plan " + quickstart_ + " --device tpu").code, 2);
+  const std::string bad = write_sweep("bad.yaml", hfta::test::sweep_yaml({{"metric", ""}}));
+  EXPECT_EQ(run("plan " + bad).code, 2);
 }
 
 TEST_F(Cli, HelpForEveryVerb) {

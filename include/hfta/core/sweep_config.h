@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "hfta/search/parameter_spec.h"
+#include "hfta/search/scheduler.h"
 
 namespace hfta::core {
 
 enum class BudgetUnit { kEpochs, kSteps, kSamples };
-enum class Goal { kMaximize, kMinimize };
+using search::Goal;  // the scheduler ranks by it
 enum class SearchMethod { kRandom, kGrid, kHyperband, kSha, kAsha };
 enum class Searcher { kRandom, kTpe, kGrid };
 enum class Stopping { kNone, kMedian };

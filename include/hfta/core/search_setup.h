@@ -1,0 +1,31 @@
+// Turns a sweep's options into the search side's plain objects: the search
+// space, the searcher, the brackets the scheduler runs, and the packer.
+#pragma once
+
+#include <memory>
+
+#include "hfta/core/sweep_config.h"
+#include "hfta/search/brackets.h"
+#include "hfta/search/packer.h"
+#include "hfta/search/scheduler.h"
+#include "hfta/search/searcher.h"
+
+namespace hfta::core {
+
+/// The sweep's parameters as a search space.
+search::SearchSpace make_search_space(const SweepConfig& sweep);
+
+/// The searcher the sweep asks for (random, grid or TPE).
+std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep);
+
+/// The scheduler the sweep's method runs: Hyperband, SHA, ASHA, or one rung at
+/// the full budget for random and grid search.
+std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep);
+
+/// The task's fusion key: model, dataset, batch size and fixed options.
+std::string task_key(const SweepConfig& sweep);
+
+/// The packer for the sweep; `fuse` false is --fusion off.
+search::Packer make_packer(const SweepConfig& sweep, bool fuse);
+
+}  // namespace hfta::core

@@ -1,0 +1,52 @@
+// What a sweep will run, computed without training: `hfta-tune plan`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hfta/core/sweep_config.h"
+
+namespace hfta::core {
+
+/// One array a rung would form: its fusion key and how many models it holds.
+struct PlannedArray {
+  std::string key;
+  std::int64_t models = 0;
+};
+
+/// One rung: n trials trained to budget r; arrays when they are known before training
+/// (a bracket's first rung; later rungs depend on which trials are promoted).
+struct PlannedRung {
+  std::int64_t n = 0;
+  double r = 0;
+  std::optional<std::vector<PlannedArray>> arrays;
+};
+
+struct PlannedBracket {
+  int s = 0;
+  std::vector<PlannedRung> rungs;
+};
+
+/// The brackets, rungs, arrays and budget totals of a sweep.
+struct SweepPlan {
+  std::vector<PlannedBracket> brackets;
+  double total_budget = 0;    ///< sum of n_i r_i, as Li et al. count it
+  double trained_budget = 0;  ///< with promoted trials resuming from their checkpoints
+  bool fused = true;
+  std::string device = "cpu";
+};
+
+/// Plans `sweep` on `device` ("cpu", "cuda:0,..."); `fuse` false is --fusion off.
+SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device);
+
+/// The documented JSON shape: {"format": 1, "brackets": [{"s", "rungs": [{"n", "r", "arrays"}]}],
+/// "total_budget", ...}.
+nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep);
+
+/// A table for people.
+std::string to_text(const SweepPlan& plan, const SweepConfig& sweep);
+
+}  // namespace hfta::core

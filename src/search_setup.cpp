@@ -1,0 +1,74 @@
+#include "hfta/core/search_setup.h"
+
+#include <set>
+
+#include "hfta/search/asha_scheduler.h"
+#include "hfta/search/bracket_scheduler.h"
+
+namespace hfta::core {
+
+search::SearchSpace make_search_space(const SweepConfig& sweep) {
+  return search::SearchSpace(sweep.parameters);
+}
+
+std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
+  switch (sweep.search.searcher) {
+    case Searcher::kGrid:
+      return std::make_unique<search::GridSearcher>(make_search_space(sweep), sweep.search.repeats);
+    case Searcher::kTpe:
+      return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed,
+                                                   sweep.metric.goal);
+    case Searcher::kRandom: break;
+  }
+  return std::make_unique<search::RandomSearcher>(make_search_space(sweep), sweep.seed);
+}
+
+std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
+  const auto& b = sweep.budget;
+  const auto& s = sweep.search;
+  const Goal goal = sweep.metric.goal;
+  switch (s.method) {
+    case SearchMethod::kHyperband:
+      return std::make_unique<search::BracketScheduler>(
+          search::hyperband_brackets(b.max, b.min, s.eta), goal);
+    case SearchMethod::kSha:
+      return std::make_unique<search::BracketScheduler>(
+          std::vector<search::BracketPlan>{
+              search::successive_halving_bracket(s.trials, b.max, b.min, s.eta)},
+          goal);
+    case SearchMethod::kAsha:
+      return std::make_unique<search::AshaScheduler>(s.trials, b.max, b.min, s.eta, goal,
+                                                     s.promotion_wait);
+    case SearchMethod::kGrid: {
+      const search::GridSearcher grid(make_search_space(sweep), s.repeats);
+      return std::make_unique<search::BracketScheduler>(
+          std::vector<search::BracketPlan>{{0, {{grid.trial_count(), double(b.max)}}}}, goal);
+    }
+    case SearchMethod::kRandom: break;
+  }
+  return std::make_unique<search::BracketScheduler>(
+      std::vector<search::BracketPlan>{{0, {{s.trials, double(b.max)}}}}, goal);
+}
+
+std::string task_key(const SweepConfig& sweep) {
+  std::string key = sweep.task.model + "|" + sweep.task.dataset +
+                    "|batch_size=" + std::to_string(sweep.task.batch_size);
+  for (const auto& [name, value] : sweep.task.options) {
+    // A parameter of the same name overrides the option per trial: the packer
+    // adds it when it is unfused, and leaves it out when it fuses.
+    if (sweep.find_parameter(name)) continue;
+    key += "|" + name + "=" + search::to_string(value);
+  }
+  return key;
+}
+
+search::Packer make_packer(const SweepConfig& sweep, bool fuse) {
+  std::set<std::string> unfused;
+  for (const auto& p : sweep.parameters) {
+    if (!p.fuse) unfused.insert(p.name);
+  }
+  return search::Packer(task_key(sweep), unfused, sweep.fusion.max_array,
+                        fuse && sweep.fusion.enabled == FusionMode::kAuto);
+}
+
+}  // namespace hfta::core

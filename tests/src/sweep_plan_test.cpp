@@ -1,0 +1,102 @@
+// `hfta-tune plan`: brackets, rungs, arrays and totals for every example sweep.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include "../support/sweep_text.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_plan.h"
+#include "hfta/search/brackets.h"
+
+namespace hfta::core {
+namespace {
+
+using test::sweep_yaml;
+
+std::vector<std::string> example_sweeps() {
+  const std::string dir = std::string(HFTA_SOURCE_DIR) + "/configs";
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    const std::string name = e->d_name;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".yaml") out.push_back(dir + "/" + name);
+  }
+  if (d) closedir(d);
+  return out;
+}
+
+TEST(SweepPlan, EveryExampleSweepPlans) {
+  const auto sweeps = example_sweeps();
+  ASSERT_GE(sweeps.size(), 2u);
+  for (const auto& path : sweeps) {
+    SCOPED_TRACE(path);
+    const SweepConfig sweep = load_sweep_file(path);
+    const SweepPlan plan = make_plan(sweep, true, "cpu");
+    ASSERT_FALSE(plan.brackets.empty());
+    for (const auto& b : plan.brackets) {
+      ASSERT_FALSE(b.rungs.empty());
+      // First rungs are packed: every trial lands in exactly one array within max_array.
+      ASSERT_TRUE(b.rungs[0].arrays.has_value());
+      std::int64_t models = 0;
+      for (const auto& a : *b.rungs[0].arrays) {
+        EXPECT_LE(a.models, sweep.fusion.max_array);
+        models += a.models;
+      }
+      EXPECT_EQ(models, b.rungs[0].n);
+    }
+    const auto j = to_json(plan, sweep);
+    EXPECT_EQ(j.at("format"), 1);
+    EXPECT_TRUE(j.at("brackets").at(0).contains("s"));
+    EXPECT_TRUE(j.at("brackets").at(0).at("rungs").at(0).contains("n"));
+    EXPECT_TRUE(j.at("brackets").at(0).at("rungs").at(0).contains("r"));
+    EXPECT_GT(j.at("total_budget").get<double>(), 0);
+    EXPECT_FALSE(to_text(plan, sweep).empty());
+  }
+}
+
+TEST(SweepPlan, HyperbandPlanIsTheGoldenTable) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml(
+      {{"budget", "budget:\n  min: 1\n  max: 81\n"}, {"search", "search:\n  method: hyperband\n"}}));
+  const SweepPlan plan = make_plan(sweep, true, "cpu");
+  const auto golden = search::hyperband_brackets(81, 1, 3);
+  ASSERT_EQ(plan.brackets.size(), golden.size());
+  for (std::size_t b = 0; b < golden.size(); ++b) {
+    EXPECT_EQ(plan.brackets[b].s, golden[b].s);
+    for (std::size_t i = 0; i < golden[b].rungs.size(); ++i) {
+      EXPECT_EQ(plan.brackets[b].rungs[i].n, golden[b].rungs[i].n);
+      EXPECT_DOUBLE_EQ(plan.brackets[b].rungs[i].r, golden[b].rungs[i].r);
+    }
+  }
+  EXPECT_DOUBLE_EQ(plan.total_budget, search::total_budget(golden));
+  // 81 trials at r=1 in one fusion key: two arrays of at most 64 models, balanced.
+  ASSERT_EQ(plan.brackets[0].rungs[0].arrays->size(), 2u);
+  EXPECT_EQ(plan.brackets[0].rungs[0].arrays->at(0).models, 41);
+  EXPECT_EQ(plan.brackets[0].rungs[0].arrays->at(1).models, 40);
+}
+
+TEST(SweepPlan, UnfusedParametersSplitArraysAndFusionOffTrainsAlone) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml(
+      {{"search", "search:\n  method: random\n  trials: 12\n"},
+       {"parameters", "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"
+                      "  width: {values: [64, 128], fuse: false}\n"}}));
+  const SweepPlan fused = make_plan(sweep, true, "cpu");
+  ASSERT_EQ(fused.brackets.size(), 1u);
+  EXPECT_EQ(fused.brackets[0].rungs[0].arrays->size(), 2u);  // one per width
+  const SweepPlan alone = make_plan(sweep, false, "cpu");
+  EXPECT_EQ(alone.brackets[0].rungs[0].arrays->size(), 12u);
+  EXPECT_EQ(to_json(alone, sweep).at("fusion"), "off");
+}
+
+TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml(
+      {{"search", "search:\n  method: grid\n  repeats: 3\n"},
+       {"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01]}\n"
+                      "  momentum: {values: [0.0, 0.9]}\n"}}));
+  const SweepPlan plan = make_plan(sweep, true, "cpu");
+  ASSERT_EQ(plan.brackets.size(), 1u);
+  EXPECT_EQ(plan.brackets[0].rungs[0].n, 12);
+  EXPECT_DOUBLE_EQ(plan.brackets[0].rungs[0].r, 9);
+}
+
+}  // namespace
+}  // namespace hfta::core
