@@ -25,19 +25,22 @@ std::string Packer::fusion_key(const Config& params) const {
   return key;
 }
 
-std::vector<ArrayPlan> Packer::pack(
-    const std::vector<PackItem>& items,
-    const std::function<std::int64_t(const std::string&)>& capacity) const {
+std::vector<ArrayPlan> Packer::pack(const std::vector<PackItem>& items,
+                                    const Capacity& capacity) const {
   // Group by (key, from, to); std::map keeps the output order deterministic.
   std::map<std::tuple<std::string, double, double>, std::vector<std::int64_t>> groups;
+  std::map<std::string, const Config*> example;
   for (const auto& item : items) {
-    groups[{fusion_key(item.params), item.from_budget, item.to_budget}].push_back(item.trial_id);
+    const std::string key = fusion_key(item.params);
+    groups[{key, item.from_budget, item.to_budget}].push_back(item.trial_id);
+    example.emplace(key, &item.params);
   }
   std::vector<ArrayPlan> arrays;
   for (auto& [group, ids] : groups) {
     const auto& [key, from, to] = group;
     std::sort(ids.begin(), ids.end());
-    std::int64_t limit = fuse_ ? std::min(max_array_, capacity ? capacity(key) : max_array_) : 1;
+    std::int64_t limit =
+        fuse_ ? std::min(max_array_, capacity ? capacity(key, *example.at(key)) : max_array_) : 1;
     limit = std::max<std::int64_t>(limit, 1);  // one model always gets its chance
     const auto n = static_cast<std::int64_t>(ids.size());
     const std::int64_t count = (n + limit - 1) / limit;
@@ -51,6 +54,17 @@ std::vector<ArrayPlan> Packer::pack(
     }
   }
   return arrays;
+}
+
+std::pair<ArrayPlan, ArrayPlan> split_in_two(const ArrayPlan& array) {
+  if (array.trial_ids.size() < 2) {
+    throw std::invalid_argument("an array of one model cannot be split");
+  }
+  ArrayPlan first = array, second = array;
+  const std::size_t half = (array.trial_ids.size() + 1) / 2;
+  first.trial_ids.assign(array.trial_ids.begin(), array.trial_ids.begin() + half);
+  second.trial_ids.assign(array.trial_ids.begin() + half, array.trial_ids.end());
+  return {first, second};
 }
 
 std::vector<std::vector<std::size_t>> side_by_side(const std::vector<double>& bytes,

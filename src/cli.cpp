@@ -11,6 +11,7 @@
 #include "hfta/core/sweep_summary.h"
 #include "hfta/core/version.h"
 #include "hfta/fusion/device_list.h"
+#include "hfta/fusion/device_memory.h"
 
 namespace hfta::core {
 namespace {
@@ -74,14 +75,15 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
   auto sweep = load(a.sweep, err);
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
-  std::string devices;
+  std::vector<c10::Device> devices;
   try {
-    devices = fusion::to_string(fusion::parse_device_list(a.device));
+    devices = fusion::parse_device_list(a.device);
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune plan: --device: " << e.what() << "\n";
     return kExitUsage;
   }
-  const SweepPlan p = make_plan(*sweep, a.fusion == "auto", devices);
+  const SweepPlan p = make_plan(*sweep, a.fusion == "auto", fusion::to_string(devices),
+                                fusion::available_memory_bytes(devices.front()));
   if (a.json) {
     out << to_json(p, *sweep).dump(2) << "\n";
   } else {

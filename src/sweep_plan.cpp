@@ -4,12 +4,27 @@
 #include <map>
 #include <sstream>
 
+#include "hfta/core/array_sizer.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/trainers/footprint.h"
 
 namespace hfta::core {
+namespace {
 
-SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device) {
+std::string mib(double bytes) {
+  std::ostringstream out;
+  out.precision(bytes < 10.0 * (1 << 20) ? 2 : 0);
+  out << std::fixed << bytes / (1 << 20) << " MiB";
+  return out.str();
+}
+
+}  // namespace
+
+SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device,
+                    double available_bytes) {
   SweepPlan plan;
+  plan.budget_bytes = available_bytes * sweep.fusion.memory_fraction;
+  ArraySizer sizer(sweep, available_bytes);
   plan.fused = fuse && sweep.fusion.enabled == FusionMode::kAuto;
   plan.device = device;
   auto scheduler = make_scheduler(sweep);
@@ -32,9 +47,15 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
     for (const auto& t : job.trials) {
       items.push_back({t.trial_id, searcher->suggest(t.trial_id), t.from_budget, job.budget});
     }
+    std::map<std::string, search::Config> example;
+    for (const auto& item : items) example.emplace(packer.fusion_key(item.params), item.params);
+    auto capacity = [&](const std::string& key, const search::Config& c) {
+      return sizer.capacity(key, c);
+    };
     std::vector<PlannedArray> arrays;
-    for (const auto& a : packer.pack(items, nullptr)) {
-      arrays.push_back({a.key, static_cast<std::int64_t>(a.trial_ids.size())});
+    for (const auto& a : packer.pack(items, capacity)) {
+      const auto models = static_cast<std::int64_t>(a.trial_ids.size());
+      arrays.push_back({a.key, models, sizer.predicted_bytes(a.key, example.at(a.key), models)});
     }
     plan.brackets[job.bracket].rungs[0].arrays = std::move(arrays);
   }
@@ -51,8 +72,11 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
       if (r.arrays) {
         json arrays = json::array();
         for (const auto& a : *r.arrays) {
-          // Memory is predicted once the memory model lands: null until then.
-          arrays.push_back({{"key", a.key}, {"models", a.models}, {"predicted_bytes", nullptr}});
+          // Null for models whose size is known only once they are built.
+          arrays.push_back({{"key", a.key},
+                            {"models", a.models},
+                            {"predicted_bytes", a.predicted_bytes ? json(*a.predicted_bytes)
+                                                                  : json(nullptr)}});
         }
         rung["arrays"] = arrays;
       } else {
@@ -73,6 +97,7 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
           {"device", plan.device},
           {"fusion", plan.fused ? "auto" : "off"},
           {"max_array", sweep.fusion.max_array},
+          {"memory_budget_bytes", plan.budget_bytes},
           {"brackets", brackets},
           {"total_budget", plan.total_budget},
           {"trained_budget", plan.trained_budget}};
@@ -95,16 +120,11 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       out << "  rung " << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to "
           << search::to_string(r.r) << " " << unit;
       if (r.arrays) {
-        std::map<std::int64_t, int> by_size;
-        for (const auto& a : *r.arrays) by_size[a.models]++;
-        out << "; " << r.arrays->size() << " array" << (r.arrays->size() == 1 ? "" : "s")
-            << " (";
-        bool first = true;
-        for (auto it = by_size.rbegin(); it != by_size.rend(); ++it) {
-          out << (first ? "" : ", ") << it->second << " x B=" << it->first;
-          first = false;
+        out << "; " << r.arrays->size() << " array" << (r.arrays->size() == 1 ? "" : "s") << ":";
+        for (const auto& a : *r.arrays) {
+          out << " B=" << a.models;
+          if (a.predicted_bytes) out << " (" << mib(*a.predicted_bytes) << ")";
         }
-        out << ")";
       }
       out << "\n";
     }
@@ -112,7 +132,12 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   out << "total budget: " << search::to_string(plan.total_budget) << " " << unit
       << " (sum of n_i r_i); trained with checkpoint resume: "
       << search::to_string(plan.trained_budget) << " " << unit << "\n"
-      << "memory per array: predicted once models are built (not yet available)\n";
+      << "memory: arrays planned within " << mib(plan.budget_bytes) << " ("
+      << sweep.fusion.memory_fraction * 100 << "% of the free memory of " << plan.device
+      << "); sizes of " << sweep.task.model << " models are "
+      << (trainers::estimate_footprint(sweep.task.model, {}) ? "estimated from parameter and activation counts"
+                                                              : "known once they are built")
+      << "\n";
   return out.str();
 }
 

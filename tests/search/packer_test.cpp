@@ -44,10 +44,10 @@ TEST(Packer, CapsArraysByCapacityAndMaxArrayWithBalancedSizes) {
   std::vector<PackItem> items;
   for (std::int64_t i = 0; i < 10; ++i) items.push_back(item(i, {}));
   EXPECT_EQ(sizes(Packer("k", {}, 4, true).pack(items, nullptr)), (std::vector<std::int64_t>{4, 3, 3}));
-  EXPECT_EQ(sizes(Packer("k", {}, 64, true).pack(items, [](const std::string&) { return 3; })),
+  EXPECT_EQ(sizes(Packer("k", {}, 64, true).pack(items, [](const std::string&, const Config&) { return 3; })),
             (std::vector<std::int64_t>{3, 3, 2, 2}));
   // A device that fits not even one model still gets one per array.
-  EXPECT_EQ(sizes(Packer("k", {}, 64, true).pack({item(0, {})}, [](const std::string&) { return 0; })),
+  EXPECT_EQ(sizes(Packer("k", {}, 64, true).pack({item(0, {})}, [](const std::string&, const Config&) { return 0; })),
             (std::vector<std::int64_t>{1}));
 }
 
@@ -64,6 +64,27 @@ TEST(Packer, AbsentConditionalParametersArePartOfTheKey) {
   // Types matter: integer 1 and string "1" are different shapes.
   Packer typed("k", {"x"}, 64, true);
   EXPECT_NE(typed.fusion_key({{"x", std::int64_t{1}}}), typed.fusion_key({{"x", std::string("1")}}));
+}
+
+TEST(Packer, CapacitySeesAnExampleConfigurationOfTheKey) {
+  Packer packer("k", {"width"}, 64, true);
+  std::vector<PackItem> items;
+  for (std::int64_t i = 0; i < 8; ++i) items.push_back(item(i, {{"width", std::int64_t{i < 4 ? 10 : 1000}}}));
+  // Wide models fit two to an array, narrow ones all four.
+  const auto arrays = packer.pack(items, [](const std::string&, const Config& c) {
+    return std::get<std::int64_t>(c.at("width")) > 100 ? 2 : 64;
+  });
+  EXPECT_EQ(sizes(arrays), (std::vector<std::int64_t>{4, 2, 2}));
+}
+
+TEST(Packer, SplitInTwoAfterOutOfMemory) {
+  ArrayPlan array{"k", 0, 3, {1, 2, 3, 4, 5}};
+  const auto [a, b] = split_in_two(array);
+  EXPECT_EQ(a.trial_ids, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(b.trial_ids, (std::vector<std::int64_t>{4, 5}));
+  EXPECT_EQ(a.key, "k");
+  EXPECT_DOUBLE_EQ(b.to_budget, 3);
+  EXPECT_THROW(split_in_two(ArrayPlan{"k", 0, 3, {1}}), std::invalid_argument);
 }
 
 TEST(SideBySide, FirstFitDecreasing) {

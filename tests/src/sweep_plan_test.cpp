@@ -13,6 +13,8 @@ namespace {
 
 using test::sweep_yaml;
 
+constexpr double kFreeBytes = 16.0 * (1 << 30);  // a fixed machine, so tests do not depend on this one
+
 std::vector<std::string> example_sweeps() {
   const std::string dir = std::string(HFTA_SOURCE_DIR) + "/configs";
   std::vector<std::string> out;
@@ -31,7 +33,7 @@ TEST(SweepPlan, EveryExampleSweepPlans) {
   for (const auto& path : sweeps) {
     SCOPED_TRACE(path);
     const SweepConfig sweep = load_sweep_file(path);
-    const SweepPlan plan = make_plan(sweep, true, "cpu");
+    const SweepPlan plan = make_plan(sweep, true, "cpu", kFreeBytes);
     ASSERT_FALSE(plan.brackets.empty());
     for (const auto& b : plan.brackets) {
       ASSERT_FALSE(b.rungs.empty());
@@ -57,7 +59,7 @@ TEST(SweepPlan, EveryExampleSweepPlans) {
 TEST(SweepPlan, HyperbandPlanIsTheGoldenTable) {
   const SweepConfig sweep = load_sweep_string(sweep_yaml(
       {{"budget", "budget:\n  min: 1\n  max: 81\n"}, {"search", "search:\n  method: hyperband\n"}}));
-  const SweepPlan plan = make_plan(sweep, true, "cpu");
+  const SweepPlan plan = make_plan(sweep, true, "cpu", kFreeBytes);
   const auto golden = search::hyperband_brackets(81, 1, 3);
   ASSERT_EQ(plan.brackets.size(), golden.size());
   for (std::size_t b = 0; b < golden.size(); ++b) {
@@ -79,12 +81,28 @@ TEST(SweepPlan, UnfusedParametersSplitArraysAndFusionOffTrainsAlone) {
       {{"search", "search:\n  method: random\n  trials: 12\n"},
        {"parameters", "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"
                       "  width: {values: [64, 128], fuse: false}\n"}}));
-  const SweepPlan fused = make_plan(sweep, true, "cpu");
+  const SweepPlan fused = make_plan(sweep, true, "cpu", kFreeBytes);
   ASSERT_EQ(fused.brackets.size(), 1u);
   EXPECT_EQ(fused.brackets[0].rungs[0].arrays->size(), 2u);  // one per width
-  const SweepPlan alone = make_plan(sweep, false, "cpu");
+  const SweepPlan alone = make_plan(sweep, false, "cpu", kFreeBytes);
   EXPECT_EQ(alone.brackets[0].rungs[0].arrays->size(), 12u);
   EXPECT_EQ(to_json(alone, sweep).at("fusion"), "off");
+}
+
+TEST(SweepPlan, LessMemoryMeansSmallerArraysWithPredictedBytes) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml(
+      {{"task", "task:\n  model: mlp\n  batch_size: 256\n  options: {width: 2048, depth: 3}\n"},
+       {"search", "search:\n  method: random\n  trials: 40\n"}}));
+  const SweepPlan roomy = make_plan(sweep, true, "cpu", kFreeBytes);
+  const SweepPlan tight = make_plan(sweep, true, "cpu", 600.0 * (1 << 20));
+  const auto& a = *roomy.brackets[0].rungs[0].arrays;
+  const auto& b = *tight.brackets[0].rungs[0].arrays;
+  EXPECT_EQ(a.size(), 1u);
+  EXPECT_GT(b.size(), 1u);
+  for (const auto& array : b) {
+    ASSERT_TRUE(array.predicted_bytes.has_value());
+    EXPECT_LE(*array.predicted_bytes, tight.budget_bytes);
+  }
 }
 
 TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
@@ -92,7 +110,7 @@ TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
       {{"search", "search:\n  method: grid\n  repeats: 3\n"},
        {"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01]}\n"
                       "  momentum: {values: [0.0, 0.9]}\n"}}));
-  const SweepPlan plan = make_plan(sweep, true, "cpu");
+  const SweepPlan plan = make_plan(sweep, true, "cpu", kFreeBytes);
   ASSERT_EQ(plan.brackets.size(), 1u);
   EXPECT_EQ(plan.brackets[0].rungs[0].n, 12);
   EXPECT_DOUBLE_EQ(plan.brackets[0].rungs[0].r, 9);

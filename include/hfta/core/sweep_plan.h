@@ -15,6 +15,7 @@ namespace hfta::core {
 struct PlannedArray {
   std::string key;
   std::int64_t models = 0;
+  std::optional<double> predicted_bytes;  ///< nullopt until the model's size is known
 };
 
 /// One rung: n trials trained to budget r; arrays when they are known before training
@@ -37,10 +38,13 @@ struct SweepPlan {
   double trained_budget = 0;  ///< with promoted trials resuming from their checkpoints
   bool fused = true;
   std::string device = "cpu";
+  double budget_bytes = 0;    ///< memory the arrays may plan to use
 };
 
-/// Plans `sweep` on `device` ("cpu", "cuda:0,..."); `fuse` false is --fusion off.
-SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device);
+/// Plans `sweep` on `device` ("cpu", "cuda:0,...") with `available_bytes` free;
+/// `fuse` false is --fusion off.
+SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device,
+                    double available_bytes);
 
 /// The documented JSON shape: {"format": 1, "brackets": [{"s", "rungs": [{"n", "r", "arrays"}]}],
 /// "total_budget", ...}.

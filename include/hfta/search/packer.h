@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hfta/search/search_space.h"
@@ -42,11 +43,13 @@ class Packer {
   /// The fusion key of a configuration: base key plus every unfused parameter's value.
   std::string fusion_key(const Config& params) const;
 
-  /// Arrays for `items`. `capacity(key)` is the most models of that key one array
-  /// may hold on the device (from the memory model); it is capped by max_array.
-  /// Groups larger than that are cut into arrays whose sizes differ by at most one.
-  std::vector<ArrayPlan> pack(const std::vector<PackItem>& items,
-                              const std::function<std::int64_t(const std::string&)>& capacity) const;
+  /// The most models of one fusion key an array may hold on the device, given
+  /// the key and the configuration of one of its trials (from the memory model).
+  using Capacity = std::function<std::int64_t(const std::string& key, const Config& example)>;
+
+  /// Arrays for `items`, each at most min(capacity, max_array) models (no capacity:
+  /// max_array). Larger groups are cut into arrays whose sizes differ by at most one.
+  std::vector<ArrayPlan> pack(const std::vector<PackItem>& items, const Capacity& capacity) const;
 
   std::int64_t max_array() const { return max_array_; }
 
@@ -56,6 +59,10 @@ class Packer {
   std::int64_t max_array_;
   bool fuse_;
 };
+
+/// An array that ran out of memory, cut into two halves to retry (sizes differ by
+/// at most one). Throws std::invalid_argument for an array of one model.
+std::pair<ArrayPlan, ArrayPlan> split_in_two(const ArrayPlan& array);
 
 /// Arrays that can run side by side: first-fit decreasing of each array's
 /// predicted bytes into waves of at most `capacity_bytes`. An array larger than

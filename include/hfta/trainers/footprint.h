@@ -1,0 +1,31 @@
+// What one model costs in memory before it is built: parameter and activation
+// counts from the model's options, for the memory model's first estimate.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace hfta::trainers {
+
+/// Sizes of one model, in numbers of float elements.
+struct Footprint {
+  double parameters = 0;
+  double activations_per_sample = 0;  ///< kept for the backward pass
+  double input_per_sample = 0;
+};
+
+/// Counts for `model` with its numeric options (non-numeric ones do not change
+/// sizes); nullopt for models whose counts come only from building them.
+std::optional<Footprint> estimate_footprint(const std::string& model,
+                                            const std::map<std::string, double>& options);
+
+/// Bytes each model of an array adds in float32 training with `optimizer`:
+/// weights, gradients, optimizer state, and activations and their gradients.
+double per_model_bytes(const Footprint& f, std::int64_t batch_size, const std::string& optimizer);
+
+/// Bytes an array needs whatever its size: the shared input batch and workspace.
+double fixed_bytes(const Footprint& f, std::int64_t batch_size);
+
+}  // namespace hfta::trainers

@@ -1,0 +1,75 @@
+#include "hfta/core/array_sizer.h"
+
+#include <algorithm>
+
+#include "hfta/trainers/footprint.h"
+
+namespace hfta::core {
+
+ArraySizer::ArraySizer(const SweepConfig& sweep, double available_bytes)
+    : sweep_(sweep), budget_(available_bytes * sweep.fusion.memory_fraction) {}
+
+fusion::MemoryModel* ArraySizer::model(const std::string& key, const search::Config& example) {
+  auto it = models_.find(key);
+  if (it == models_.end()) {
+    // A trial's options: the task's, overridden by its own parameters.
+    std::map<std::string, double> numeric;
+    for (const auto& [name, value] : sweep_.task.options) {
+      if (search::is_numeric(value)) numeric[name] = search::as_double(value);
+    }
+    for (const auto& [name, value] : example) {
+      if (search::is_numeric(value)) numeric[name] = search::as_double(value);
+    }
+    const auto batch = static_cast<std::int64_t>(
+        numeric.count("batch_size") ? numeric["batch_size"] : sweep_.task.batch_size);
+    auto opt = example.find("optimizer");
+    const std::string optimizer =
+        opt != example.end() ? search::to_string(opt->second) : std::string("sgd");
+    std::optional<fusion::MemoryModel> m;
+    if (auto f = trainers::estimate_footprint(sweep_.task.model, numeric)) {
+      m.emplace(trainers::fixed_bytes(*f, batch), trainers::per_model_bytes(*f, batch, optimizer));
+    }
+    it = models_.emplace(key, m).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+std::int64_t ArraySizer::capacity(const std::string& key, const search::Config& example) {
+  std::int64_t cap = sweep_.fusion.max_array;
+  if (auto* m = model(key, example)) cap = std::min(cap, m->max_models(budget_));
+  auto t = throughput_.find(key);
+  if (t != throughput_.end()) {
+    if (auto saturated = t->second.saturation()) cap = std::min(cap, *saturated);
+  }
+  return std::max<std::int64_t>(cap, 1);
+}
+
+std::optional<double> ArraySizer::predicted_bytes(const std::string& key,
+                                                  const search::Config& example,
+                                                  std::int64_t models) {
+  if (auto* m = model(key, example)) return m->bytes(models);
+  return std::nullopt;
+}
+
+void ArraySizer::observe_peak(const std::string& key, std::int64_t models, double bytes) {
+  auto& m = models_[key];
+  if (m) {
+    m->observe_peak(models, bytes);
+  } else {
+    // First measurement of a key without an estimate: assume no fixed part.
+    m.emplace(0.0, bytes / static_cast<double>(models));
+  }
+}
+
+void ArraySizer::observe_out_of_memory(const std::string& key, std::int64_t models) {
+  auto& m = models_[key];
+  if (!m) m.emplace(0.0, budget_ / static_cast<double>(models));
+  m->observe_out_of_memory(models, budget_);
+}
+
+void ArraySizer::observe_throughput(const std::string& key, std::int64_t models,
+                                    double models_per_second) {
+  throughput_[key].record(models, models_per_second);
+}
+
+}  // namespace hfta::core

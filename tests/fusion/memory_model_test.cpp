@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "hfta/fusion/device_memory.h"
+#include "hfta/fusion/memory_model.h"
+
+namespace hfta::fusion {
+namespace {
+
+TEST(MemoryModel, LinearInTheNumberOfModels) {
+  MemoryModel m(100, 10);
+  EXPECT_DOUBLE_EQ(m.bytes(0), 100);
+  EXPECT_DOUBLE_EQ(m.bytes(5), 150);
+  EXPECT_EQ(m.max_models(150), 5);
+  EXPECT_EQ(m.max_models(159.9), 5);
+  EXPECT_EQ(m.max_models(109), 0);
+}
+
+TEST(MemoryModel, FitsTwoMeasuredSizes) {
+  const MemoryModel m = MemoryModel::fit(2, 1200, 8, 3000);
+  EXPECT_DOUBLE_EQ(m.per_model_bytes(), 300);
+  EXPECT_DOUBLE_EQ(m.fixed_bytes(), 600);
+  EXPECT_DOUBLE_EQ(m.bytes(4), 1800);
+  EXPECT_THROW(MemoryModel::fit(2, 1, 2, 3), std::invalid_argument);
+}
+
+TEST(MemoryModel, MeasuredPeaksReplaceTheEstimate) {
+  MemoryModel m(1000, 50);  // an estimate that is too optimistic
+  m.observe_peak(4, 2000);  // one size: never below what was measured
+  EXPECT_GE(m.bytes(4), 2000);
+  m.observe_peak(8, 3600);  // two sizes: the line through them
+  EXPECT_DOUBLE_EQ(m.per_model_bytes(), 400);
+  EXPECT_DOUBLE_EQ(m.bytes(8), 3600);
+}
+
+TEST(MemoryModel, OutOfMemoryLowersTheCapacityBelowWhatFailed) {
+  MemoryModel m(100, 10);
+  ASSERT_EQ(m.max_models(1000), 90);
+  m.observe_out_of_memory(90, 1000);  // 90 models did not fit in 1000 bytes
+  EXPECT_LT(m.max_models(1000), 90);
+  EXPECT_GT(m.bytes(90), 1000);
+}
+
+TEST(ThroughputCurve, StopsGrowingWhereModelsPerSecondStopGrowing) {
+  ThroughputCurve t;
+  EXPECT_FALSE(t.saturation().has_value());
+  t.record(1, 100);
+  t.record(2, 190);
+  t.record(4, 350);
+  t.record(8, 400);
+  t.record(16, 405);
+  t.record(32, 390);
+  EXPECT_EQ(t.saturation(0.05), 8);  // 400 is within 5% of the best, 405
+  EXPECT_EQ(t.saturation(0.0), 16);
+}
+
+TEST(DeviceMemory, CpuReportsAvailableMemory) {
+  const double bytes = available_memory_bytes(c10::Device(c10::kCPU));
+  EXPECT_GT(bytes, 64.0 * 1024 * 1024);
+  EXPECT_LT(bytes, 64.0 * 1024 * 1024 * 1024 * 1024);
+}
+
+}  // namespace
+}  // namespace hfta::fusion

@@ -1,0 +1,61 @@
+#include <gtest/gtest.h>
+
+#include "../support/sweep_text.h"
+#include "hfta/core/array_sizer.h"
+#include "hfta/core/sweep_loader.h"
+
+namespace hfta::core {
+namespace {
+
+SweepConfig mlp_sweep(const std::string& fusion = "") {
+  return load_sweep_string(test::sweep_yaml(
+      {{"task", "task:\n  model: mlp\n  batch_size: 128\n  options: {width: 1024, depth: 4}\n"},
+       {"fusion", fusion}}));
+}
+
+TEST(ArraySizer, CapacityFollowsTheMemoryBudget) {
+  const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 1000\n  memory_fraction: 0.5\n");
+  const search::Config example;
+  ArraySizer big(sweep, 64.0 * (1 << 30));
+  ArraySizer small(sweep, 400.0 * (1 << 20));
+  const auto b_big = big.capacity("k", example), b_small = small.capacity("k", example);
+  EXPECT_GT(b_big, b_small);
+  EXPECT_GE(b_small, 1);
+  // The predicted bytes of the largest array fit the budget; one more would not.
+  EXPECT_LE(*small.predicted_bytes("k", example, b_small), small.budget_bytes());
+  EXPECT_GT(*small.predicted_bytes("k", example, b_small + 1), small.budget_bytes());
+}
+
+TEST(ArraySizer, MaxArrayCapsAndUnknownModelsGetIt) {
+  const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 8\n");
+  ArraySizer sizer(sweep, 64.0 * (1 << 30));
+  EXPECT_EQ(sizer.capacity("k", {}), 8);
+  const SweepConfig resnet = load_sweep_string(test::sweep_yaml({{"task", "task:\n  model: resnet18\n"}}));
+  ArraySizer unknown(resnet, 1 << 30);
+  EXPECT_EQ(unknown.capacity("k", {}), resnet.fusion.max_array);
+  EXPECT_FALSE(unknown.predicted_bytes("k", {}, 4).has_value());
+}
+
+TEST(ArraySizer, OutOfMemoryAndThroughputLowerTheCapacity) {
+  const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 64\n");
+  ArraySizer sizer(sweep, 64.0 * (1 << 30));
+  ASSERT_EQ(sizer.capacity("k", {}), 64);
+  sizer.observe_out_of_memory("k", 32);
+  EXPECT_LT(sizer.capacity("k", {}), 32);
+  ArraySizer fast(sweep, 64.0 * (1 << 30));
+  fast.observe_throughput("k", 4, 100);
+  fast.observe_throughput("k", 16, 180);
+  fast.observe_throughput("k", 64, 181);
+  EXPECT_EQ(fast.capacity("k", {}), 16);
+}
+
+TEST(ArraySizer, TrialParametersChangeTheEstimate) {
+  const SweepConfig sweep = mlp_sweep();
+  ArraySizer sizer(sweep, 64.0 * (1 << 30));
+  const auto narrow = *sizer.predicted_bytes("narrow", {{"width", std::int64_t{64}}}, 4);
+  const auto wide = *sizer.predicted_bytes("wide", {{"width", std::int64_t{4096}}}, 4);
+  EXPECT_GT(wide, 10 * narrow);
+}
+
+}  // namespace
+}  // namespace hfta::core

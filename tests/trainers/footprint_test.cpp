@@ -1,0 +1,58 @@
+// The footprint estimate counts the parameters real LibTorch modules of the
+// same shape have.
+#include <gtest/gtest.h>
+
+#include <torch/nn.h>
+
+#include "hfta/trainers/footprint.h"
+
+namespace hfta::trainers {
+namespace {
+
+double count(const torch::nn::Module& module) {
+  double n = 0;
+  for (const auto& p : module.parameters()) n += static_cast<double>(p.numel());
+  return n;
+}
+
+TEST(Footprint, MlpParametersMatchLibTorch) {
+  for (int depth : {1, 2, 4}) {
+    for (int width : {32, 256}) {
+      torch::nn::Sequential net;
+      int in = 784;
+      for (int d = 0; d < depth; ++d) {
+        net->push_back(torch::nn::Linear(in, width));
+        in = width;
+      }
+      net->push_back(torch::nn::Linear(in, 10));
+      const auto f = estimate_footprint("mlp", {{"depth", depth}, {"width", width}});
+      ASSERT_TRUE(f.has_value());
+      EXPECT_DOUBLE_EQ(f->parameters, count(*net)) << depth << "x" << width;
+      EXPECT_DOUBLE_EQ(f->input_per_sample, 784);
+    }
+  }
+}
+
+TEST(Footprint, CnnParametersMatchLibTorch) {
+  for (int m : {1, 3}) {
+    torch::nn::Sequential net(
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6 * m, 5).padding(2)),
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(6 * m, 16 * m, 5)),
+        torch::nn::Linear(16 * m * 25, 120), torch::nn::Linear(120, 84), torch::nn::Linear(84, 10));
+    const auto f = estimate_footprint("cnn", {{"width", m}});
+    ASSERT_TRUE(f.has_value());
+    EXPECT_DOUBLE_EQ(f->parameters, count(*net));
+  }
+}
+
+TEST(Footprint, BytesGrowWithBatchAndOptimizerState) {
+  const auto f = *estimate_footprint("mlp", {});
+  EXPECT_GT(per_model_bytes(f, 256, "sgd"), per_model_bytes(f, 64, "sgd"));
+  EXPECT_GT(per_model_bytes(f, 64, "adam"), per_model_bytes(f, 64, "sgd"));
+  EXPECT_DOUBLE_EQ(per_model_bytes(f, 64, "adam") - per_model_bytes(f, 64, "sgd"), 4 * f.parameters);
+  EXPECT_GT(fixed_bytes(f, 64), 4 * 784 * 64);
+  EXPECT_FALSE(estimate_footprint("resnet18", {}).has_value());  // known once built
+}
+
+}  // namespace
+}  // namespace hfta::trainers
