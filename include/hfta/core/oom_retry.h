@@ -1,0 +1,22 @@
+// When an array runs out of memory anyway: split it in two, correct the memory
+// model of its key, and train the halves. Nothing is lost: every trial of the
+// array is trained exactly once, by the halves that fit.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "hfta/core/array_sizer.h"
+#include "hfta/search/packer.h"
+
+namespace hfta::core {
+
+/// Runs `train` on `array`. When it throws c10::OutOfMemoryError (LibTorch's
+/// allocation failure on any device), records the failure in `sizer`, splits the
+/// array in two and runs each half the same way. An array of one model that
+/// still does not fit rethrows. Returns the arrays that trained, in order.
+std::vector<search::ArrayPlan> train_splitting_on_oom(
+    const search::ArrayPlan& array, ArraySizer& sizer,
+    const std::function<void(const search::ArrayPlan&)>& train);
+
+}  // namespace hfta::core
