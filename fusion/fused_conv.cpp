@@ -1,0 +1,107 @@
+#include "hfta/fusion/fused_conv.h"
+
+#include <stdexcept>
+#include <type_traits>
+#include <variant>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "hfta/fusion/slot_init.h"
+
+namespace hfta::fusion {
+namespace {
+
+// LibTorch 1.13's options hold c10::variant, later versions std::variant: the
+// using-declarations make both found (the other by argument-dependent lookup).
+using std::get;
+using std::holds_alternative;
+
+template <std::size_t D>
+std::vector<std::int64_t> vec(const torch::ExpandingArray<D>& a) {
+  return std::vector<std::int64_t>(a->begin(), a->end());
+}
+
+template <std::size_t D, typename Options>
+std::vector<std::int64_t> explicit_padding(const Options& o) {
+  using Padding = std::decay_t<decltype(o.padding())>;
+  if constexpr (std::is_same_v<Padding, torch::ExpandingArray<D>>) {
+    return vec(o.padding());  // transposed convolutions: always numbers
+  } else {
+    // kSame/kValid are enum tags in the variant; fused arrays take explicit numbers.
+    if (!holds_alternative<torch::ExpandingArray<D>>(o.padding())) {
+      throw std::invalid_argument(
+          "fused convolutions take explicit padding (numbers), not 'same' or 'valid'");
+    }
+    return vec(get<torch::ExpandingArray<D>>(o.padding()));
+  }
+}
+
+}  // namespace
+
+template <std::size_t D, bool T>
+FusedConvImpl<D, T>::FusedConvImpl(std::int64_t models, Options options,
+                                   const at::TensorOptions& tensor_options)
+    : models_(models), options_(std::move(options)) {
+  if (!holds_alternative<torch::enumtype::kZeros>(options_.padding_mode())) {
+    throw std::invalid_argument("fused convolutions support zero padding only");
+  }
+  Plain prototype(options_);
+  auto w = prototype->weight.sizes().vec();
+  w[0] *= models;
+  weight = register_parameter("weight", at::empty(w, tensor_options));
+  if (options_.bias()) {
+    bias = register_parameter("bias", at::empty({models * prototype->bias.size(0)}, tensor_options));
+  }
+  for (std::int64_t b = 0; b < models; ++b) load_slot(b, Plain(options_));
+}
+
+template <std::size_t D, bool T>
+std::int64_t FusedConvImpl<D, T>::rows_per_model() const {
+  return weight.size(0) / models_;
+}
+
+template <std::size_t D, bool T>
+at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
+  std::vector<std::int64_t> output_padding(D, 0);
+  if constexpr (T) output_padding = vec(options_.output_padding());
+  return at::convolution(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
+                         vec(options_.dilation()), T, output_padding, options_.groups() * models_);
+}
+
+template <std::size_t D, bool T>
+void FusedConvImpl<D, T>::load_slot(std::int64_t slot, const Plain& plain) {
+  torch::NoGradGuard no_grad;
+  const std::int64_t rows = rows_per_model();
+  weight.narrow(0, slot * rows, rows).copy_(plain->weight);
+  if (options_.bias()) {
+    const std::int64_t out = bias.size(0) / models_;
+    bias.narrow(0, slot * out, out).copy_(plain->bias);
+  }
+}
+
+template <std::size_t D, bool T>
+typename FusedConvImpl<D, T>::Plain FusedConvImpl<D, T>::extract_slot(std::int64_t slot) const {
+  Plain plain(options_);
+  plain->to(weight.device(), weight.scalar_type());
+  torch::NoGradGuard no_grad;
+  const std::int64_t rows = rows_per_model();
+  plain->weight.copy_(weight.narrow(0, slot * rows, rows));
+  if (options_.bias()) {
+    const std::int64_t out = bias.size(0) / models_;
+    plain->bias.copy_(bias.narrow(0, slot * out, out));
+  }
+  return plain;
+}
+
+template <std::size_t D, bool T>
+void FusedConvImpl<D, T>::init_slot(std::int64_t slot, std::uint64_t seed) {
+  ScopedSeed scoped(seed);
+  load_slot(slot, Plain(options_));
+}
+
+template class FusedConvImpl<1, false>;
+template class FusedConvImpl<2, false>;
+template class FusedConvImpl<2, true>;
+
+}  // namespace hfta::fusion

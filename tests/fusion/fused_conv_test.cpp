@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "equivalence.h"
+#include "hfta/fusion/fused_conv.h"
+#include "hfta/fusion/layout.h"
+#include "hfta/fusion/slot_state.h"
+
+namespace hfta::fusion {
+namespace {
+
+using Param = std::tuple<at::ScalarType, std::int64_t>;
+
+// Model b's inputs stacked into the conv layout, and model b's part of an output.
+at::Tensor to_conv(const std::vector<at::Tensor>& xs) { return stack_to_conv(at::stack(xs)); }
+std::function<at::Tensor(const at::Tensor&, std::int64_t)> slot_of(std::int64_t models) {
+  return [models](const at::Tensor& y, std::int64_t b) { return conv_to_stack(y, models)[b]; };
+}
+
+template <typename Fused, typename Options>
+void check(const Options& options, std::int64_t models, at::ScalarType dtype,
+           const std::vector<std::int64_t>& input_shape) {
+  Fused fused(models, options, at::TensorOptions().dtype(dtype));
+  std::vector<typename Fused::Impl::Plain> plains;
+  std::vector<at::Tensor> inputs;
+  for (std::int64_t b = 0; b < models; ++b) {
+    plains.emplace_back(options);
+    plains.back()->to(dtype);
+    fused->load_slot(b, plains.back());
+    inputs.push_back(at::randn(input_shape, at::TensorOptions().dtype(dtype)));
+  }
+  test::expect_equivalent(fused, plains, inputs, to_conv, slot_of(models), dtype);
+}
+
+class FusedConvTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(FusedConvTest, Conv2dMatchesPlainModules) {
+  const auto [dtype, models] = GetParam();
+  at::manual_seed(1);
+  check<FusedConv2d>(torch::nn::Conv2dOptions(3, 5, 3).padding(1), models, dtype, {2, 3, 8, 7});
+  check<FusedConv2d>(torch::nn::Conv2dOptions(4, 6, {3, 2}).stride(2).dilation({1, 2}).groups(2).bias(false),
+                     models, dtype, {3, 4, 9, 9});
+}
+
+TEST_P(FusedConvTest, Conv1dMatchesPlainModules) {
+  const auto [dtype, models] = GetParam();
+  at::manual_seed(2);
+  check<FusedConv1d>(torch::nn::Conv1dOptions(3, 4, 5).padding(2), models, dtype, {2, 3, 11});
+  check<FusedConv1d>(torch::nn::Conv1dOptions(6, 3, 1).groups(3), models, dtype, {4, 6, 5});
+}
+
+TEST_P(FusedConvTest, ConvTranspose2dMatchesPlainModules) {
+  const auto [dtype, models] = GetParam();
+  at::manual_seed(3);
+  check<FusedConvTranspose2d>(torch::nn::ConvTranspose2dOptions(4, 3, 4).stride(2).padding(1),
+                              models, dtype, {2, 4, 5, 5});
+  check<FusedConvTranspose2d>(
+      torch::nn::ConvTranspose2dOptions(4, 6, 3).stride(2).output_padding(1).groups(2).bias(false),
+      models, dtype, {2, 4, 3, 4});
+}
+
+INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedConvTest,
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                                            ::testing::Values(1, 3, 8)));
+
+TEST(FusedConv, SlotsRoundTripAndSeed) {
+  const auto o2 = torch::nn::Conv2dOptions(3, 4, 3);
+  FusedConv2d conv(3, o2);
+  torch::nn::Conv2d plain(o2);
+  test::expect_round_trip(conv, plain, 2);
+  EXPECT_EQ(slot_state_dict(*conv, 0)[0].value().sizes(), plain->weight.sizes());
+  test::expect_seeded_slot(conv, 1, 7, [&] { return torch::nn::Conv2d(o2); });
+
+  const auto o1 = torch::nn::Conv1dOptions(2, 3, 3);
+  FusedConv1d conv1(2, o1);
+  torch::nn::Conv1d plain1(o1);
+  test::expect_round_trip(conv1, plain1, 1);
+  test::expect_seeded_slot(conv1, 0, 8, [&] { return torch::nn::Conv1d(o1); });
+
+  const auto ot = torch::nn::ConvTranspose2dOptions(3, 2, 2);
+  FusedConvTranspose2d deconv(4, ot);
+  torch::nn::ConvTranspose2d plain_t(ot);
+  test::expect_round_trip(deconv, plain_t, 3);
+  test::expect_seeded_slot(deconv, 2, 9, [&] { return torch::nn::ConvTranspose2d(ot); });
+}
+
+TEST(FusedConv, RejectsWhatItCannotFuse) {
+  EXPECT_THROW(FusedConv2d(2, torch::nn::Conv2dOptions(1, 1, 3).padding_mode(torch::kReflect)),
+               std::invalid_argument);
+  FusedConv2d same(2, torch::nn::Conv2dOptions(1, 1, 3).padding(torch::kSame));
+  EXPECT_THROW(same->forward(at::randn({1, 2, 5, 5})), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hfta::fusion
