@@ -1,0 +1,103 @@
+#include "hfta/fusion/fused_batch_norm.h"
+
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "hfta/fusion/slot_init.h"
+
+namespace hfta::fusion {
+
+template <std::size_t D>
+FusedBatchNormImpl<D>::FusedBatchNormImpl(std::int64_t models, torch::nn::BatchNormOptions options,
+                                          const at::TensorOptions& tensor_options)
+    : models_(models), options_(std::move(options)) {
+  if (!options_.momentum().has_value()) {
+    throw std::invalid_argument("fused batch norm needs a numeric momentum (not None)");
+  }
+  const std::int64_t channels = models * options_.num_features();
+  if (options_.affine()) {
+    weight = register_parameter("weight", at::empty({channels}, tensor_options));
+    bias = register_parameter("bias", at::empty({channels}, tensor_options));
+  }
+  if (options_.track_running_stats()) {
+    running_mean = register_buffer("running_mean", at::empty({channels}, tensor_options));
+    running_var = register_buffer("running_var", at::empty({channels}, tensor_options));
+    num_batches_tracked = register_buffer(
+        "num_batches_tracked", at::zeros({models}, tensor_options.dtype(at::kLong)));
+  }
+  for (std::int64_t b = 0; b < models; ++b) load_slot(b, Plain(options_));
+}
+
+template <std::size_t D>
+at::Tensor FusedBatchNormImpl<D>::normalize(const at::Tensor& x) {
+  const bool use_batch_stats = is_training() || !options_.track_running_stats();
+  if (is_training() && options_.track_running_stats()) {
+    torch::NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+  }
+  return at::batch_norm(x, weight, bias, running_mean, running_var, use_batch_stats,
+                        *options_.momentum(), options_.eps(), /*cudnn_enabled=*/true);
+}
+
+template <std::size_t D>
+at::Tensor FusedBatchNormImpl<D>::forward(const at::Tensor& x) {
+  if constexpr (D == 2) {
+    return normalize(x);
+  } else {
+    // [B, N, C, (L)] -> [N, B*C, (L)] -> normalize -> back.
+    auto sizes = x.sizes().vec();
+    std::vector<std::int64_t> fused = {sizes[1], sizes[0] * sizes[2]};
+    if (sizes.size() == 4) fused.push_back(sizes[3]);
+    const at::Tensor y = normalize(x.transpose(0, 1).reshape(fused));
+    std::vector<std::int64_t> stacked = {sizes[1], sizes[0]};
+    stacked.insert(stacked.end(), sizes.begin() + 2, sizes.end());
+    return y.view(stacked).transpose(0, 1);
+  }
+}
+
+template <std::size_t D>
+void FusedBatchNormImpl<D>::load_slot(std::int64_t slot, const Plain& plain) {
+  torch::NoGradGuard no_grad;
+  const std::int64_t c = options_.num_features();
+  if (options_.affine()) {
+    weight.narrow(0, slot * c, c).copy_(plain->weight);
+    bias.narrow(0, slot * c, c).copy_(plain->bias);
+  }
+  if (options_.track_running_stats()) {
+    running_mean.narrow(0, slot * c, c).copy_(plain->running_mean);
+    running_var.narrow(0, slot * c, c).copy_(plain->running_var);
+    num_batches_tracked[slot].copy_(plain->num_batches_tracked);
+  }
+}
+
+template <std::size_t D>
+typename FusedBatchNormImpl<D>::Plain FusedBatchNormImpl<D>::extract_slot(std::int64_t slot) const {
+  Plain plain(options_);
+  const at::Tensor& any = options_.affine() ? weight : running_mean;
+  if (any.defined()) plain->to(any.device(), any.scalar_type());
+  torch::NoGradGuard no_grad;
+  const std::int64_t c = options_.num_features();
+  if (options_.affine()) {
+    plain->weight.copy_(weight.narrow(0, slot * c, c));
+    plain->bias.copy_(bias.narrow(0, slot * c, c));
+  }
+  if (options_.track_running_stats()) {
+    plain->running_mean.copy_(running_mean.narrow(0, slot * c, c));
+    plain->running_var.copy_(running_var.narrow(0, slot * c, c));
+    plain->num_batches_tracked.copy_(num_batches_tracked[slot]);
+  }
+  return plain;
+}
+
+template <std::size_t D>
+void FusedBatchNormImpl<D>::init_slot(std::int64_t slot, std::uint64_t seed) {
+  ScopedSeed scoped(seed);
+  load_slot(slot, Plain(options_));
+}
+
+template class FusedBatchNormImpl<1>;
+template class FusedBatchNormImpl<2>;
+
+}  // namespace hfta::fusion

@@ -1,0 +1,50 @@
+#include "hfta/fusion/fused_dropout.h"
+
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+
+namespace hfta::fusion {
+
+FusedDropoutImpl::FusedDropoutImpl(std::vector<double> p, Layout layout, bool channels)
+    : p_(std::move(p)), layout_(layout), channels_(channels) {
+  for (std::size_t b = 0; b < p_.size(); ++b) set_p(static_cast<std::int64_t>(b), p_[b]);
+}
+
+void FusedDropoutImpl::set_p(std::int64_t slot, double p) {
+  if (!(p >= 0 && p <= 1)) throw std::invalid_argument("dropout probability must be in [0, 1]");
+  p_.at(static_cast<std::size_t>(slot)) = p;
+}
+
+at::Tensor FusedDropoutImpl::forward(const at::Tensor& x) {
+  if (!is_training()) return x;
+  const auto models = static_cast<std::int64_t>(p_.size());
+  const auto opts = x.options();
+  // Per-model keep probability and scale, shaped to broadcast over the input.
+  at::Tensor keep = 1 - at::tensor(p_, opts.dtype(at::kDouble)).to(opts);
+  std::vector<std::int64_t> mask_shape;
+  std::vector<std::int64_t> p_view(x.dim(), 1);
+  if (layout_ == Layout::kMatmul) {
+    p_view[0] = models;
+    mask_shape = x.sizes().vec();
+    if (channels_) {
+      // [B, N, C, ...]: one draw per (model, sample, channel).
+      for (std::int64_t d = 3; d < x.dim(); ++d) mask_shape[d] = 1;
+    }
+  } else {
+    const std::int64_t per_model = x.size(1) / models;
+    keep = keep.repeat_interleave(per_model);
+    p_view[1] = x.size(1);
+    mask_shape = x.sizes().vec();
+    if (channels_) {
+      for (std::int64_t d = 2; d < x.dim(); ++d) mask_shape[d] = 1;
+    }
+  }
+  keep = keep.view(p_view);
+  const at::Tensor mask = at::rand(mask_shape, opts) < keep;
+  // A model that keeps nothing outputs zeros (not 0/0).
+  const at::Tensor scale = at::where(keep > 0, 1 / keep, at::zeros_like(keep));
+  return x * mask * scale;
+}
+
+}  // namespace hfta::fusion

@@ -1,0 +1,65 @@
+#include "hfta/fusion/fused_embedding.h"
+
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "hfta/fusion/slot_init.h"
+
+namespace hfta::fusion {
+
+FusedEmbeddingImpl::FusedEmbeddingImpl(std::int64_t models, torch::nn::EmbeddingOptions options,
+                                       const at::TensorOptions& tensor_options)
+    : models_(models), options_(std::move(options)) {
+  if (options_.max_norm().has_value()) {
+    throw std::invalid_argument("fused embeddings do not support max_norm");
+  }
+  weight = register_parameter(
+      "weight",
+      at::empty({models, options_.num_embeddings(), options_.embedding_dim()}, tensor_options));
+  for (std::int64_t b = 0; b < models; ++b) load_slot(b, torch::nn::Embedding(options_));
+}
+
+at::Tensor FusedEmbeddingImpl::forward(const at::Tensor& indices) {
+  auto sizes = indices.sizes().vec();
+  sizes.insert(sizes.begin(), models_);
+  return forward_per_model(indices.unsqueeze(0).expand(sizes));
+}
+
+at::Tensor FusedEmbeddingImpl::forward_per_model(const at::Tensor& indices) {
+  const std::int64_t num = options_.num_embeddings();
+  // Model b looks up rows b*num + index of the stacked tables: one gather for all.
+  std::vector<std::int64_t> offset_view(indices.dim(), 1);
+  offset_view[0] = models_;
+  const at::Tensor offsets =
+      at::arange(models_, indices.options().dtype(at::kLong)).mul_(num).view(offset_view);
+  at::Tensor out = at::embedding(weight.view({models_ * num, -1}), indices + offsets);
+  if (options_.padding_idx().has_value()) {
+    std::int64_t pad = *options_.padding_idx();
+    if (pad < 0) pad += num;
+    // The padding row's value, but no gradient to it.
+    out = at::where((indices == pad).unsqueeze(-1), out.detach(), out);
+  }
+  return out;
+}
+
+void FusedEmbeddingImpl::load_slot(std::int64_t slot, const torch::nn::Embedding& plain) {
+  torch::NoGradGuard no_grad;
+  weight[slot].copy_(plain->weight);
+}
+
+torch::nn::Embedding FusedEmbeddingImpl::extract_slot(std::int64_t slot) const {
+  torch::nn::Embedding plain(options_);
+  plain->to(weight.device(), weight.scalar_type());
+  torch::NoGradGuard no_grad;
+  plain->weight.copy_(weight[slot]);
+  return plain;
+}
+
+void FusedEmbeddingImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
+  ScopedSeed scoped(seed);
+  load_slot(slot, torch::nn::Embedding(options_));
+}
+
+}  // namespace hfta::fusion

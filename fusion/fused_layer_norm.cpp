@@ -1,0 +1,56 @@
+#include "hfta/fusion/fused_layer_norm.h"
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include "hfta/fusion/slot_init.h"
+
+namespace hfta::fusion {
+
+FusedLayerNormImpl::FusedLayerNormImpl(std::int64_t models, torch::nn::LayerNormOptions options,
+                                       const at::TensorOptions& tensor_options)
+    : models_(models), options_(std::move(options)) {
+  std::vector<std::int64_t> shape = {models};
+  for (auto s : options_.normalized_shape()) shape.push_back(s);
+  if (options_.elementwise_affine()) {
+    weight = register_parameter("weight", at::empty(shape, tensor_options));
+    bias = register_parameter("bias", at::empty(shape, tensor_options));
+  }
+  for (std::int64_t b = 0; b < models; ++b) load_slot(b, torch::nn::LayerNorm(options_));
+}
+
+at::Tensor FusedLayerNormImpl::forward(const at::Tensor& x) {
+  const at::Tensor y = at::layer_norm(x, options_.normalized_shape(), {}, {}, options_.eps());
+  if (!options_.elementwise_affine()) return y;
+  // Per-model affine: [B, 1, ..., 1, *shape] broadcasts over each model's batch dims.
+  std::vector<std::int64_t> view = {models_};
+  for (std::int64_t i = 1; i + static_cast<std::int64_t>(options_.normalized_shape().size()) < x.dim(); ++i) {
+    view.push_back(1);
+  }
+  for (auto s : options_.normalized_shape()) view.push_back(s);
+  return at::addcmul(bias.view(view), y, weight.view(view));
+}
+
+void FusedLayerNormImpl::load_slot(std::int64_t slot, const torch::nn::LayerNorm& plain) {
+  if (!options_.elementwise_affine()) return;
+  torch::NoGradGuard no_grad;
+  weight[slot].copy_(plain->weight);
+  bias[slot].copy_(plain->bias);
+}
+
+torch::nn::LayerNorm FusedLayerNormImpl::extract_slot(std::int64_t slot) const {
+  torch::nn::LayerNorm plain(options_);
+  if (!options_.elementwise_affine()) return plain;
+  plain->to(weight.device(), weight.scalar_type());
+  torch::NoGradGuard no_grad;
+  plain->weight.copy_(weight[slot]);
+  plain->bias.copy_(bias[slot]);
+  return plain;
+}
+
+void FusedLayerNormImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
+  ScopedSeed scoped(seed);
+  load_slot(slot, torch::nn::LayerNorm(options_));
+}
+
+}  // namespace hfta::fusion

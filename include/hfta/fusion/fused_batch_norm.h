@@ -1,0 +1,50 @@
+// B batch norms as one, each model with its own running statistics.
+#pragma once
+
+#include <cstdint>
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/pimpl.h>
+
+namespace hfta::fusion {
+
+template <std::size_t D>
+struct PlainBatchNorm;
+template <> struct PlainBatchNorm<1> { using Module = torch::nn::BatchNorm1d; };
+template <> struct PlainBatchNorm<2> { using Module = torch::nn::BatchNorm2d; };
+
+/// BatchNorm2d layout: conv layout [N, B*C, H, W] -> same.
+/// BatchNorm1d layout: matmul layout [B, N, C] or [B, N, C, L] -> same (each
+/// model's statistics over its own N, and L).
+/// Parameters weight, bias and buffers running_mean, running_var: [B*C], slot b
+/// owns [b*C, (b+1)*C); num_batches_tracked: [B]. Momentum must be a number
+/// (the cumulative average of momentum=None is not supported).
+template <std::size_t D>
+class FusedBatchNormImpl : public torch::nn::Module {
+ public:
+  using Plain = typename PlainBatchNorm<D>::Module;
+
+  FusedBatchNormImpl(std::int64_t models, torch::nn::BatchNormOptions options,
+                     const at::TensorOptions& tensor_options = {});
+
+  at::Tensor forward(const at::Tensor& x);
+
+  void load_slot(std::int64_t slot, const Plain& plain);
+  Plain extract_slot(std::int64_t slot) const;
+  void init_slot(std::int64_t slot, std::uint64_t seed);
+
+  at::Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ private:
+  at::Tensor normalize(const at::Tensor& channels_at_dim1);
+  std::int64_t models_;
+  torch::nn::BatchNormOptions options_;
+};
+
+using FusedBatchNorm1dImpl = FusedBatchNormImpl<1>;
+using FusedBatchNorm2dImpl = FusedBatchNormImpl<2>;
+TORCH_MODULE(FusedBatchNorm1d);
+TORCH_MODULE(FusedBatchNorm2d);
+
+}  // namespace hfta::fusion

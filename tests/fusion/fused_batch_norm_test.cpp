@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include "equivalence.h"
+#include "hfta/fusion/fused_batch_norm.h"
+#include "hfta/fusion/layout.h"
+
+namespace hfta::fusion {
+namespace {
+
+class FusedBatchNormTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+
+// Several training steps (each checked), then the running statistics and eval mode.
+template <typename Fused, typename Plain>
+void train_then_eval(Fused& fused, std::vector<Plain>& plains, at::ScalarType dtype,
+                     const std::vector<std::int64_t>& shape,
+                     const std::function<at::Tensor(const std::vector<at::Tensor>&)>& to_fused,
+                     const std::function<at::Tensor(const at::Tensor&, std::int64_t)>& slot_of) {
+  const auto models = static_cast<std::int64_t>(plains.size());
+  auto inputs = [&] {
+    std::vector<at::Tensor> xs;
+    for (std::int64_t b = 0; b < models; ++b) {
+      xs.push_back(at::randn(shape, at::TensorOptions().dtype(dtype)) * (b + 1) + b);
+    }
+    return xs;
+  };
+  for (int step = 0; step < 4; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    fused->zero_grad();
+    for (auto& p : plains) p->zero_grad();
+    test::expect_equivalent(fused, plains, inputs(), to_fused, slot_of, dtype);
+  }
+  for (std::int64_t b = 0; b < models; ++b) {
+    auto slot = fused->extract_slot(b);
+    HFTA_EXPECT_CLOSE(slot->running_mean, plains[b]->running_mean, dtype);
+    HFTA_EXPECT_CLOSE(slot->running_var, plains[b]->running_var, dtype);
+    EXPECT_EQ(slot->num_batches_tracked.template item<std::int64_t>(), 4);
+  }
+  fused->eval();
+  for (auto& p : plains) p->eval();
+  fused->zero_grad();
+  for (auto& p : plains) p->zero_grad();
+  test::expect_equivalent(fused, plains, inputs(), to_fused, slot_of, dtype);
+}
+
+TEST_P(FusedBatchNormTest, BatchNorm2dMatchesPlainModules) {
+  const auto [dtype, models] = GetParam();
+  at::manual_seed(4);
+  const auto options = torch::nn::BatchNormOptions(3).momentum(0.2);
+  FusedBatchNorm2d fused(models, options, at::TensorOptions().dtype(dtype));
+  std::vector<torch::nn::BatchNorm2d> plains;
+  for (std::int64_t b = 0; b < models; ++b) {
+    plains.emplace_back(options);
+    plains.back()->to(dtype);
+    // Distinct affine parameters per model, so slot mix-ups show.
+    torch::NoGradGuard no_grad;
+    plains.back()->weight.uniform_(0.5, 1.5);
+    plains.back()->bias.uniform_(-1, 1);
+    fused->load_slot(b, plains.back());
+  }
+  train_then_eval(
+      fused, plains, dtype, {4, 3, 5, 5},
+      [](const std::vector<at::Tensor>& xs) { return stack_to_conv(at::stack(xs)); },
+      [models = models](const at::Tensor& y, std::int64_t b) { return conv_to_stack(y, models)[b]; });
+}
+
+TEST_P(FusedBatchNormTest, BatchNorm1dMatchesPlainModules) {
+  const auto [dtype, models] = GetParam();
+  at::manual_seed(5);
+  for (const auto& shape : std::vector<std::vector<std::int64_t>>{{6, 4}, {5, 4, 3}}) {
+    const auto options = torch::nn::BatchNormOptions(4);
+    FusedBatchNorm1d fused(models, options, at::TensorOptions().dtype(dtype));
+    std::vector<torch::nn::BatchNorm1d> plains;
+    for (std::int64_t b = 0; b < models; ++b) {
+      plains.emplace_back(options);
+      plains.back()->to(dtype);
+      torch::NoGradGuard no_grad;
+      plains.back()->weight.uniform_(0.5, 1.5);
+      fused->load_slot(b, plains.back());
+    }
+    train_then_eval(
+        fused, plains, dtype, shape, [](const std::vector<at::Tensor>& xs) { return at::stack(xs); },
+        [](const at::Tensor& y, std::int64_t b) { return y[b]; });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedBatchNormTest,
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                                            ::testing::Values(1, 3, 8)));
+
+TEST(FusedBatchNorm, SlotsRoundTripAndSeed) {
+  const auto options = torch::nn::BatchNormOptions(3);
+  FusedBatchNorm2d fused(2, options);
+  torch::nn::BatchNorm2d plain(options);
+  {
+    torch::NoGradGuard no_grad;
+    plain->running_mean.uniform_();
+    plain->running_var.uniform_(1, 2);
+    plain->num_batches_tracked.fill_(5);
+    plain->weight.uniform_();
+  }
+  test::expect_round_trip(fused, plain, 1);
+  test::expect_seeded_slot(fused, 0, 3, [&] { return torch::nn::BatchNorm2d(options); });
+  EXPECT_THROW(FusedBatchNorm2d(2, torch::nn::BatchNormOptions(3).momentum(c10::nullopt)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hfta::fusion
