@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev            # LibTorch 1.13 (CPU)
   libopenblas0-openmp     # fast BLAS; without it LibTorch uses the reference BLAS (~13x slower matmul)
-  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev libbenchmark-dev zlib1g-dev
   dataset-fashion-mnist   # the real dataset, gzipped IDX files under /usr/share/datasets/fashion-mnist
   ccache                  # optional, but makes rebuilds of LibTorch code bearable on two cores
 )

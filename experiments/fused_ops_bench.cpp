@@ -1,0 +1,209 @@
+// Forward + backward of each fused op against the per-model loop (B plain
+// LibTorch modules, one after another), for B = 1, 2, ..., 64, side by side in
+// one run. Prints Google Benchmark's lines, then a table of loop/fused ratios
+// (> 1: the fused op is faster). Usage: fused_ops_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <torch/nn.h>
+
+#include "hfta/fusion/fused_activation.h"
+#include "hfta/fusion/fused_batch_norm.h"
+#include "hfta/fusion/fused_conv.h"
+#include "hfta/fusion/fused_dropout.h"
+#include "hfta/fusion/fused_embedding.h"
+#include "hfta/fusion/fused_layer_norm.h"
+#include "hfta/fusion/fused_linear.h"
+#include "hfta/fusion/fused_prelu.h"
+#include "hfta/fusion/host_allocator.h"
+#include "hfta/fusion/layout.h"
+
+namespace {
+
+using namespace hfta::fusion;
+using Step = std::function<void()>;
+
+// One op at one B: a fused step and a per-model-loop step, each forward + backward.
+struct Case {
+  Step fused;
+  Step loop;
+};
+
+// Forward + backward with a fixed upstream gradient (a loss would add its own cost).
+void fwd_bwd(const at::Tensor& y, const at::Tensor& grad) { y.backward(grad); }
+
+template <typename Fused, typename Plain, typename MakeFused, typename MakePlain>
+Case module_case(std::int64_t models, MakeFused make_fused, MakePlain make_plain,
+                 std::vector<std::int64_t> plain_input, bool conv_layout, bool integer_input = false) {
+  auto fused = std::make_shared<Fused>(make_fused(models));
+  auto plains = std::make_shared<std::vector<Plain>>();
+  auto inputs = std::make_shared<std::vector<at::Tensor>>();
+  for (std::int64_t b = 0; b < models; ++b) {
+    plains->push_back(make_plain());
+    inputs->push_back(integer_input ? at::randint(0, 1000, plain_input, at::kLong)
+                                    : at::randn(plain_input).set_requires_grad(true));
+  }
+  at::Tensor fused_input;
+  if (integer_input) {
+    fused_input = (*inputs)[0];
+  } else {
+    const at::Tensor stacked = at::stack(*inputs).detach();
+    fused_input = (conv_layout ? stack_to_conv(stacked) : stacked).contiguous().set_requires_grad(true);
+  }
+  const at::Tensor y0 = (*fused)->forward(fused_input);
+  const at::Tensor fused_grad = at::randn_like(y0);
+  const at::Tensor plain_grad = at::randn_like((*plains)[0]->forward((*inputs)[0]));
+  Case c;
+  c.fused = [fused, fused_input, fused_grad] { fwd_bwd((*fused)->forward(fused_input), fused_grad); };
+  c.loop = [plains, inputs, plain_grad] {
+    for (std::size_t b = 0; b < plains->size(); ++b) fwd_bwd((*plains)[b]->forward((*inputs)[b]), plain_grad);
+  };
+  return c;
+}
+
+struct Op {
+  std::string name;
+  std::function<Case(std::int64_t)> make;
+};
+
+std::vector<Op> ops() {
+  using namespace torch::nn;
+  return {
+      {"linear_64_batch32", [](std::int64_t m) {
+         return module_case<FusedLinear, Linear>(m, [](std::int64_t b) { return FusedLinear(b, 64, 64); },
+                                                 [] { return Linear(64, 64); }, {32, 64}, false);
+       }},
+      {"linear_256_batch128", [](std::int64_t m) {
+         return module_case<FusedLinear, Linear>(m, [](std::int64_t b) { return FusedLinear(b, 256, 256); },
+                                                 [] { return Linear(256, 256); }, {128, 256}, false);
+       }},
+      {"conv2d_16c_16px_batch32", [](std::int64_t m) {
+         const auto o = Conv2dOptions(16, 16, 3).padding(1);
+         return module_case<FusedConv2d, Conv2d>(m, [o](std::int64_t b) { return FusedConv2d(b, o); },
+                                                 [o] { return Conv2d(o); }, {32, 16, 16, 16}, true);
+       }},
+      {"conv1d_16c_64_batch32", [](std::int64_t m) {
+         const auto o = Conv1dOptions(16, 16, 5).padding(2);
+         return module_case<FusedConv1d, Conv1d>(m, [o](std::int64_t b) { return FusedConv1d(b, o); },
+                                                 [o] { return Conv1d(o); }, {32, 16, 64}, true);
+       }},
+      {"convtranspose2d_16to8_batch32", [](std::int64_t m) {
+         const auto o = ConvTranspose2dOptions(16, 8, 4).stride(2).padding(1);
+         return module_case<FusedConvTranspose2d, ConvTranspose2d>(
+             m, [o](std::int64_t b) { return FusedConvTranspose2d(b, o); }, [o] { return ConvTranspose2d(o); },
+             {32, 16, 8, 8}, true);
+       }},
+      {"batchnorm2d_16c_16px_batch32", [](std::int64_t m) {
+         const auto o = BatchNormOptions(16);
+         return module_case<FusedBatchNorm2d, BatchNorm2d>(
+             m, [o](std::int64_t b) { return FusedBatchNorm2d(b, o); }, [o] { return BatchNorm2d(o); },
+             {32, 16, 16, 16}, true);
+       }},
+      {"batchnorm1d_64_batch32", [](std::int64_t m) {
+         const auto o = BatchNormOptions(64);
+         return module_case<FusedBatchNorm1d, BatchNorm1d>(
+             m, [o](std::int64_t b) { return FusedBatchNorm1d(b, o); }, [o] { return BatchNorm1d(o); },
+             {32, 64}, false);
+       }},
+      {"layernorm_64_batch32x16", [](std::int64_t m) {
+         const auto o = LayerNormOptions({64});
+         return module_case<FusedLayerNorm, LayerNorm>(
+             m, [o](std::int64_t b) { return FusedLayerNorm(b, o); }, [o] { return LayerNorm(o); },
+             {32, 16, 64}, false);
+       }},
+      {"embedding_1000x64_batch32x16", [](std::int64_t m) {
+         const auto o = EmbeddingOptions(1000, 64);
+         return module_case<FusedEmbedding, Embedding>(
+             m, [o](std::int64_t b) { return FusedEmbedding(b, o); }, [o] { return Embedding(o); },
+             {32, 16}, false, /*integer_input=*/true);
+       }},
+      {"dropout_256_batch128", [](std::int64_t m) {
+         return module_case<FusedDropout, Dropout>(
+             m, [](std::int64_t b) { return FusedDropout(std::vector<double>(b, 0.1), Layout::kMatmul); },
+             [] { return Dropout(0.1); }, {128, 256}, false);
+       }},
+      {"prelu_16c_16px_batch32", [](std::int64_t m) {
+         const auto o = PReLUOptions().num_parameters(16);
+         return module_case<FusedPReLU, PReLU>(
+             m, [o](std::int64_t b) { return FusedPReLU(b, o, Layout::kConv); }, [o] { return PReLU(o); },
+             {32, 16, 16, 16}, true);
+       }},
+      {"maxpool2d_16c_16px_batch32", [](std::int64_t m) {
+         const auto o = MaxPool2dOptions(2);
+         return module_case<FusedMaxPool2d, MaxPool2d>(
+             m, [o](std::int64_t) { return FusedMaxPool2d(o); }, [o] { return MaxPool2d(o); },
+             {32, 16, 16, 16}, true);
+       }},
+  };
+}
+
+// Collects each benchmark's median time so the ratios can be printed together.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& run : runs) {
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
+      // "op/mode/B=n/min_time:.../repeats:3_median" -> "op/mode/B=n"
+      std::string name = run.benchmark_name();
+      const auto cut = name.find("/min_time");
+      if (cut != std::string::npos) name = name.substr(0, cut);
+      seconds[name] = run.GetAdjustedRealTime();
+    }
+  }
+  std::map<std::string, double> seconds;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  configure_host_allocator();
+  at::set_num_threads(1);  // the serial baseline and HFTA's reference numbers are single-threaded
+  const std::vector<std::int64_t> sizes = {1, 2, 4, 8, 16, 32, 64};
+  for (const auto& op : ops()) {
+    for (std::int64_t b : sizes) {
+      for (const std::string mode : {"loop", "fused"}) {
+        benchmark::RegisterBenchmark((op.name + "/" + mode + "/B=" + std::to_string(b)).c_str(),
+                                     [op, b, mode](benchmark::State& state) {
+                                       at::manual_seed(0);
+                                       const Case c = op.make(b);
+                                       const Step& step = mode == "fused" ? c.fused : c.loop;
+                                       for (int i = 0; i < 2; ++i) step();  // warm-up
+                                       for (auto _ : state) step();
+                                     })
+            ->Unit(benchmark::kMicrosecond)
+            ->MinTime(0.05)
+            ->Repetitions(3)
+            ->ReportAggregatesOnly(true);
+      }
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  std::cout << "\nloop/fused time ratio (forward + backward; > 1 means fused is faster)\n";
+  std::cout << std::left << std::setw(32) << "op";
+  for (std::int64_t b : sizes) std::cout << std::right << std::setw(8) << ("B=" + std::to_string(b));
+  std::cout << "\n";
+  for (const auto& op : ops()) {
+    if (!reporter.seconds.count(op.name + "/fused/B=1")) continue;
+    std::cout << std::left << std::setw(32) << op.name;
+    for (std::int64_t b : sizes) {
+      const std::string suffix = "/B=" + std::to_string(b);
+      const double loop = reporter.seconds[op.name + "/loop" + suffix];
+      const double fused = reporter.seconds[op.name + "/fused" + suffix];
+      std::cout << std::right << std::setw(8) << std::fixed << std::setprecision(2) << loop / fused;
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
