@@ -34,7 +34,13 @@ at::Tensor FusedEmbeddingImpl::forward_per_model(const at::Tensor& indices) {
   offset_view[0] = models_;
   const at::Tensor offsets =
       at::arange(models_, indices.options().dtype(at::kLong)).mul_(num).view(offset_view);
-  at::Tensor out = at::embedding(weight.view({models_ * num, -1}), indices + offsets);
+  // index_select's backward is one index_add; embedding's sorts the indices
+  // once there are more than a few thousand, which made large arrays 0.5x of B
+  // plain embeddings.
+  const at::Tensor flat = (indices + offsets).reshape({-1});
+  auto out_shape = indices.sizes().vec();
+  out_shape.push_back(options_.embedding_dim());
+  at::Tensor out = at::index_select(weight.view({models_ * num, -1}), 0, flat).view(out_shape);
   if (options_.padding_idx().has_value()) {
     std::int64_t pad = *options_.padding_idx();
     if (pad < 0) pad += num;
