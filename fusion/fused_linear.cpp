@@ -32,17 +32,27 @@ at::Tensor FusedLinearImpl::forward(const at::Tensor& x) {
 }
 
 void FusedLinearImpl::load_slot(std::int64_t slot, const torch::nn::Linear& plain) {
+  load_slot(slot, plain->weight, plain->bias);
+}
+
+void FusedLinearImpl::load_slot(std::int64_t slot, const at::Tensor& plain_weight,
+                                const at::Tensor& plain_bias) {
   torch::NoGradGuard no_grad;
-  weight[slot].copy_(plain->weight.t());
-  if (has_bias_) bias[slot].copy_(plain->bias);
+  weight[slot].copy_(plain_weight.t());
+  if (has_bias_) bias[slot].copy_(plain_bias);
+}
+
+std::pair<at::Tensor, at::Tensor> FusedLinearImpl::slot_tensors(std::int64_t slot) const {
+  return {weight[slot].t(), has_bias_ ? bias[slot] : at::Tensor()};
 }
 
 torch::nn::Linear FusedLinearImpl::extract_slot(std::int64_t slot) const {
   torch::nn::Linear plain(plain_options());
   plain->to(weight.device(), weight.scalar_type());
   torch::NoGradGuard no_grad;
-  plain->weight.copy_(weight[slot].t());
-  if (has_bias_) plain->bias.copy_(bias[slot]);
+  const auto [w, b] = slot_tensors(slot);
+  plain->weight.copy_(w);
+  if (has_bias_) plain->bias.copy_(b);
   return plain;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
@@ -26,6 +27,10 @@ class FusedLinearImpl : public torch::nn::Module {
   torch::nn::Linear extract_slot(std::int64_t slot) const;
   /// Slot b as torch::nn::Linear initialises itself after torch::manual_seed(seed).
   void init_slot(std::int64_t slot, std::uint64_t seed);
+  /// Copies a plain weight [out, in] and bias [out] (undefined without bias) into slot b.
+  void load_slot(std::int64_t slot, const at::Tensor& plain_weight, const at::Tensor& plain_bias);
+  /// Slot b's plain weight [out, in] (a view) and bias [out] (undefined without bias).
+  std::pair<at::Tensor, at::Tensor> slot_tensors(std::int64_t slot) const;
 
   std::int64_t models() const { return models_; }
 
