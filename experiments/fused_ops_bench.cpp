@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -37,6 +38,13 @@ struct Case {
   Step loop;
 };
 
+// Ops with a choice of strategy measure it when the array is built, as the engine does.
+template <typename T, typename = void>
+struct Tunable : std::false_type {};
+template <typename T>
+struct Tunable<T, std::void_t<decltype(std::declval<T&>()->tune(std::declval<at::Tensor>()))>>
+    : std::true_type {};
+
 // Forward + backward with a fixed upstream gradient (a loss would add its own cost).
 void fwd_bwd(const at::Tensor& y, const at::Tensor& grad) { y.backward(grad); }
 
@@ -58,6 +66,7 @@ Case module_case(std::int64_t models, MakeFused make_fused, MakePlain make_plain
     const at::Tensor stacked = at::stack(*inputs).detach();
     fused_input = (conv_layout ? stack_to_conv(stacked) : stacked).contiguous().set_requires_grad(true);
   }
+  if constexpr (Tunable<Fused>::value) (*fused)->tune(fused_input);
   const at::Tensor y0 = (*fused)->forward(fused_input);
   const at::Tensor fused_grad = at::randn_like(y0);
   const at::Tensor plain_grad = at::randn_like((*plains)[0]->forward((*inputs)[0]));

@@ -37,8 +37,27 @@ at::Tensor FusedBatchNormImpl<D>::normalize(const at::Tensor& x) {
     torch::NoGradGuard no_grad;
     num_batches_tracked.add_(1);
   }
-  return at::batch_norm(x, weight, bias, running_mean, running_var, use_batch_stats,
-                        *options_.momentum(), options_.eps(), /*cudnn_enabled=*/true);
+  if (strategy_ == Strategy::kFused || models_ == 1) {
+    return at::batch_norm(x, weight, bias, running_mean, running_var, use_batch_stats,
+                          *options_.momentum(), options_.eps(), /*cudnn_enabled=*/true);
+  }
+  // Model by model: narrow views update each model's running statistics in place.
+  const std::int64_t c = options_.num_features();
+  auto part = [c](const at::Tensor& t, std::int64_t b) { return t.defined() ? t.narrow(0, b * c, c) : t; };
+  const auto xs = x.chunk(models_, 1);
+  std::vector<at::Tensor> ys;
+  for (std::int64_t b = 0; b < models_; ++b) {
+    ys.push_back(at::batch_norm(xs[b], part(weight, b), part(bias, b), part(running_mean, b),
+                                part(running_var, b), use_batch_stats, *options_.momentum(),
+                                options_.eps(), /*cudnn_enabled=*/true));
+  }
+  return at::cat(ys, 1);
+}
+
+template <std::size_t D>
+StrategyChoice FusedBatchNormImpl<D>::tune(const at::Tensor& example) {
+  return tune_strategy(*this, example, [this](const at::Tensor& x) { return forward(x); },
+                       [this](Strategy s) { strategy_ = s; });
 }
 
 template <std::size_t D>

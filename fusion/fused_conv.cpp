@@ -65,8 +65,28 @@ template <std::size_t D, bool T>
 at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   std::vector<std::int64_t> output_padding(D, 0);
   if constexpr (T) output_padding = vec(options_.output_padding());
-  return at::convolution(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
-                         vec(options_.dilation()), T, output_padding, options_.groups() * models_);
+  const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
+             dilation = vec(options_.dilation());
+  if (strategy_ == Strategy::kFused || models_ == 1) {
+    return at::convolution(x, weight, bias, stride, padding, dilation, T, output_padding,
+                           options_.groups() * models_);
+  }
+  // Model by model on its own channels, then the outputs side by side again.
+  const auto xs = x.chunk(models_, 1);
+  const auto ws = weight.chunk(models_, 0);
+  const auto bs = bias.defined() ? bias.chunk(models_, 0) : std::vector<at::Tensor>(models_);
+  std::vector<at::Tensor> ys;
+  for (std::int64_t b = 0; b < models_; ++b) {
+    ys.push_back(at::convolution(xs[b], ws[b], bs[b], stride, padding, dilation, T, output_padding,
+                                 options_.groups()));
+  }
+  return at::cat(ys, 1);
+}
+
+template <std::size_t D, bool T>
+StrategyChoice FusedConvImpl<D, T>::tune(const at::Tensor& example) {
+  return tune_strategy(*this, example, [this](const at::Tensor& x) { return forward(x); },
+                       [this](Strategy s) { strategy_ = s; });
 }
 
 template <std::size_t D, bool T>

@@ -29,6 +29,13 @@ at::Tensor FusedEmbeddingImpl::forward(const at::Tensor& indices) {
 
 at::Tensor FusedEmbeddingImpl::forward_per_model(const at::Tensor& indices) {
   const std::int64_t num = options_.num_embeddings();
+  if (strategy_ == Strategy::kPerModel && models_ > 1) {
+    std::int64_t pad = -1;  // at::embedding's "no padding"
+    if (options_.padding_idx()) pad = *options_.padding_idx() < 0 ? *options_.padding_idx() + num : *options_.padding_idx();
+    std::vector<at::Tensor> ys;
+    for (std::int64_t b = 0; b < models_; ++b) ys.push_back(at::embedding(weight[b], indices[b], pad));
+    return at::stack(ys);
+  }
   // Model b looks up rows b*num + index of the stacked tables: one gather for all.
   std::vector<std::int64_t> offset_view(indices.dim(), 1);
   offset_view[0] = models_;
@@ -48,6 +55,11 @@ at::Tensor FusedEmbeddingImpl::forward_per_model(const at::Tensor& indices) {
     out = at::where((indices == pad).unsqueeze(-1), out.detach(), out);
   }
   return out;
+}
+
+StrategyChoice FusedEmbeddingImpl::tune(const at::Tensor& example_indices) {
+  return tune_strategy(*this, example_indices, [this](const at::Tensor& i) { return forward(i); },
+                       [this](Strategy s) { strategy_ = s; });
 }
 
 void FusedEmbeddingImpl::load_slot(std::int64_t slot, const torch::nn::Embedding& plain) {

@@ -23,6 +23,13 @@ at::Tensor FusedLayerNormImpl::forward(const at::Tensor& x) {
   // Normalize without affine, then each model's own scale and shift. (Group norm
   // with one group per model computes the same in one kernel, but its transposes
   // made it 4x slower on CPU.)
+  if (strategy_ == Strategy::kPerModel && options_.elementwise_affine() && models_ > 1) {
+    std::vector<at::Tensor> ys;
+    for (std::int64_t b = 0; b < models_; ++b) {
+      ys.push_back(at::layer_norm(x[b], options_.normalized_shape(), weight[b], bias[b], options_.eps()));
+    }
+    return at::stack(ys);
+  }
   const at::Tensor y = at::layer_norm(x, options_.normalized_shape(), {}, {}, options_.eps());
   if (!options_.elementwise_affine()) return y;
   // Per-model affine: [B, 1, ..., 1, *shape] broadcasts over each model's batch dims.
@@ -31,6 +38,11 @@ at::Tensor FusedLayerNormImpl::forward(const at::Tensor& x) {
   for (std::int64_t i = 1; i + dims < x.dim(); ++i) view.push_back(1);
   for (auto s : options_.normalized_shape()) view.push_back(s);
   return at::addcmul(bias.view(view), y, weight.view(view));
+}
+
+StrategyChoice FusedLayerNormImpl::tune(const at::Tensor& example) {
+  return tune_strategy(*this, example, [this](const at::Tensor& x) { return forward(x); },
+                       [this](Strategy s) { strategy_ = s; });
 }
 
 void FusedLayerNormImpl::load_slot(std::int64_t slot, const torch::nn::LayerNorm& plain) {

@@ -45,8 +45,11 @@ void train_then_eval(Fused& fused, std::vector<Plain>& plains, at::ScalarType dt
 TEST_P(FusedBatchNormTest, BatchNorm2dMatchesPlainModules) {
   const auto [dtype, models] = GetParam();
   at::manual_seed(4);
+  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+  SCOPED_TRACE(to_string(strategy));
   const auto options = torch::nn::BatchNormOptions(3).momentum(0.2);
   FusedBatchNorm2d fused(models, options, at::TensorOptions().dtype(dtype));
+  fused->set_strategy(strategy);
   std::vector<torch::nn::BatchNorm2d> plains;
   for (std::int64_t b = 0; b < models; ++b) {
     plains.emplace_back(options);
@@ -61,6 +64,7 @@ TEST_P(FusedBatchNormTest, BatchNorm2dMatchesPlainModules) {
       fused, plains, dtype, {4, 3, 5, 5},
       [](const std::vector<at::Tensor>& xs) { return stack_to_conv(at::stack(xs)); },
       [models = models](const at::Tensor& y, std::int64_t b) { return conv_to_stack(y, models)[b]; });
+  }
 }
 
 TEST_P(FusedBatchNormTest, BatchNorm1dMatchesPlainModules) {
@@ -86,6 +90,15 @@ TEST_P(FusedBatchNormTest, BatchNorm1dMatchesPlainModules) {
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedBatchNormTest,
                          ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
                                             ::testing::Values(1, 3, 8)));
+
+TEST(FusedBatchNorm, TuneLeavesRunningStatisticsUntouched) {
+  FusedBatchNorm2d bn(3, torch::nn::BatchNormOptions(4));
+  const at::Tensor mean = bn->running_mean.clone();
+  const at::Tensor count = bn->num_batches_tracked.clone();
+  bn->tune(at::randn({5, 12, 6, 6}) + 3);
+  EXPECT_TRUE(at::equal(bn->running_mean, mean));
+  EXPECT_TRUE(at::equal(bn->num_batches_tracked, count));
+}
 
 TEST(FusedBatchNorm, SlotsRoundTripAndSeed) {
   const auto options = torch::nn::BatchNormOptions(3);

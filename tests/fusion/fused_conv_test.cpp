@@ -19,7 +19,10 @@ std::function<at::Tensor(const at::Tensor&, std::int64_t)> slot_of(std::int64_t 
 template <typename Fused, typename Options>
 void check(const Options& options, std::int64_t models, at::ScalarType dtype,
            const std::vector<std::int64_t>& input_shape) {
+  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+  SCOPED_TRACE(to_string(strategy));
   Fused fused(models, options, at::TensorOptions().dtype(dtype));
+  fused->set_strategy(strategy);
   std::vector<typename Fused::Impl::Plain> plains;
   std::vector<at::Tensor> inputs;
   for (std::int64_t b = 0; b < models; ++b) {
@@ -29,6 +32,7 @@ void check(const Options& options, std::int64_t models, at::ScalarType dtype,
     inputs.push_back(at::randn(input_shape, at::TensorOptions().dtype(dtype)));
   }
   test::expect_equivalent(fused, plains, inputs, to_conv, slot_of(models), dtype);
+  }
 }
 
 class FusedConvTest : public ::testing::TestWithParam<Param> {};
@@ -81,6 +85,16 @@ TEST(FusedConv, SlotsRoundTripAndSeed) {
   torch::nn::ConvTranspose2d plain_t(ot);
   test::expect_round_trip(deconv, plain_t, 3);
   test::expect_seeded_slot(deconv, 2, 9, [&] { return torch::nn::ConvTranspose2d(ot); });
+}
+
+TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
+  FusedConv2d conv(4, torch::nn::Conv2dOptions(3, 4, 3).padding(1));
+  const at::Tensor x = at::randn({2, 12, 8, 8});
+  const StrategyChoice choice = conv->tune(x);
+  EXPECT_GT(choice.fused_seconds, 0);
+  EXPECT_GT(choice.per_model_seconds, 0);
+  EXPECT_EQ(conv->strategy(), choice.strategy);
+  EXPECT_FALSE(conv->weight.grad().defined());  // tuning leaves no gradient behind
 }
 
 TEST(FusedConv, RejectsWhatItCannotFuse) {

@@ -17,8 +17,11 @@ TEST_P(FusedNormEmbeddingTest, LayerNormMatchesPlainModules) {
   const auto [dtype, models] = GetParam();
   at::manual_seed(6);
   for (const auto& normalized : std::vector<std::vector<std::int64_t>>{{8}, {3, 4}}) {
+   for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+    SCOPED_TRACE(to_string(strategy));
     const auto options = torch::nn::LayerNormOptions(normalized).eps(1e-5);
     FusedLayerNorm fused(models, options, at::TensorOptions().dtype(dtype));
+    fused->set_strategy(strategy);
     std::vector<torch::nn::LayerNorm> plains;
     std::vector<at::Tensor> inputs;
     for (std::int64_t b = 0; b < models; ++b) {
@@ -33,14 +36,18 @@ TEST_P(FusedNormEmbeddingTest, LayerNormMatchesPlainModules) {
       inputs.push_back(at::randn(shape, at::TensorOptions().dtype(dtype)));
     }
     test::expect_equivalent(fused, plains, inputs, stack, slot, dtype);
+   }
   }
 }
 
 TEST_P(FusedNormEmbeddingTest, EmbeddingMatchesPlainModulesWithPadding) {
   const auto [dtype, models] = GetParam();
   at::manual_seed(7);
+  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+  SCOPED_TRACE(to_string(strategy));
   const auto options = torch::nn::EmbeddingOptions(11, 6).padding_idx(2);
   FusedEmbedding fused(models, options, at::TensorOptions().dtype(dtype));
+  fused->set_strategy(strategy);
   std::vector<torch::nn::Embedding> plains;
   std::vector<at::Tensor> inputs;
   // The same token indices for every model, padding included, as in an array.
@@ -58,6 +65,7 @@ TEST_P(FusedNormEmbeddingTest, EmbeddingMatchesPlainModulesWithPadding) {
   // The padding row got no gradient in any slot.
   for (std::int64_t b = 0; b < models; ++b) {
     EXPECT_EQ(fused->weight.grad()[b][2].abs().sum().item<double>(), 0.0);
+  }
   }
 }
 

@@ -7,6 +7,8 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/pimpl.h>
 
+#include "hfta/fusion/strategy.h"
+
 namespace hfta::fusion {
 
 template <std::size_t D>
@@ -34,12 +36,19 @@ class FusedBatchNormImpl : public torch::nn::Module {
   Plain extract_slot(std::int64_t slot) const;
   void init_slot(std::int64_t slot, std::uint64_t seed);
 
+  /// Measures one batch norm over B*C channels against B separate ones on
+  /// `example` and keeps the faster (running statistics are left untouched).
+  StrategyChoice tune(const at::Tensor& example);
+  Strategy strategy() const { return strategy_; }
+  void set_strategy(Strategy s) { strategy_ = s; }
+
   at::Tensor weight, bias, running_mean, running_var, num_batches_tracked;
 
  private:
   at::Tensor normalize(const at::Tensor& channels_at_dim1);
   std::int64_t models_;
   torch::nn::BatchNormOptions options_;
+  Strategy strategy_ = Strategy::kFused;
 };
 
 using FusedBatchNorm1dImpl = FusedBatchNormImpl<1>;

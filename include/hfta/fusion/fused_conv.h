@@ -7,6 +7,8 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
 
+#include "hfta/fusion/strategy.h"
+
 namespace hfta::fusion {
 
 /// The plain LibTorch module a fused convolution of each kind mirrors.
@@ -37,6 +39,12 @@ class FusedConvImpl : public torch::nn::Module {
   std::int64_t models() const { return models_; }
   const Options& plain_options() const { return options_; }
 
+  /// Measures one grouped convolution against B separate ones on `example`
+  /// (an input of the array's shape) and keeps the faster.
+  StrategyChoice tune(const at::Tensor& example);
+  Strategy strategy() const { return strategy_; }
+  void set_strategy(Strategy s) { strategy_ = s; }
+
   at::Tensor weight;
   at::Tensor bias;
 
@@ -44,6 +52,7 @@ class FusedConvImpl : public torch::nn::Module {
   std::int64_t rows_per_model() const;
   std::int64_t models_;
   Options options_;
+  Strategy strategy_ = Strategy::kFused;
 };
 
 using FusedConv1dImpl = FusedConvImpl<1, false>;

@@ -7,6 +7,8 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/pimpl.h>
 
+#include "hfta/fusion/strategy.h"
+
 namespace hfta::fusion {
 
 /// Layout: indices [N...] shared by every model (all models of an array see the
@@ -25,11 +27,17 @@ class FusedEmbeddingImpl : public torch::nn::Module {
   torch::nn::Embedding extract_slot(std::int64_t slot) const;
   void init_slot(std::int64_t slot, std::uint64_t seed);
 
+  /// Measures one gather over the stacked tables against B lookups, keeps the faster.
+  StrategyChoice tune(const at::Tensor& example_indices);
+  Strategy strategy() const { return strategy_; }
+  void set_strategy(Strategy s) { strategy_ = s; }
+
   at::Tensor weight;
 
  private:
   std::int64_t models_;
   torch::nn::EmbeddingOptions options_;
+  Strategy strategy_ = Strategy::kFused;
 };
 TORCH_MODULE(FusedEmbedding);
 

@@ -7,6 +7,8 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include "hfta/fusion/strategy.h"
+
 namespace hfta::fusion {
 
 /// Layout: matmul layout [B, N..., *normalized_shape] -> same.
@@ -22,11 +24,17 @@ class FusedLayerNormImpl : public torch::nn::Module {
   torch::nn::LayerNorm extract_slot(std::int64_t slot) const;
   void init_slot(std::int64_t slot, std::uint64_t seed);
 
+  /// Measures the batched form against B separate layer norms and keeps the faster.
+  StrategyChoice tune(const at::Tensor& example);
+  Strategy strategy() const { return strategy_; }
+  void set_strategy(Strategy s) { strategy_ = s; }
+
   at::Tensor weight, bias;
 
  private:
   std::int64_t models_;
   torch::nn::LayerNormOptions options_;
+  Strategy strategy_ = Strategy::kFused;
 };
 TORCH_MODULE(FusedLayerNorm);
 

@@ -1,0 +1,77 @@
+#include "hfta/fusion/strategy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace hfta::fusion {
+namespace {
+
+double seconds(const std::function<void()>& step) {
+  const auto start = std::chrono::steady_clock::now();
+  step();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+const char* to_string(Strategy s) { return s == Strategy::kFused ? "fused" : "per-model"; }
+
+StrategyChoice choose_strategy(const std::function<void()>& fused,
+                               const std::function<void()>& per_model, int repeats) {
+  fused();
+  per_model();
+  std::vector<double> f, p;
+  for (int i = 0; i < std::max(1, repeats); ++i) {
+    f.push_back(seconds(fused));
+    p.push_back(seconds(per_model));
+  }
+  StrategyChoice choice;
+  choice.fused_seconds = median(f);
+  choice.per_model_seconds = median(p);
+  choice.strategy = choice.per_model_seconds < choice.fused_seconds ? Strategy::kPerModel : Strategy::kFused;
+  return choice;
+}
+
+}  // namespace hfta::fusion
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+namespace hfta::fusion {
+
+StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& example,
+                             const std::function<at::Tensor(const at::Tensor&)>& forward,
+                             const std::function<void(Strategy)>& use, int repeats) {
+  std::vector<at::Tensor> grads, buffers;
+  for (const auto& p : module.parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
+  for (const auto& b : module.buffers()) buffers.push_back(b.clone());
+
+  const at::Tensor input =
+      example.is_floating_point() ? example.detach().clone().set_requires_grad(true) : example;
+  at::Tensor upstream;
+  auto step = [&](Strategy s) {
+    use(s);
+    const at::Tensor y = forward(input);
+    if (!upstream.defined()) upstream = at::randn_like(y);
+    y.backward(upstream);
+  };
+  const StrategyChoice choice = choose_strategy([&] { step(Strategy::kFused); },
+                                                [&] { step(Strategy::kPerModel); }, repeats);
+  {
+    at::NoGradGuard no_grad;
+    std::size_t i = 0;
+    for (auto& p : module.parameters()) p.mutable_grad() = grads[i++];
+    i = 0;
+    for (auto& b : module.buffers()) b.copy_(buffers[i++]);
+  }
+  use(choice.strategy);
+  return choice;
+}
+
+}  // namespace hfta::fusion
