@@ -112,8 +112,7 @@ typename FusedBatchNormImpl<D>::Plain FusedBatchNormImpl<D>::extract_slot(std::i
 
 template <std::size_t D>
 void FusedBatchNormImpl<D>::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, Plain(options_));
+  load_slot(slot, seeded<Plain>(seed, options_));
 }
 
 template class FusedBatchNormImpl<1>;

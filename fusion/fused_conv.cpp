@@ -116,8 +116,7 @@ typename FusedConvImpl<D, T>::Plain FusedConvImpl<D, T>::extract_slot(std::int64
 
 template <std::size_t D, bool T>
 void FusedConvImpl<D, T>::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, Plain(options_));
+  load_slot(slot, seeded<Plain>(seed, options_));
 }
 
 template class FusedConvImpl<1, false>;

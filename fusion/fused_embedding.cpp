@@ -76,8 +76,7 @@ torch::nn::Embedding FusedEmbeddingImpl::extract_slot(std::int64_t slot) const {
 }
 
 void FusedEmbeddingImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, torch::nn::Embedding(options_));
+  load_slot(slot, seeded<torch::nn::Embedding>(seed, options_));
 }
 
 }  // namespace hfta::fusion

@@ -63,8 +63,7 @@ torch::nn::LayerNorm FusedLayerNormImpl::extract_slot(std::int64_t slot) const {
 }
 
 void FusedLayerNormImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, torch::nn::LayerNorm(options_));
+  load_slot(slot, seeded<torch::nn::LayerNorm>(seed, options_));
 }
 
 }  // namespace hfta::fusion

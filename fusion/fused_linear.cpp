@@ -57,8 +57,7 @@ torch::nn::Linear FusedLinearImpl::extract_slot(std::int64_t slot) const {
 }
 
 void FusedLinearImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, torch::nn::Linear(plain_options()));
+  load_slot(slot, seeded<torch::nn::Linear>(seed, plain_options()));
 }
 
 }  // namespace hfta::fusion

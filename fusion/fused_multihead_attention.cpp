@@ -106,8 +106,7 @@ torch::nn::MultiheadAttention FusedMultiheadAttentionImpl::extract_slot(std::int
 }
 
 void FusedMultiheadAttentionImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, torch::nn::MultiheadAttention(options_));
+  load_slot(slot, seeded<torch::nn::MultiheadAttention>(seed, options_));
 }
 
 }  // namespace hfta::fusion

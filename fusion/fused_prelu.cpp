@@ -53,8 +53,7 @@ torch::nn::PReLU FusedPReLUImpl::extract_slot(std::int64_t slot) const {
 }
 
 void FusedPReLUImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, torch::nn::PReLU(options_));
+  load_slot(slot, seeded<torch::nn::PReLU>(seed, options_));
 }
 
 }  // namespace hfta::fusion

@@ -83,8 +83,7 @@ torch::nn::TransformerEncoderLayer FusedTransformerEncoderLayerImpl::extract_slo
 }
 
 void FusedTransformerEncoderLayerImpl::init_slot(std::int64_t slot, std::uint64_t seed) {
-  ScopedSeed scoped(seed);
-  load_slot(slot, torch::nn::TransformerEncoderLayer(options_));
+  load_slot(slot, seeded<torch::nn::TransformerEncoderLayer>(seed, options_));
 }
 
 void FusedTransformerEncoderLayerImpl::set_dropout(std::int64_t slot, double p) {

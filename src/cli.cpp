@@ -104,24 +104,25 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   validate_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
   validate_cmd->add_flag("--json", a.json, "Print the sweep with every default filled in, as JSON");
 
+  // run and plan take the same sweep, fusion, device and seed.
+  auto add_sweep_options = [&a](CLI::App* cmd) {
+    cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
+    cmd->add_option("--fusion", a.fusion, "Fuse same-shape trials into arrays, or train each alone")
+        ->check(CLI::IsMember({"auto", "off"}));
+    cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,...");
+    cmd->add_option("--seed", a.seed, "Override the sweep's seed")->check(CLI::NonNegativeNumber);
+  };
+
   auto* run_cmd = app.add_subcommand("run", "Run a sweep to the end");
-  run_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
+  add_sweep_options(run_cmd);
   run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)");
-  run_cmd->add_option("--fusion", a.fusion, "Fuse same-shape trials into arrays, or train each alone")
-      ->check(CLI::IsMember({"auto", "off"}));
-  run_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,...");
-  run_cmd->add_option("--seed", a.seed, "Override the sweep's seed")->check(CLI::NonNegativeNumber);
 
   auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
-  plan_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
+  add_sweep_options(plan_cmd);
   plan_cmd->add_flag("--json", a.json, "Print the plan as JSON");
-  plan_cmd->add_option("--fusion", a.fusion, "Plan fused arrays, or every trial alone")
-      ->check(CLI::IsMember({"auto", "off"}));
-  plan_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,...");
-  plan_cmd->add_option("--seed", a.seed, "Override the sweep's seed")->check(CLI::NonNegativeNumber);
 
   auto* status_cmd = app.add_subcommand("status", "Show the progress of a sweep");
   status_cmd->add_option("dir", a.dir, "The experiment directory")->required();

@@ -21,4 +21,11 @@ class ScopedSeed {
   at::Generator saved_;
 };
 
+/// A plain module built the way LibTorch builds it right after manual_seed(seed).
+template <typename Plain, typename Options>
+Plain seeded(std::uint64_t seed, const Options& options) {
+  ScopedSeed scoped(seed);
+  return Plain(options);
+}
+
 }  // namespace hfta::fusion
