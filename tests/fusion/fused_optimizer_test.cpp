@@ -1,0 +1,294 @@
+// Fused optimizers against one torch::optim optimizer per model, each with that
+// model's hyperparameters, fed identical gradients for 50 steps.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include <torch/nn/modules/linear.h>
+#include <torch/optim.h>
+
+#include "equivalence.h"
+#include "hfta/fusion/fused_optimizer.h"
+
+namespace hfta::fusion {
+namespace {
+
+constexpr int kSteps = 50;
+
+double tolerance(at::ScalarType t) { return t == at::kDouble ? 1e-12 : 1e-6; }
+
+// B plain Linear(5, 4) models and the same parameters stacked as fused tensors.
+struct Models {
+  std::vector<torch::nn::Linear> plain;
+  std::vector<at::Tensor> fused;  // weight [B, 4, 5], bias [B, 4]
+  Models(std::int64_t b, at::ScalarType dtype) {
+    for (std::int64_t i = 0; i < b; ++i) {
+      plain.emplace_back(5, 4);
+      plain.back()->to(dtype);
+    }
+    for (std::size_t k = 0; k < 2; ++k) {
+      std::vector<at::Tensor> rows;
+      for (auto& m : plain) rows.push_back(m->parameters()[k].detach());
+      fused.push_back(at::stack(rows).clone().set_requires_grad(true));
+    }
+  }
+  // The same random gradients into both.
+  void gradients(at::ScalarType dtype) {
+    for (std::size_t k = 0; k < 2; ++k) {
+      std::vector<at::Tensor> rows;
+      for (auto& m : plain) {
+        const at::Tensor g = at::randn_like(m->parameters()[k]);
+        m->parameters()[k].mutable_grad() = g.clone();
+        rows.push_back(g);
+      }
+      fused[k].mutable_grad() = at::stack(rows).to(dtype);
+    }
+  }
+  void expect_equal_to_plain(at::ScalarType dtype, const std::string& what) {
+    for (std::size_t b = 0; b < plain.size(); ++b) {
+      for (std::size_t k = 0; k < 2; ++k) {
+        const double err = test::relative_error(fused[k][b], plain[b]->parameters()[k]);
+        EXPECT_LE(err, tolerance(dtype)) << what << ": model " << b << " parameter " << k;
+      }
+    }
+  }
+};
+
+using MakePlain = std::function<std::unique_ptr<torch::optim::Optimizer>(std::vector<at::Tensor>, std::int64_t)>;
+
+void run(const std::string& what, std::int64_t b, at::ScalarType dtype,
+         const std::function<std::unique_ptr<FusedOptimizer>(std::vector<at::Tensor>)>& make_fused,
+         const MakePlain& make_plain) {
+  SCOPED_TRACE(what + " B=" + std::to_string(b) + " " + c10::toString(dtype));
+  at::manual_seed(b);
+  Models models(b, dtype);
+  auto fused = make_fused(models.fused);
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> plain;
+  for (std::int64_t i = 0; i < b; ++i) plain.push_back(make_plain(models.plain[i]->parameters(), i));
+  for (int step = 0; step < kSteps; ++step) {
+    models.gradients(dtype);
+    fused->step();
+    for (auto& o : plain) o->step();
+  }
+  models.expect_equal_to_plain(dtype, what);
+}
+
+// Per-model hyperparameters: model i gets the i-th value (cycled).
+std::vector<double> each(std::int64_t b, std::vector<double> values) {
+  std::vector<double> out;
+  for (std::int64_t i = 0; i < b; ++i) out.push_back(values[i % values.size()]);
+  return out;
+}
+
+class FusedOptimizerTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+
+TEST_P(FusedOptimizerTest, SgdEveryOption) {
+  const auto [dtype, b] = GetParam();
+  const auto lr = each(b, {0.1, 0.03, 0.2}), momentum = each(b, {0.9, 0.0, 0.5}),
+             dampening = each(b, {0.0, 0.1, 0.3}), wd = each(b, {0.0, 1e-2, 1e-3});
+  for (bool nesterov : {false, true}) {
+    run("sgd", b, dtype,
+        [&](std::vector<at::Tensor> p) {
+          FusedSgdOptions o;
+          o.lr = lr, o.momentum = momentum, o.dampening = nesterov ? std::vector<double>(b, 0.0) : dampening;
+          o.weight_decay = wd, o.nesterov = nesterov ? 1.0 : 0.0;
+          return std::make_unique<FusedSgd>(p, b, o);
+        },
+        [&](std::vector<at::Tensor> p, std::int64_t i) -> std::unique_ptr<torch::optim::Optimizer> {
+          // LibTorch's Nesterov needs momentum and no dampening.
+          const double m = nesterov && momentum[i] == 0 ? 0.0 : momentum[i];
+          return std::make_unique<torch::optim::SGD>(
+              p, torch::optim::SGDOptions(lr[i]).momentum(m).dampening(nesterov ? 0 : dampening[i])
+                     .weight_decay(wd[i]).nesterov(nesterov && m != 0));
+        });
+  }
+}
+
+TEST_P(FusedOptimizerTest, AdamAndAdamWEveryOption) {
+  const auto [dtype, b] = GetParam();
+  const auto lr = each(b, {1e-2, 3e-3, 5e-2}), b1 = each(b, {0.9, 0.8, 0.95}),
+             b2 = each(b, {0.999, 0.99, 0.9}), eps = each(b, {1e-8, 1e-6, 1e-7}),
+             wd = each(b, {0.0, 1e-2, 1e-1}), ams = each(b, {0, 1, 1});
+  for (bool decoupled : {false, true}) {
+    run(decoupled ? "adamw" : "adam", b, dtype,
+        [&](std::vector<at::Tensor> p) {
+          FusedAdamOptions o;
+          o.lr = lr, o.beta1 = b1, o.beta2 = b2, o.eps = eps, o.weight_decay = wd, o.amsgrad = ams;
+          o.decoupled_weight_decay = decoupled;
+          return std::make_unique<FusedAdam>(p, b, o);
+        },
+        [&](std::vector<at::Tensor> p, std::int64_t i) -> std::unique_ptr<torch::optim::Optimizer> {
+          if (decoupled) {
+            return std::make_unique<torch::optim::AdamW>(
+                p, torch::optim::AdamWOptions(lr[i]).betas({b1[i], b2[i]}).eps(eps[i])
+                       .weight_decay(wd[i]).amsgrad(ams[i] != 0));
+          }
+          return std::make_unique<torch::optim::Adam>(
+              p, torch::optim::AdamOptions(lr[i]).betas({b1[i], b2[i]}).eps(eps[i])
+                     .weight_decay(wd[i]).amsgrad(ams[i] != 0));
+        });
+  }
+}
+
+TEST_P(FusedOptimizerTest, RmspropEveryOption) {
+  const auto [dtype, b] = GetParam();
+  const auto lr = each(b, {1e-2, 3e-3, 2e-2}), alpha = each(b, {0.99, 0.9, 0.95}),
+             eps = each(b, {1e-8, 1e-6, 1e-7}), wd = each(b, {0.0, 1e-2, 1e-3}),
+             momentum = each(b, {0.0, 0.9, 0.5}), centered = each(b, {0, 1, 0, 1});
+  run("rmsprop", b, dtype,
+      [&](std::vector<at::Tensor> p) {
+        FusedRmspropOptions o;
+        o.lr = lr, o.alpha = alpha, o.eps = eps, o.weight_decay = wd, o.momentum = momentum,
+        o.centered = centered;
+        return std::make_unique<FusedRmsprop>(p, b, o);
+      },
+      [&](std::vector<at::Tensor> p, std::int64_t i) -> std::unique_ptr<torch::optim::Optimizer> {
+        return std::make_unique<torch::optim::RMSprop>(
+            p, torch::optim::RMSpropOptions(lr[i]).alpha(alpha[i]).eps(eps[i]).weight_decay(wd[i])
+                   .momentum(momentum[i]).centered(centered[i] != 0));
+      });
+}
+
+TEST_P(FusedOptimizerTest, AdagradEveryOption) {
+  const auto [dtype, b] = GetParam();
+  const auto lr = each(b, {1e-1, 3e-2, 5e-2}), decay = each(b, {0.0, 1e-2, 1e-1}),
+             wd = each(b, {0.0, 1e-2, 1e-3}), init = each(b, {0.0, 0.1, 1.0}),
+             eps = each(b, {1e-10, 1e-8, 1e-6});
+  run("adagrad", b, dtype,
+      [&](std::vector<at::Tensor> p) {
+        FusedAdagradOptions o;
+        o.lr = lr, o.lr_decay = decay, o.weight_decay = wd, o.initial_accumulator_value = init,
+        o.eps = eps;
+        return std::make_unique<FusedAdagrad>(p, b, o);
+      },
+      [&](std::vector<at::Tensor> p, std::int64_t i) -> std::unique_ptr<torch::optim::Optimizer> {
+        return std::make_unique<torch::optim::Adagrad>(
+            p, torch::optim::AdagradOptions(lr[i]).lr_decay(decay[i]).weight_decay(wd[i])
+                   .initial_accumulator_value(init[i]).eps(eps[i]));
+      });
+}
+
+// Adadelta per PyTorch's definition, written out for one model (LibTorch has none in C++).
+TEST_P(FusedOptimizerTest, AdadeltaMatchesPyTorchsDefinition) {
+  const auto [dtype, b] = GetParam();
+  const auto lr = each(b, {1.0, 0.5, 2.0}), rho = each(b, {0.9, 0.95, 0.8}),
+             eps = each(b, {1e-6, 1e-5, 1e-4}), wd = each(b, {0.0, 1e-2, 1e-3});
+  at::manual_seed(b);
+  Models models(b, dtype);
+  FusedAdadeltaOptions o;
+  o.lr = lr, o.rho = rho, o.eps = eps, o.weight_decay = wd;
+  FusedAdadelta fused(models.fused, b, o);
+  std::vector<std::vector<at::Tensor>> square(b), acc(b);
+  for (std::int64_t i = 0; i < b; ++i) {
+    for (auto& p : models.plain[i]->parameters()) {
+      square[i].push_back(at::zeros_like(p));
+      acc[i].push_back(at::zeros_like(p));
+    }
+  }
+  for (int step = 0; step < kSteps; ++step) {
+    models.gradients(dtype);
+    fused.step();
+    at::NoGradGuard no_grad;
+    for (std::int64_t i = 0; i < b; ++i) {
+      auto params = models.plain[i]->parameters();
+      for (std::size_t k = 0; k < params.size(); ++k) {
+        at::Tensor grad = params[k].grad();
+        if (wd[i] != 0) grad = grad.add(params[k], wd[i]);
+        square[i][k].mul_(rho[i]).addcmul_(grad, grad, 1 - rho[i]);
+        const at::Tensor std_dev = square[i][k].add(eps[i]).sqrt_();
+        const at::Tensor delta = acc[i][k].add(eps[i]).sqrt_().div_(std_dev).mul_(grad);
+        acc[i][k].mul_(rho[i]).addcmul_(delta, delta, 1 - rho[i]);
+        params[k].add_(delta, -lr[i]);
+      }
+    }
+  }
+  models.expect_equal_to_plain(dtype, "adadelta");
+}
+
+INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedOptimizerTest,
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                                            ::testing::Values(1, 3, 8)));
+
+// Freezing model 1 leaves models 0 and 2 bit-identical to an array that never held it.
+TEST(FusedOptimizer, FrozenModelsChangeNothingElse) {
+  at::manual_seed(3);
+  Models three(3, at::kFloat);
+  std::vector<at::Tensor> two_params;
+  for (const auto& p : three.fused) two_params.push_back(at::stack({p[0], p[2]}).detach().clone().set_requires_grad(true));
+  FusedAdamOptions o;
+  o.lr = std::vector<double>{1e-2, 2e-2, 3e-2};
+  FusedAdam array3(three.fused, 3, o);
+  o.lr = std::vector<double>{1e-2, 3e-2};
+  FusedAdam array2(two_params, 2, o);
+  at::Tensor frozen_weight;
+  for (int step = 0; step < 30; ++step) {
+    if (step == 10) {
+      array3.freeze(1);
+      frozen_weight = three.fused[0][1].detach().clone();
+    }
+    for (std::size_t k = 0; k < 2; ++k) {
+      const at::Tensor g = at::randn_like(three.fused[k]);
+      three.fused[k].mutable_grad() = g;
+      two_params[k].mutable_grad() = at::stack({g[0], g[2]});
+    }
+    array3.step();
+    array2.step();
+  }
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_TRUE(at::equal(three.fused[k][0], two_params[k][0]));
+    EXPECT_TRUE(at::equal(three.fused[k][2], two_params[k][1]));
+  }
+  EXPECT_TRUE(at::equal(three.fused[0][1], frozen_weight));
+  EXPECT_EQ(array3.step_count(1), 10);
+  EXPECT_EQ(array3.step_count(0), 30);
+}
+
+// A model's state moves to another slot of another array and continues exactly.
+TEST(FusedOptimizer, SlotStateMovesBetweenArrays) {
+  at::manual_seed(4);
+  Models a(3, at::kDouble);
+  FusedSgdOptions so;
+  so.lr = std::vector<double>{0.1, 0.05, 0.2};
+  so.momentum = std::vector<double>{0.9, 0.8, 0.7};
+  FusedSgd first(a.fused, 3, so);
+  for (int step = 0; step < 5; ++step) {
+    a.gradients(at::kDouble);
+    first.step();
+  }
+  // Model 2 goes to slot 0 of a new array of two.
+  Models b(2, at::kDouble);
+  {
+    at::NoGradGuard no_grad;
+    for (std::size_t k = 0; k < 2; ++k) b.fused[k][0].copy_(a.fused[k][2]);
+  }
+  FusedSgdOptions so2;
+  so2.lr = std::vector<double>{0.2, 0.1};
+  so2.momentum = std::vector<double>{0.7, 0.9};
+  FusedSgd second(b.fused, 2, so2);
+  second.import_slot(0, first.export_slot(2));
+  EXPECT_EQ(second.step_count(0), 5);
+  for (int step = 0; step < 5; ++step) {
+    for (std::size_t k = 0; k < 2; ++k) {
+      const at::Tensor g = at::randn_like(a.fused[k][2]);
+      a.fused[k].mutable_grad() = at::zeros_like(a.fused[k]);
+      a.fused[k].mutable_grad()[2].copy_(g);
+      b.fused[k].mutable_grad() = at::zeros_like(b.fused[k]);
+      b.fused[k].mutable_grad()[0].copy_(g);
+    }
+    first.step();
+    second.step();
+  }
+  for (std::size_t k = 0; k < 2; ++k) EXPECT_TRUE(at::equal(a.fused[k][2], b.fused[k][0]));
+}
+
+TEST(FusedOptimizer, LearningRatesCanChangePerModel) {
+  Models m(2, at::kFloat);
+  FusedSgd sgd(m.fused, 2, FusedSgdOptions{});
+  sgd.lr().set(1, 0.5, 2);
+  EXPECT_DOUBLE_EQ(sgd.lr()[0], 0.01);
+  EXPECT_DOUBLE_EQ(sgd.lr()[1], 0.5);
+  EXPECT_THROW(FusedSgd({at::zeros({3, 2}).t()}, 3, FusedSgdOptions{}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hfta::fusion
