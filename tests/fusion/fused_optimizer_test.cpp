@@ -8,7 +8,9 @@
 #include <torch/optim.h>
 
 #include "equivalence.h"
+#include "hfta/fusion/fused_linear.h"
 #include "hfta/fusion/fused_optimizer.h"
+#include "hfta/fusion/plain_optimizer_state.h"
 
 namespace hfta::fusion {
 namespace {
@@ -279,6 +281,80 @@ TEST(FusedOptimizer, SlotStateMovesBetweenArrays) {
     second.step();
   }
   for (std::size_t k = 0; k < 2; ++k) EXPECT_TRUE(at::equal(a.fused[k][2], b.fused[k][0]));
+}
+
+// Model b's state leaves the array as a plain LibTorch optimizer's state and
+// continues there exactly as the plain optimizer that ran all along; and back.
+TEST(FusedOptimizer, SlotStateAsThePlainOptimizersState) {
+  using torch::optim::Optimizer;
+  const std::vector<std::pair<std::string, std::function<std::unique_ptr<FusedOptimizer>(std::vector<at::Tensor>)>>> kinds = {
+      {"sgd", [](std::vector<at::Tensor> p) { FusedSgdOptions o; o.momentum = 0.9; return std::make_unique<FusedSgd>(p, 3, o); }},
+      {"adam", [](std::vector<at::Tensor> p) { FusedAdamOptions o; o.amsgrad = 1; return std::make_unique<FusedAdam>(p, 3, o); }},
+      {"adamw", [](std::vector<at::Tensor> p) { FusedAdamOptions o; o.decoupled_weight_decay = true; o.weight_decay = 0.01; return std::make_unique<FusedAdam>(p, 3, o); }},
+      {"rmsprop", [](std::vector<at::Tensor> p) { FusedRmspropOptions o; o.centered = 1; o.momentum = 0.5; return std::make_unique<FusedRmsprop>(p, 3, o); }},
+      {"adagrad", [](std::vector<at::Tensor> p) { FusedAdagradOptions o; o.initial_accumulator_value = 0.1; return std::make_unique<FusedAdagrad>(p, 3, o); }},
+  };
+  auto make_plain = [](const std::string& kind, std::vector<at::Tensor> p) -> std::unique_ptr<Optimizer> {
+    if (kind == "sgd") return std::make_unique<torch::optim::SGD>(p, torch::optim::SGDOptions(0.01).momentum(0.9));
+    if (kind == "adam") return std::make_unique<torch::optim::Adam>(p, torch::optim::AdamOptions(0.001).amsgrad(true));
+    if (kind == "adamw") return std::make_unique<torch::optim::AdamW>(p, torch::optim::AdamWOptions(0.001).weight_decay(0.01));
+    if (kind == "rmsprop") return std::make_unique<torch::optim::RMSprop>(p, torch::optim::RMSpropOptions(0.01).centered(true).momentum(0.5));
+    return std::make_unique<torch::optim::Adagrad>(p, torch::optim::AdagradOptions(0.01).initial_accumulator_value(0.1));
+  };
+  for (const auto& [kind, make_fused] : kinds) {
+    SCOPED_TRACE(kind);
+    at::manual_seed(5);
+    Models models(3, at::kDouble);
+    auto fused = make_fused(models.fused);
+    auto reference = make_plain(kind, models.plain[1]->parameters());  // model 1, all along
+    for (int step = 0; step < 7; ++step) {
+      models.gradients(at::kDouble);
+      fused->step();
+      reference->step();
+    }
+    // Model 1 leaves as a plain model with a plain optimizer.
+    torch::nn::Linear alone = fused->models() == 3 ? torch::nn::Linear(5, 4) : nullptr;
+    alone->to(at::kDouble);
+    {
+      at::NoGradGuard no_grad;
+      for (std::size_t k = 0; k < 2; ++k) alone->parameters()[k].copy_(models.fused[k][1]);
+    }
+    auto resumed = make_plain(kind, alone->parameters());
+    export_to_plain(*fused, 1, *resumed, same_layout(alone->parameters()));
+    // And comes back into slot 0 of the array.
+    import_from_plain(*fused, 0, *resumed, same_layout(alone->parameters()));
+    {
+      at::NoGradGuard no_grad;
+      for (std::size_t k = 0; k < 2; ++k) models.fused[k][0].copy_(models.fused[k][1]);
+    }
+    for (int step = 0; step < 5; ++step) {
+      for (std::size_t k = 0; k < 2; ++k) {
+        const at::Tensor g = at::randn_like(alone->parameters()[k]);
+        alone->parameters()[k].mutable_grad() = g.clone();
+        models.plain[1]->parameters()[k].mutable_grad() = g.clone();
+        models.fused[k].mutable_grad() = at::stack({g, g, g});
+      }
+      resumed->step();
+      reference->step();
+      fused->step();
+    }
+    for (std::size_t k = 0; k < 2; ++k) {
+      // The fused steps matched the plain ones to rounding, so the resumed run does too.
+      EXPECT_LE(test::relative_error(alone->parameters()[k], models.plain[1]->parameters()[k]), 1e-12)
+          << "plain resume, parameter " << k;
+      EXPECT_LE(test::relative_error(models.fused[k][0], models.plain[1]->parameters()[k]), 1e-12) << "back in slot 0";
+    }
+  }
+}
+
+TEST(FusedOptimizer, LinearLayoutMapsTransposedWeightRows) {
+  FusedLinear linear(2, 3, 5);
+  auto plain = linear->extract_slot(1);
+  const SlotLayout layout = linear_layout(plain->parameters());
+  const at::Tensor weight_row = linear->weight.view({2, -1})[1];
+  EXPECT_TRUE(at::equal(layout.to_plain(0, weight_row), plain->weight));
+  EXPECT_TRUE(at::equal(layout.to_row(0, plain->weight), weight_row));
+  EXPECT_TRUE(at::equal(layout.to_plain(1, linear->bias[1]), plain->bias));
 }
 
 TEST(FusedOptimizer, LearningRatesCanChangePerModel) {
