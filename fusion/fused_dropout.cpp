@@ -1,5 +1,6 @@
 #include "hfta/fusion/fused_dropout.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -17,7 +18,8 @@ void FusedDropoutImpl::set_p(std::int64_t slot, double p) {
 }
 
 at::Tensor FusedDropoutImpl::forward(const at::Tensor& x) {
-  if (!is_training()) return x;
+  // Dropping nothing is the identity, as at::dropout(x, 0) is: no mask drawn.
+  if (!is_training() || std::all_of(p_.begin(), p_.end(), [](double p) { return p == 0; })) return x;
   const auto models = static_cast<std::int64_t>(p_.size());
   const auto opts = x.options();
   // Per-model keep probability and scale, shaped to broadcast over the input.

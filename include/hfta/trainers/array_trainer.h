@@ -1,0 +1,82 @@
+// The array training loop: B classifiers trained together on the same batches,
+// each with its own hyperparameters, metrics and early stopping.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hfta/fusion/fused_optimizer.h"
+#include "hfta/trainers/array_classifier.h"
+#include "hfta/trainers/fashion_mnist_data.h"
+
+namespace hfta::trainers {
+
+/// One trial placed in a slot: who it is and its numeric hyperparameters.
+struct SlotTrial {
+  std::int64_t trial_id = 0;
+  std::uint64_t seed = 0;  ///< initialises the slot as the plain model after manual_seed(seed)
+  double lr = 0.01, momentum = 0, weight_decay = 0, dropout = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+
+/// What every slot shares.
+struct ArrayTrainerOptions {
+  std::string optimizer = "sgd";  ///< sgd, adam or adamw
+  std::int64_t batch_size = 64;
+  std::uint64_t data_seed = 0;    ///< batch order: a function of (data_seed, epoch) only
+  std::int64_t patience = 0;      ///< > 0: early stopping on validation accuracy
+  double min_delta = 0;
+  double divergence = 0;          ///< > 0: a training loss above it counts as diverged
+};
+
+/// A trial's state in the array.
+enum class SlotStatus { kRunning, kStopped, kDiverged };
+
+/// One evaluation of one slot.
+struct SlotMetrics {
+  std::int64_t trial_id = 0;
+  std::int64_t step = 0;
+  double train_loss = 0;  ///< mean over the steps since the previous evaluation
+  double val_loss = 0;
+  double val_accuracy = 0;
+  SlotStatus status = SlotStatus::kRunning;
+};
+
+class ArrayTrainer {
+ public:
+  ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
+               ArrayTrainerOptions options, const FashionMnistData& data);
+
+  /// Trains `steps` batches (continuing the shared data stream); returns each
+  /// step's per-model training loss [steps][B].
+  std::vector<std::vector<double>> train(std::int64_t steps);
+
+  /// Evaluates every slot on the validation set, applies early stopping and
+  /// divergence (stopped slots are frozen: they change no more), keyed by trial id.
+  std::vector<SlotMetrics> evaluate();
+
+  ArrayClassifier& model() { return *model_; }
+  fusion::FusedOptimizer& optimizer() { return *optimizer_; }
+  SlotStatus status(std::int64_t slot) const { return status_.at(static_cast<std::size_t>(slot)); }
+  std::int64_t step() const { return step_; }
+
+ private:
+  std::shared_ptr<ArrayClassifier> model_;
+  std::vector<SlotTrial> trials_;
+  ArrayTrainerOptions options_;
+  const FashionMnistData& data_;
+  std::unique_ptr<fusion::FusedOptimizer> optimizer_;
+  std::vector<SlotStatus> status_;
+  std::vector<double> best_, loss_sum_;
+  std::vector<std::int64_t> bad_evals_;
+  std::int64_t step_ = 0, loss_steps_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
+  at::Tensor order_;
+};
+
+/// Per-model mean cross-entropy of logits [B, N, C] against labels [N]: a [B] tensor.
+at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels);
+
+}  // namespace hfta::trainers

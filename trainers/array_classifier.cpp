@@ -1,0 +1,189 @@
+#include "hfta/trainers/array_classifier.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/functional.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/pooling.h>
+
+#include "hfta/fusion/fused_activation.h"
+#include "hfta/fusion/layout.h"
+#include "hfta/fusion/slot_init.h"
+
+namespace hfta::trainers {
+namespace {
+
+using fusion::activation_from_name;
+
+// The plain module of an activation, for the plain form of a model.
+torch::nn::AnyModule plain_activation(const std::string& name) {
+  if (name == "relu") return torch::nn::AnyModule(torch::nn::ReLU());
+  if (name == "leaky_relu") return torch::nn::AnyModule(torch::nn::LeakyReLU());
+  if (name == "gelu") return torch::nn::AnyModule(torch::nn::GELU());
+  if (name == "silu") return torch::nn::AnyModule(torch::nn::SiLU());
+  if (name == "tanh") return torch::nn::AnyModule(torch::nn::Tanh());
+  if (name == "sigmoid") return torch::nn::AnyModule(torch::nn::Sigmoid());
+  activation_from_name(name);  // throws for unknown names
+  return torch::nn::AnyModule(torch::nn::Functional([](const at::Tensor& x) { return at::hardswish(x); }));
+}
+
+at::Tensor activate(const std::string& name, const at::Tensor& x) {
+  return fusion::FusedActivation(activation_from_name(name))->forward(x);
+}
+
+// The plain model's Linear and Conv2d layers, in order.
+template <typename Module>
+std::vector<std::shared_ptr<Module>> layers_of(const torch::nn::Sequential& plain) {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& m : plain->modules(/*include_self=*/false)) {
+    if (auto p = std::dynamic_pointer_cast<Module>(m)) out.push_back(p);
+  }
+  return out;
+}
+
+template <typename Fused, typename Plain>
+void copy_out(const Fused& fused, std::int64_t slot, Plain& plain) {
+  const auto from = fused->extract_slot(slot);
+  torch::NoGradGuard no_grad;
+  plain.weight.copy_(from->weight);
+  if (plain.bias.defined()) plain.bias.copy_(from->bias);
+}
+
+}  // namespace
+
+void ArrayClassifier::init_slot(std::int64_t slot, std::uint64_t seed) {
+  torch::nn::Sequential plain{nullptr};
+  {
+    fusion::ScopedSeed scoped(seed);
+    plain = make_plain();
+  }
+  load_slot(slot, plain);
+}
+
+// ---- MLP --------------------------------------------------------------------
+
+FusedMlp::FusedMlp(std::int64_t models, std::int64_t inputs, std::int64_t depth, std::int64_t width,
+                   std::string activation, double dropout, std::int64_t classes,
+                   const at::TensorOptions& tensor_options)
+    : ArrayClassifier(models), inputs_(inputs), depth_(depth), width_(width), classes_(classes),
+      activation_(std::move(activation)), dropout_(dropout), options_(tensor_options) {
+  std::int64_t in = inputs;
+  for (std::int64_t d = 0; d <= depth; ++d) {
+    const std::int64_t out = d == depth ? classes : width;
+    layers_.push_back(register_module("linear" + std::to_string(d),
+                                      fusion::FusedLinear(models, in, out, true, tensor_options)));
+    if (d < depth) {
+      dropouts_.push_back(register_module(
+          "dropout" + std::to_string(d),
+          fusion::FusedDropout(std::vector<double>(models, dropout), fusion::Layout::kMatmul)));
+    }
+    in = out;
+  }
+  for (std::int64_t b = 0; b < models; ++b) load_slot(b, make_plain());
+}
+
+at::Tensor FusedMlp::forward(const at::Tensor& images) {
+  at::Tensor x = fusion::broadcast_to_models(images.reshape({images.size(0), -1}), models_);
+  for (std::int64_t d = 0; d <= depth_; ++d) {
+    x = layers_[d]->forward(x);
+    if (d < depth_) x = dropouts_[d]->forward(activate(activation_, x));
+  }
+  return x;
+}
+
+torch::nn::Sequential FusedMlp::make_plain() const {
+  torch::nn::Sequential net;
+  net->push_back(torch::nn::Flatten());
+  std::int64_t in = inputs_;
+  for (std::int64_t d = 0; d < depth_; ++d) {
+    net->push_back(torch::nn::Linear(in, width_));
+    net->push_back(plain_activation(activation_));
+    net->push_back(torch::nn::Dropout(dropout_));
+    in = width_;
+  }
+  net->push_back(torch::nn::Linear(in, classes_));
+  net->to(options_.dtype().toScalarType());
+  return net;
+}
+
+void FusedMlp::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
+  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
+  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->load_slot(slot, torch::nn::Linear(linears.at(i)));
+}
+
+torch::nn::Sequential FusedMlp::extract_slot(std::int64_t slot) const {
+  torch::nn::Sequential plain = make_plain();
+  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
+  for (std::size_t i = 0; i < layers_.size(); ++i) copy_out(layers_[i], slot, *linears[i]);
+  return plain;
+}
+
+void FusedMlp::set_dropout(std::int64_t slot, double p) {
+  for (auto& d : dropouts_) d->set_p(slot, p);
+}
+
+// ---- CNN --------------------------------------------------------------------
+
+FusedCnn::FusedCnn(std::int64_t models, std::int64_t width, std::string activation, double dropout,
+                   std::int64_t classes, const at::TensorOptions& tensor_options)
+    : ArrayClassifier(models), width_(width), classes_(classes), activation_(std::move(activation)),
+      dropout_(dropout), options_(tensor_options) {
+  const auto& t = tensor_options;
+  conv1_ = register_module("conv1", fusion::FusedConv2d(models, torch::nn::Conv2dOptions(1, 6 * width, 5).padding(2), t));
+  conv2_ = register_module("conv2", fusion::FusedConv2d(models, torch::nn::Conv2dOptions(6 * width, 16 * width, 5), t));
+  fc1_ = register_module("fc1", fusion::FusedLinear(models, 16 * width * 25, 120, true, t));
+  fc2_ = register_module("fc2", fusion::FusedLinear(models, 120, 84, true, t));
+  fc3_ = register_module("fc3", fusion::FusedLinear(models, 84, classes, true, t));
+  drop_ = register_module("dropout", fusion::FusedDropout(std::vector<double>(models, dropout), fusion::Layout::kMatmul));
+  for (std::int64_t b = 0; b < models; ++b) load_slot(b, make_plain());
+}
+
+at::Tensor FusedCnn::forward(const at::Tensor& images) {
+  // The shared single-channel batch, once per model, side by side: [N, B, 28, 28].
+  at::Tensor x = images.expand({images.size(0), models_, images.size(2), images.size(3)});
+  x = at::max_pool2d(activate(activation_, conv1_->forward(x)), {2, 2});
+  x = at::max_pool2d(activate(activation_, conv2_->forward(x)), {2, 2});
+  x = fusion::conv_to_matmul(x, models_);
+  x = drop_->forward(activate(activation_, fc1_->forward(x)));
+  x = activate(activation_, fc2_->forward(x));
+  return fc3_->forward(x);
+}
+
+torch::nn::Sequential FusedCnn::make_plain() const {
+  torch::nn::Sequential net(
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6 * width_, 5).padding(2)), plain_activation(activation_),
+      torch::nn::MaxPool2d(2), torch::nn::Conv2d(torch::nn::Conv2dOptions(6 * width_, 16 * width_, 5)),
+      plain_activation(activation_), torch::nn::MaxPool2d(2), torch::nn::Flatten(),
+      torch::nn::Linear(16 * width_ * 25, 120), plain_activation(activation_), torch::nn::Dropout(dropout_),
+      torch::nn::Linear(120, 84), plain_activation(activation_), torch::nn::Linear(84, classes_));
+  net->to(options_.dtype().toScalarType());
+  return net;
+}
+
+void FusedCnn::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
+  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
+  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
+  conv1_->load_slot(slot, torch::nn::Conv2d(convs.at(0)));
+  conv2_->load_slot(slot, torch::nn::Conv2d(convs.at(1)));
+  fc1_->load_slot(slot, torch::nn::Linear(linears.at(0)));
+  fc2_->load_slot(slot, torch::nn::Linear(linears.at(1)));
+  fc3_->load_slot(slot, torch::nn::Linear(linears.at(2)));
+}
+
+torch::nn::Sequential FusedCnn::extract_slot(std::int64_t slot) const {
+  torch::nn::Sequential plain = make_plain();
+  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
+  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
+  copy_out(conv1_, slot, *convs[0]);
+  copy_out(conv2_, slot, *convs[1]);
+  copy_out(fc1_, slot, *linears[0]);
+  copy_out(fc2_, slot, *linears[1]);
+  copy_out(fc3_, slot, *linears[2]);
+  return plain;
+}
+
+void FusedCnn::set_dropout(std::int64_t slot, double p) { drop_->set_p(slot, p); }
+
+}  // namespace hfta::trainers

@@ -1,0 +1,124 @@
+#include "hfta/trainers/array_trainer.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+namespace hfta::trainers {
+
+at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels) {
+  const std::int64_t models = logits.size(0), n = logits.size(1);
+  const at::Tensor all = at::cross_entropy_loss(logits.reshape({models * n, -1}), labels.repeat({models}),
+                                                {}, at::Reduction::None);
+  return all.view({models, n}).mean(1);
+}
+
+ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
+                           ArrayTrainerOptions options, const FashionMnistData& data)
+    : model_(std::move(model)), trials_(std::move(trials)), options_(std::move(options)), data_(data) {
+  const auto b = static_cast<std::int64_t>(trials_.size());
+  if (b != model_->models()) throw std::invalid_argument("one trial per slot is needed");
+  std::vector<double> lr, momentum, wd, beta1, beta2, eps;
+  for (std::int64_t i = 0; i < b; ++i) {
+    const auto& t = trials_[static_cast<std::size_t>(i)];
+    model_->init_slot(i, t.seed);
+    model_->set_dropout(i, t.dropout);
+    lr.push_back(t.lr), momentum.push_back(t.momentum), wd.push_back(t.weight_decay);
+    beta1.push_back(t.beta1), beta2.push_back(t.beta2), eps.push_back(t.eps);
+  }
+  if (options_.optimizer == "sgd") {
+    fusion::FusedSgdOptions o;
+    o.lr = lr, o.momentum = momentum, o.weight_decay = wd;
+    optimizer_ = std::make_unique<fusion::FusedSgd>(model_->parameters(), b, o);
+  } else if (options_.optimizer == "adam" || options_.optimizer == "adamw") {
+    fusion::FusedAdamOptions o;
+    o.lr = lr, o.beta1 = beta1, o.beta2 = beta2, o.eps = eps, o.weight_decay = wd;
+    o.decoupled_weight_decay = options_.optimizer == "adamw";
+    optimizer_ = std::make_unique<fusion::FusedAdam>(model_->parameters(), b, o);
+  } else {
+    throw std::invalid_argument("the array trainer supports sgd, adam and adamw, not " + options_.optimizer);
+  }
+  status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);
+  best_.assign(static_cast<std::size_t>(b), -INFINITY);
+  loss_sum_.assign(static_cast<std::size_t>(b), 0.0);
+  bad_evals_.assign(static_cast<std::size_t>(b), 0);
+  order_ = epoch_order(data_.train.size(), options_.data_seed, epoch_);
+}
+
+std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
+  model_->train();
+  std::vector<std::vector<double>> losses;
+  const std::int64_t per_epoch = (data_.train.size() + options_.batch_size - 1) / options_.batch_size;
+  for (std::int64_t s = 0; s < steps; ++s) {
+    if (batch_in_epoch_ == per_epoch) {
+      batch_in_epoch_ = 0;
+      order_ = epoch_order(data_.train.size(), options_.data_seed, ++epoch_);
+    }
+    const Split b = batch(data_.train, order_, batch_in_epoch_++, options_.batch_size);
+    optimizer_->zero_grad();
+    const at::Tensor per_model =
+        per_model_cross_entropy(model_->forward(b.images.to(model_->dtype())), b.labels);
+    // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
+    // Stopped models are left out, so a diverged one's NaN cannot reach anything.
+    std::vector<double> active;
+    for (auto st : status_) active.push_back(st == SlotStatus::kRunning ? 1.0 : 0.0);
+    const at::Tensor mask = at::tensor(active, at::kDouble).to(per_model.options()) > 0;
+    at::where(mask, per_model, at::zeros_like(per_model)).sum().backward();
+    optimizer_->step();
+    ++step_;
+    const at::Tensor values = per_model.detach().to(at::kDouble);
+    std::vector<double> row(values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
+    for (std::size_t i = 0; i < row.size(); ++i) loss_sum_[i] += row[i];
+    ++loss_steps_;
+    losses.push_back(std::move(row));
+  }
+  return losses;
+}
+
+std::vector<SlotMetrics> ArrayTrainer::evaluate() {
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  const std::int64_t b = model_->models(), n = data_.validation.size();
+  at::Tensor loss_sum = at::zeros({b}, at::kDouble), correct = at::zeros({b}, at::kDouble);
+  for (std::int64_t start = 0; start < n; start += 1000) {
+    const std::int64_t count = std::min<std::int64_t>(1000, n - start);
+    const at::Tensor x = data_.validation.images.narrow(0, start, count).to(model_->dtype());
+    const at::Tensor y = data_.validation.labels.narrow(0, start, count);
+    const at::Tensor logits = model_->forward(x);
+    loss_sum += per_model_cross_entropy(logits, y).to(at::kDouble) * static_cast<double>(count);
+    correct += (logits.argmax(-1) == y.unsqueeze(0)).sum(1).to(at::kDouble);
+  }
+  model_->train();
+  std::vector<SlotMetrics> out;
+  for (std::int64_t i = 0; i < b; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    SlotMetrics m;
+    m.trial_id = trials_[k].trial_id;
+    m.step = step_;
+    m.train_loss = loss_steps_ ? loss_sum_[k] / static_cast<double>(loss_steps_) : NAN;
+    m.val_loss = loss_sum[i].item<double>() / static_cast<double>(n);
+    m.val_accuracy = correct[i].item<double>() / static_cast<double>(n);
+    if (status_[k] == SlotStatus::kRunning) {
+      const bool diverged = !std::isfinite(m.train_loss) || !std::isfinite(m.val_loss) ||
+                            (options_.divergence > 0 && m.train_loss > options_.divergence);
+      if (diverged) {
+        status_[k] = SlotStatus::kDiverged;
+      } else if (m.val_accuracy > best_[k] + options_.min_delta) {
+        best_[k] = m.val_accuracy;
+        bad_evals_[k] = 0;
+      } else if (options_.patience > 0 && ++bad_evals_[k] >= options_.patience) {
+        status_[k] = SlotStatus::kStopped;
+      }
+      if (status_[k] != SlotStatus::kRunning) optimizer_->freeze(i);
+    }
+    m.status = status_[k];
+    loss_sum_[k] = 0;
+    out.push_back(m);
+  }
+  loss_steps_ = 0;
+  return out;
+}
+
+}  // namespace hfta::trainers
