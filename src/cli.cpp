@@ -1,5 +1,12 @@
 #include "hfta/core/cli.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <ostream>
 #include <string>
 
@@ -9,6 +16,7 @@
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/sweep_summary.h"
+#include "hfta/core/tuner.h"
 #include "hfta/core/version.h"
 #include "hfta/fusion/device_list.h"
 #include "hfta/fusion/device_memory.h"
@@ -59,16 +67,66 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
-int run(const Args& a, std::ostream& err) {
+// Writes a file so that a crash leaves either the old or the new one: write, fsync, rename.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
+                  ::fsync(::fileno(f)) == 0;
+  std::fclose(f);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  }
+}
+
+int run(const Args& a, std::ostream& out, std::ostream& err) {
   auto sweep = load(a.sweep, err);
   if (!sweep) return kExitUsage;
+  if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
     fusion::parse_device_list(a.device);
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune run: --device: " << e.what() << "\n";
     return kExitUsage;
   }
-  return not_yet("run", "training a sweep", err);
+  const std::string dir = a.out_dir.empty() ? "runs/" + sweep->name : a.out_dir;
+  struct stat info {};
+  if (::stat((dir + "/results.json").c_str(), &info) == 0) {
+    err << "hfta-tune run: " << dir << " already holds a finished sweep; choose another --out\n";
+    return kExitUsage;
+  }
+  if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) {
+    err << "hfta-tune run: cannot create " << dir << "\n";
+    return kExitFailure;
+  }
+  write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
+  out << "running " << sweep->name << " (" << to_string(sweep->search.method) << ") into " << dir
+      << ", fusion " << a.fusion << "\n";
+  TunerOptions options;
+  options.fuse = a.fusion == "auto";
+  options.log = &out;
+  const SweepResult result = run_sweep(*sweep, options);
+  write_atomically(dir + "/results.json", results_json(*sweep, result).dump(2) + "\n");
+  // The best trials, best first.
+  std::vector<const TrialRecord*> ranked;
+  for (const auto& t : result.trials) ranked.push_back(&t);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* x, const auto* y) {
+    return search::better(x->metric, y->metric, sweep->metric.goal);
+  });
+  out << "\nbest trials (" << sweep->metric.name << ", " << to_string(sweep->metric.goal) << "):\n";
+  for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
+    out << "  trial " << ranked[i]->id << "  " << sweep->metric.name << " " << ranked[i]->metric << "  budget "
+        << ranked[i]->budget << "  " << ranked[i]->status << "  {";
+    bool first = true;
+    for (const auto& [k, v] : ranked[i]->params) {
+      out << (first ? "" : ", ") << k << ": " << search::to_string(v);
+      first = false;
+    }
+    out << "}\n";
+  }
+  out << "results: " << dir << "/results.json\n";
+  return kExitOk;
 }
 
 int plan(const Args& a, std::ostream& out, std::ostream& err) {
@@ -141,7 +199,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   }
 
   if (*validate_cmd) return validate(a, out, err);
-  if (*run_cmd) return run(a, err);
+  if (*run_cmd) return run(a, out, err);
   if (*plan_cmd) return plan(a, out, err);
   if (*resume_cmd) return not_yet("resume", "resuming an experiment directory", err);
   if (*status_cmd) return not_yet("status", "the experiment directory", err);

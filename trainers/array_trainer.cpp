@@ -16,14 +16,14 @@ at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& l
 }
 
 ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
-                           ArrayTrainerOptions options, const FashionMnistData& data)
+                           ArrayTrainerOptions options, const FashionMnistData& data, bool initialise)
     : model_(std::move(model)), trials_(std::move(trials)), options_(std::move(options)), data_(data) {
   const auto b = static_cast<std::int64_t>(trials_.size());
   if (b != model_->models()) throw std::invalid_argument("one trial per slot is needed");
   std::vector<double> lr, momentum, wd, beta1, beta2, eps;
   for (std::int64_t i = 0; i < b; ++i) {
     const auto& t = trials_[static_cast<std::size_t>(i)];
-    model_->init_slot(i, t.seed);
+    if (initialise) model_->init_slot(i, t.seed);
     model_->set_dropout(i, t.dropout);
     lr.push_back(t.lr), momentum.push_back(t.momentum), wd.push_back(t.weight_decay);
     beta1.push_back(t.beta1), beta2.push_back(t.beta2), eps.push_back(t.eps);
@@ -44,6 +44,14 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   best_.assign(static_cast<std::size_t>(b), -INFINITY);
   loss_sum_.assign(static_cast<std::size_t>(b), 0.0);
   bad_evals_.assign(static_cast<std::size_t>(b), 0);
+  order_ = epoch_order(data_.train.size(), options_.data_seed, epoch_);
+}
+
+void ArrayTrainer::seek(std::int64_t steps) {
+  const std::int64_t per_epoch = (data_.train.size() + options_.batch_size - 1) / options_.batch_size;
+  step_ = steps;
+  epoch_ = steps / per_epoch;
+  batch_in_epoch_ = steps % per_epoch;
   order_ = epoch_order(data_.train.size(), options_.data_seed, epoch_);
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -118,15 +119,59 @@ TEST_F(Cli, RunRejectsAnUnknownFusionMode) {
 }
 
 TEST_F(Cli, VerbsOfLaterIssuesSayNotYetAvailable) {
-  for (const std::string args : {"run " + quickstart_ + " --out " + dir_ + "/experiment",
-                                 "resume " + dir_, "status " + dir_,
+  for (const std::string args : {"resume " + dir_, "status " + dir_,
                                  "export " + dir_ + " --format csv"}) {
     SCOPED_TRACE(args);
     const Result r = run(args);
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("not yet available"), std::string::npos) << r.err;
   }
-  EXPECT_FALSE(exists(dir_ + "/experiment"));
+}
+
+// A small real sweep: Hyperband over an MLP on Fashion-MNIST, budgets in steps.
+const char* kTinySweep = R"(name: tiny
+seed: 1
+task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, min: 10, max: 90}
+search: {method: hyperband, eta: 3}
+parameters:
+  lr: {distribution: log_uniform, min: 0.01, max: 0.5}
+  momentum: {distribution: uniform, min: 0.0, max: 0.9}
+)";
+
+TEST_F(Cli, RunTrainsASweepAndWritesResults) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  const Result r = run("run " + sweep + " --out " + dir_ + "/fused");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("best trials"), std::string::npos) << r.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ + "/fused/results.json"));
+  EXPECT_EQ(results.at("format"), 1);
+  EXPECT_EQ(results.at("name"), "tiny");
+  EXPECT_EQ(results.at("metric").at("goal"), "maximize");
+  // Hyperband R=90, r=10, eta=3: brackets of 9, 5 and 3 trials.
+  ASSERT_EQ(results.at("trials").size(), 17u);
+  for (const auto& t : results.at("trials")) {
+    EXPECT_TRUE(t.at("params").contains("lr"));
+    EXPECT_EQ(t.at("status"), "completed");
+    EXPECT_FALSE(t.at("history").empty());
+    EXPECT_GT(t.at("metric").get<double>(), 0.3);  // it learned from the real data
+  }
+  EXPECT_TRUE(results.at("best").contains("id"));
+  EXPECT_TRUE(exists(dir_ + "/fused/sweep.json"));
+
+  // --fusion off trains each trial alone with the same math: the same metrics.
+  ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
+  const auto alone = nlohmann::json::parse(slurp(dir_ + "/alone/results.json"));
+  std::map<int, double> fused_metric;
+  for (const auto& t : results.at("trials")) fused_metric[t.at("id")] = t.at("metric");
+  for (const auto& t : alone.at("trials")) {
+    EXPECT_NEAR(t.at("metric").get<double>(), fused_metric.at(t.at("id")), 1e-3) << t.at("id");
+  }
+  EXPECT_EQ(alone.at("best").at("id"), results.at("best").at("id"));
+
+  // A finished experiment directory is not overwritten.
+  EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/fused").code, 2);
 }
 
 TEST_F(Cli, PlanPrintsBracketsAndJson) {

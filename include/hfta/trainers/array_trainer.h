@@ -47,8 +47,14 @@ struct SlotMetrics {
 
 class ArrayTrainer {
  public:
+  /// Slots start from their trial's seed; `initialise` false leaves the model and
+  /// optimizer as they are, for trials loaded from where they stopped.
   ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
-               ArrayTrainerOptions options, const FashionMnistData& data);
+               ArrayTrainerOptions options, const FashionMnistData& data, bool initialise = true);
+
+  /// Starts the shared data stream after `steps` batches (where the array's
+  /// trials stopped: promoted trials continue the data, not restart it).
+  void seek(std::int64_t steps);
 
   /// Trains `steps` batches (continuing the shared data stream); returns each
   /// step's per-model training loss [steps][B].

@@ -1,0 +1,45 @@
+// Runs a sweep: the scheduler decides budgets, the searcher configurations, the
+// packer arrays, and the array trainer trains them; results are keyed by trial id.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hfta/core/sweep_config.h"
+#include "hfta/search/search_space.h"
+
+namespace hfta::core {
+
+struct TunerOptions {
+  bool fuse = true;             ///< false: --fusion off, every trial alone
+  std::ostream* log = nullptr;  ///< progress lines
+};
+
+/// One trial's outcome.
+struct TrialRecord {
+  std::int64_t id = 0;
+  search::Config params;
+  std::uint64_t seed = 0;
+  std::string status = "completed";  ///< completed, stopped, diverged, failed
+  double budget = 0;                 ///< budget units reached
+  double metric = 0;                 ///< the sweep's metric at that budget
+  nlohmann::json history = nlohmann::json::array();  ///< every evaluation
+};
+
+struct SweepResult {
+  std::vector<TrialRecord> trials;  ///< by trial id
+  std::int64_t best = -1;           ///< index into trials
+};
+
+/// Runs `sweep` to the end. Throws std::runtime_error for a model the trainers
+/// cannot train yet.
+SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options);
+
+/// The documented results.json: {"format": 1, "name", "metric", "trials", "best"}.
+nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result);
+
+}  // namespace hfta::core

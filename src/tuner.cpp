@@ -1,0 +1,243 @@
+#include "hfta/core/tuner.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+
+#include "hfta/core/search_setup.h"
+#include "hfta/core/sweep_json.h"
+#include "hfta/fusion/fused_optimizer.h"
+#include "hfta/trainers/array_trainer.h"
+
+namespace hfta::core {
+namespace {
+
+using search::Config;
+
+double number(const Config& c, const SweepConfig& s, const std::string& name, double fallback) {
+  if (auto it = c.find(name); it != c.end() && search::is_numeric(it->second)) return search::as_double(it->second);
+  if (auto it = s.task.options.find(name); it != s.task.options.end() && search::is_numeric(it->second)) {
+    return search::as_double(it->second);
+  }
+  return fallback;
+}
+
+std::string text(const Config& c, const SweepConfig& s, const std::string& name, const std::string& fallback) {
+  if (auto it = c.find(name); it != c.end()) return search::to_string(it->second);
+  if (auto it = s.task.options.find(name); it != s.task.options.end()) return search::to_string(it->second);
+  return fallback;
+}
+
+// Where a trial stopped: its model, its optimizer state, and how far it trained.
+struct Saved {
+  torch::nn::Sequential model{nullptr};
+  fusion::SlotState optimizer;
+  std::int64_t steps = 0;
+};
+
+class Tuner {
+ public:
+  Tuner(const SweepConfig& sweep, const TunerOptions& options)
+      : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
+        scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)) {
+    if (sweep.task.model != "mlp" && sweep.task.model != "cnn") {
+      throw std::runtime_error("training model " + sweep.task.model +
+                               " is not yet available (mlp and cnn are)");
+    }
+    data_ = trainers::load_fashion_mnist_data();
+  }
+
+  SweepResult run() {
+    const auto start = std::chrono::steady_clock::now();
+    while (!scheduler_->finished()) {
+      const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      auto jobs = scheduler_->next_jobs(std::numeric_limits<std::size_t>::max(), now);
+      if (jobs.empty()) {
+        // ASHA holds promotions for a short wait; nothing else runs meanwhile.
+        scheduler_->next_jobs(std::numeric_limits<std::size_t>::max(), now + 3600);
+        continue;
+      }
+      std::vector<search::PackItem> items;
+      for (const auto& job : jobs) {
+        for (const auto& t : job.trials) items.push_back({t.trial_id, config_of(t.trial_id), t.from_budget, job.budget});
+      }
+      for (const auto& array : packer_.pack(items, nullptr)) train_array(array);
+    }
+    return result();
+  }
+
+ private:
+  const Config& config_of(std::int64_t id) {
+    auto it = records_.find(id);
+    if (it == records_.end()) {
+      TrialRecord r;
+      r.id = id;
+      r.params = searcher_->suggest(id);
+      r.seed = search::trial_seed(sweep_.seed, id);
+      it = records_.emplace(id, std::move(r)).first;
+    }
+    return it->second.params;
+  }
+
+  std::int64_t batch_size(const Config& c) const {
+    return static_cast<std::int64_t>(number(c, sweep_, "batch_size", static_cast<double>(sweep_.task.batch_size)));
+  }
+
+  std::int64_t steps_for(double budget, const Config& c) const {
+    const auto b = batch_size(c);
+    const double per_epoch = std::ceil(static_cast<double>(data_.train.size()) / static_cast<double>(b));
+    switch (sweep_.budget.unit) {
+      case BudgetUnit::kEpochs: return std::llround(budget * per_epoch);
+      case BudgetUnit::kSteps: return std::llround(budget);
+      case BudgetUnit::kSamples: return std::llround(budget / static_cast<double>(b));
+    }
+    return 0;
+  }
+
+  std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c) const {
+    const std::string act = text(c, sweep_, "activation", "relu");
+    if (sweep_.task.model == "cnn") {
+      return std::make_shared<trainers::FusedCnn>(models, static_cast<std::int64_t>(number(c, sweep_, "width", 1)), act, 0.0);
+    }
+    return std::make_shared<trainers::FusedMlp>(models, 784, static_cast<std::int64_t>(number(c, sweep_, "depth", 2)),
+                                                static_cast<std::int64_t>(number(c, sweep_, "width", 256)), act, 0.0);
+  }
+
+  void train_array(const search::ArrayPlan& array) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Config& first = records_.at(array.trial_ids.front()).params;
+    const auto models = static_cast<std::int64_t>(array.trial_ids.size());
+    auto model = build(models, first);
+    std::vector<trainers::SlotTrial> slots;
+    for (std::int64_t id : array.trial_ids) {
+      const TrialRecord& r = records_.at(id);
+      const Config& c = r.params;
+      slots.push_back({id, r.seed, number(c, sweep_, "lr", 0.01), number(c, sweep_, "momentum", 0),
+                       number(c, sweep_, "weight_decay", 0), number(c, sweep_, "dropout", 0),
+                       number(c, sweep_, "beta1", 0.9), number(c, sweep_, "beta2", 0.999),
+                       number(c, sweep_, "eps", 1e-8)});
+    }
+    trainers::ArrayTrainerOptions o;
+    o.optimizer = text(first, sweep_, "optimizer", "sgd");
+    o.batch_size = batch_size(first);
+    o.data_seed = sweep_.seed;
+    if (sweep_.early_stopping.enabled) {
+      o.patience = sweep_.early_stopping.patience;
+      o.min_delta = sweep_.early_stopping.min_delta;
+      o.divergence = sweep_.early_stopping.divergence;
+    }
+    const bool resumed = array.from_budget > 0;
+    if (resumed) {
+      for (std::int64_t b = 0; b < models; ++b) model->load_slot(b, saved_.at(array.trial_ids[b]).model);
+    }
+    trainers::ArrayTrainer trainer(model, slots, o, data_, /*initialise=*/!resumed);
+    const std::int64_t from = steps_for(array.from_budget, first), to = steps_for(array.to_budget, first);
+    if (resumed) {
+      for (std::int64_t b = 0; b < models; ++b) trainer.optimizer().import_slot(b, saved_.at(array.trial_ids[b]).optimizer);
+    }
+    trainer.seek(from);
+    // Evaluate once per epoch of training and at the end of the rung.
+    const std::int64_t per_epoch = steps_for(1.0, first) > 0 && sweep_.budget.unit == BudgetUnit::kEpochs
+                                       ? steps_for(1.0, first) : std::max<std::int64_t>(to - from, 1);
+    std::vector<trainers::SlotMetrics> last;
+    for (std::int64_t done = from; done < to;) {
+      const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);
+      trainer.train(chunk);
+      done += chunk;
+      last = trainer.evaluate();
+      for (const auto& m : last) {
+        records_.at(m.trial_id).history.push_back({{"step", m.step}, {"train_loss", m.train_loss},
+                                                   {"val_loss", m.val_loss}, {"val_accuracy", m.val_accuracy}});
+      }
+    }
+    double best = std::numeric_limits<double>::quiet_NaN();
+    for (std::int64_t b = 0; b < models; ++b) {
+      const auto& m = last.at(static_cast<std::size_t>(b));
+      TrialRecord& r = records_.at(m.trial_id);
+      r.budget = array.to_budget;
+      r.metric = metric_of(m);
+      r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
+                 : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
+      saved_[m.trial_id] = {model->extract_slot(b), trainer.optimizer().export_slot(b), to};
+      search::TrialResult result{m.trial_id, array.to_budget, r.metric,
+                                 m.status == trainers::SlotStatus::kRunning ? search::TrialStatus::kCompleted
+                                 : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
+                                                                               : search::TrialStatus::kDiverged};
+      scheduler_->report(result);
+      searcher_->observe(m.trial_id, r.params, array.to_budget, r.metric);
+      if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
+    }
+    if (options_.log) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      *options_.log << "array of " << models << " trial(s) " << array.from_budget << " -> " << array.to_budget
+                    << " " << to_string(sweep_.budget.unit) << ": " << (to - from) << " steps in " << secs
+                    << " s, best " << sweep_.metric.name << " " << best << "\n";
+    }
+  }
+
+  double metric_of(const trainers::SlotMetrics& m) const {
+    if (sweep_.metric.name == "val_loss") return m.val_loss;
+    if (sweep_.metric.name == "train_loss") return m.train_loss;
+    return m.val_accuracy;
+  }
+
+  SweepResult result() const {
+    SweepResult out;
+    for (const auto& [id, r] : records_) out.trials.push_back(r);
+    for (std::size_t i = 0; i < out.trials.size(); ++i) {
+      if (out.trials[i].status == "diverged") continue;
+      if (out.best < 0 || search::better(out.trials[i].metric, out.trials[out.best].metric, sweep_.metric.goal) ||
+          (out.trials[i].metric == out.trials[out.best].metric && out.trials[i].budget > out.trials[out.best].budget)) {
+        out.best = static_cast<std::int64_t>(i);
+      }
+    }
+    return out;
+  }
+
+  const SweepConfig& sweep_;
+  TunerOptions options_;
+  std::unique_ptr<search::Searcher> searcher_;
+  std::unique_ptr<search::Scheduler> scheduler_;
+  search::Packer packer_;
+  trainers::FashionMnistData data_;
+  std::map<std::int64_t, TrialRecord> records_;
+  std::map<std::int64_t, Saved> saved_;
+};
+
+nlohmann::json params_json(const Config& c) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : c) out[k] = to_json(v);
+  return out;
+}
+
+}  // namespace
+
+SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options) {
+  return Tuner(sweep, options).run();
+}
+
+nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result) {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& t : result.trials) {
+    trials.push_back({{"id", t.id}, {"params", params_json(t.params)}, {"seed", t.seed}, {"status", t.status},
+                      {"budget", t.budget}, {"metric", t.metric}, {"history", t.history}});
+  }
+  nlohmann::json best = nullptr;
+  if (result.best >= 0) {
+    const auto& b = result.trials[static_cast<std::size_t>(result.best)];
+    best = {{"id", b.id}, {"params", params_json(b.params)}, {"metric", b.metric}};
+  }
+  return {{"format", 1},
+          {"name", sweep.name},
+          {"metric", {{"name", sweep.metric.name}, {"goal", to_string(sweep.metric.goal)}}},
+          {"trials", trials},
+          {"best", best}};
+}
+
+}  // namespace hfta::core
