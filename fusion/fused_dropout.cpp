@@ -4,12 +4,41 @@
 #include <stdexcept>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "hfta/fusion/layout.h"
 
 namespace hfta::fusion {
 
 FusedDropoutImpl::FusedDropoutImpl(std::vector<double> p, Layout layout, bool channels)
     : p_(std::move(p)), layout_(layout), channels_(channels) {
   for (std::size_t b = 0; b < p_.size(); ++b) set_p(static_cast<std::int64_t>(b), p_[b]);
+}
+
+void FusedDropoutImpl::seed_slot(std::int64_t slot, std::uint64_t seed) {
+  if (generators_.empty()) {
+    for (std::size_t b = 0; b < p_.size(); ++b) {
+      generators_.push_back(at::make_generator<at::CPUGeneratorImpl>(b + 1));
+    }
+  }
+  generators_.at(static_cast<std::size_t>(slot)).set_current_seed(seed);
+}
+
+at::Tensor FusedDropoutImpl::masks(const at::Tensor& x, const std::vector<std::int64_t>& mask_shape) {
+  const auto opts = x.options();
+  if (generators_.empty()) return at::rand(mask_shape, opts);
+  // Model by model from its own generator (on the CPU: the masks then move to x's device).
+  const auto models = static_cast<std::int64_t>(p_.size());
+  std::vector<at::Tensor> per_model;
+  if (layout_ == Layout::kMatmul) {
+    std::vector<std::int64_t> one(mask_shape.begin() + 1, mask_shape.end());
+    for (std::int64_t b = 0; b < models; ++b) per_model.push_back(at::rand(one, generators_[b], opts.device(at::kCPU)));
+    return at::stack(per_model).to(x.device());
+  }
+  std::vector<std::int64_t> one = mask_shape;
+  one[1] /= models;
+  for (std::int64_t b = 0; b < models; ++b) per_model.push_back(at::rand(one, generators_[b], opts.device(at::kCPU)));
+  return stack_to_conv(at::stack(per_model)).to(x.device());
 }
 
 void FusedDropoutImpl::set_p(std::int64_t slot, double p) {
@@ -43,7 +72,7 @@ at::Tensor FusedDropoutImpl::forward(const at::Tensor& x) {
     }
   }
   keep = keep.view(p_view);
-  const at::Tensor mask = at::rand(mask_shape, opts) < keep;
+  const at::Tensor mask = masks(x, mask_shape) < keep;
   // A model that keeps nothing outputs zeros (not 0/0).
   const at::Tensor scale = at::where(keep > 0, 1 / keep, at::zeros_like(keep));
   return x * mask * scale;

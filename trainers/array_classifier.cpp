@@ -62,6 +62,15 @@ void ArrayClassifier::init_slot(std::int64_t slot, std::uint64_t seed) {
   load_slot(slot, plain);
 }
 
+void ArrayClassifier::seed_dropout(std::int64_t slot, std::uint64_t seed) {
+  std::uint64_t layer = 0;
+  for (const auto& m : modules(/*include_self=*/false)) {
+    if (auto d = std::dynamic_pointer_cast<fusion::FusedDropoutImpl>(m)) {
+      d->seed_slot(slot, seed * 1000003ULL + ++layer);
+    }
+  }
+}
+
 // ---- MLP --------------------------------------------------------------------
 
 FusedMlp::FusedMlp(std::int64_t models, std::int64_t inputs, std::int64_t depth, std::int64_t width,

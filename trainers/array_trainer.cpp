@@ -44,10 +44,14 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   best_.assign(static_cast<std::size_t>(b), -INFINITY);
   loss_sum_.assign(static_cast<std::size_t>(b), 0.0);
   bad_evals_.assign(static_cast<std::size_t>(b), 0);
-  order_ = epoch_order(data_.train.size(), options_.data_seed, epoch_);
+  seek(0);
 }
 
 void ArrayTrainer::seek(std::int64_t steps) {
+  // Dropout masks follow each trial's seed and position, not the array it is in.
+  for (std::size_t i = 0; i < trials_.size(); ++i) {
+    model_->seed_dropout(static_cast<std::int64_t>(i), trials_[i].seed ^ (static_cast<std::uint64_t>(steps) * 0x9e3779b97f4a7c15ULL));
+  }
   const std::int64_t per_epoch = (data_.train.size() + options_.batch_size - 1) / options_.batch_size;
   step_ = steps;
   epoch_ = steps / per_epoch;

@@ -70,6 +70,26 @@ TEST(FusedDropout, GradientFlowsThroughKeptElementsOnly) {
   EXPECT_TRUE(at::allclose(x.grad(), expected.to(x.grad().scalar_type())));
 }
 
+TEST(FusedDropout, SeededSlotsDrawTheSameMasksFusedOrAlone) {
+  for (Layout layout : {Layout::kMatmul, Layout::kConv}) {
+    FusedDropout array(std::vector<double>{0.3, 0.5, 0.2}, layout);
+    for (std::int64_t b = 0; b < 3; ++b) array->seed_slot(b, 100 + b);
+    const at::Tensor x = at::randn(layout == Layout::kMatmul ? std::vector<int64_t>{3, 8, 6}
+                                                             : std::vector<int64_t>{8, 3 * 4, 5});
+    const at::Tensor y = array->forward(x);
+    for (std::int64_t b = 0; b < 3; ++b) {
+      FusedDropout alone(std::vector<double>{array->p()[b]}, layout);
+      alone->seed_slot(0, 100 + b);
+      if (layout == Layout::kMatmul) {
+        EXPECT_TRUE(at::equal(alone->forward(x[b].unsqueeze(0))[0], y[b]));
+      } else {
+        const at::Tensor mine = x.narrow(1, b * 4, 4);
+        EXPECT_TRUE(at::equal(alone->forward(mine), y.narrow(1, b * 4, 4)));
+      }
+    }
+  }
+}
+
 TEST(FusedDropout, IdentityInEvalModeAndRateChanges) {
   FusedDropout dropout(std::vector<double>{0.9, 0.9}, Layout::kMatmul);
   dropout->eval();

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <ATen/core/Generator.h>
+
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
@@ -17,9 +19,11 @@ enum class Layout {
 
 /// Dropout (element-wise) or Dropout2d (whole channels) for B models; p[b] is
 /// model b's drop probability. Kept elements are scaled by 1/(1-p[b]); a model
-/// with p = 1 outputs zeros. Identity in eval mode. The masks come from the
-/// device's default generator, drawn once for the whole array, so every element
-/// (and every model) gets its own independent draw.
+/// with p = 1 outputs zeros. Identity in eval mode. Masks are independent across
+/// elements and models. Once a slot is seeded (seed_slot), every model draws its
+/// masks from its own generator, so a trial gets the same masks whether it
+/// trains fused or alone, in any slot; unseeded, one draw from the default
+/// generator serves the whole array.
 class FusedDropoutImpl : public torch::nn::Module {
  public:
   FusedDropoutImpl(std::vector<double> p, Layout layout, bool channels = false);
@@ -28,12 +32,17 @@ class FusedDropoutImpl : public torch::nn::Module {
 
   /// Changes model b's drop probability (a per-model hyperparameter).
   void set_p(std::int64_t slot, double p);
+  /// Gives model b its own mask generator, seeded with `seed`.
+  void seed_slot(std::int64_t slot, std::uint64_t seed);
   const std::vector<double>& p() const { return p_; }
 
  private:
+  at::Tensor masks(const at::Tensor& x, const std::vector<std::int64_t>& mask_shape);
+
   std::vector<double> p_;
   Layout layout_;
   bool channels_;
+  std::vector<at::Generator> generators_;  ///< per model once seeded; empty: the default one
 };
 TORCH_MODULE(FusedDropout);
 

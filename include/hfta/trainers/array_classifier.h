@@ -27,6 +27,8 @@ class ArrayClassifier : public torch::nn::Module {
   virtual torch::nn::Sequential extract_slot(std::int64_t slot) const = 0;
   /// Model b's dropout rate.
   virtual void set_dropout(std::int64_t slot, double p) = 0;
+  /// Seeds model b's dropout masks, so they depend on the trial alone.
+  void seed_dropout(std::int64_t slot, std::uint64_t seed);
   /// Slot b initialised as make_plain() initialises after torch::manual_seed(seed).
   void init_slot(std::int64_t slot, std::uint64_t seed);
   std::int64_t models() const { return models_; }
