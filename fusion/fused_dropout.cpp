@@ -6,7 +6,6 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "hfta/fusion/layout.h"
 
 namespace hfta::fusion {
 
@@ -27,18 +26,14 @@ void FusedDropoutImpl::seed_slot(std::int64_t slot, std::uint64_t seed) {
 at::Tensor FusedDropoutImpl::masks(const at::Tensor& x, const std::vector<std::int64_t>& mask_shape) {
   const auto opts = x.options();
   if (generators_.empty()) return at::rand(mask_shape, opts);
-  // Model by model from its own generator (on the CPU: the masks then move to x's device).
+  // Model by model from its own generator, each filling its own part of one
+  // tensor (on the CPU: the masks then move to x's device).
   const auto models = static_cast<std::int64_t>(p_.size());
-  std::vector<at::Tensor> per_model;
-  if (layout_ == Layout::kMatmul) {
-    std::vector<std::int64_t> one(mask_shape.begin() + 1, mask_shape.end());
-    for (std::int64_t b = 0; b < models; ++b) per_model.push_back(at::rand(one, generators_[b], opts.device(at::kCPU)));
-    return at::stack(per_model).to(x.device());
-  }
-  std::vector<std::int64_t> one = mask_shape;
-  one[1] /= models;
-  for (std::int64_t b = 0; b < models; ++b) per_model.push_back(at::rand(one, generators_[b], opts.device(at::kCPU)));
-  return stack_to_conv(at::stack(per_model)).to(x.device());
+  at::Tensor mask = at::empty(mask_shape, opts.device(at::kCPU));
+  const int dim = layout_ == Layout::kMatmul ? 0 : 1;
+  const std::int64_t width = mask.size(dim) / models;
+  for (std::int64_t b = 0; b < models; ++b) mask.narrow(dim, b * width, width).uniform_(0, 1, generators_[b]);
+  return mask.to(x.device());
 }
 
 void FusedDropoutImpl::set_p(std::int64_t slot, double p) {

@@ -166,7 +166,7 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   std::map<int, double> fused_metric;
   for (const auto& t : results.at("trials")) fused_metric[t.at("id")] = t.at("metric");
   for (const auto& t : alone.at("trials")) {
-    EXPECT_NEAR(t.at("metric").get<double>(), fused_metric.at(t.at("id")), 1e-3) << t.at("id");
+    EXPECT_NEAR(t.at("metric").get<double>(), fused_metric.at(t.at("id")), 1e-6) << t.at("id");
   }
   EXPECT_EQ(alone.at("best").at("id"), results.at("best").at("id"));
 
