@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <ostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "hfta/core/experiment_dir.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
@@ -67,19 +69,6 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
-// Writes a file so that a crash leaves either the old or the new one: write, fsync, rename.
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
-                  ::fsync(::fileno(f)) == 0;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  }
-}
-
 int run(const Args& a, std::ostream& out, std::ostream& err) {
   auto sweep = load(a.sweep, err);
   if (!sweep) return kExitUsage;
@@ -99,6 +88,13 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) {
     err << "hfta-tune run: cannot create " << dir << "\n";
     return kExitFailure;
+  }
+  std::string holder;
+  const auto lock = ExperimentLock::take(dir, &holder);
+  if (!lock) {
+    err << "hfta-tune run: " << dir << " is in use by another hfta-tune (pid "
+        << (holder.empty() ? "unknown" : holder) << ")\n";
+    return kExitUsage;
   }
   write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
   out << "running " << sweep->name << " (" << to_string(sweep->search.method) << ") into " << dir
@@ -126,6 +122,51 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     out << "}\n";
   }
   out << "results: " << dir << "/results.json\n";
+  return kExitOk;
+}
+
+int status(const Args& a, std::ostream& out, std::ostream& err) {
+  struct stat info {};
+  if (::stat((a.dir + "/sweep.json").c_str(), &info) != 0) {
+    err << "hfta-tune status: " << a.dir << " is not an experiment directory (no sweep.json)\n";
+    return kExitUsage;
+  }
+  std::string holder;
+  const bool running = !ExperimentLock::take(a.dir, &holder).has_value();
+  const auto results = read_results(a.dir);
+  if (!results) {
+    out << a.dir << ": " << (running ? "running (pid " + holder + ")" : "interrupted before any results")
+        << "\n";
+    return kExitOk;
+  }
+  std::map<std::string, int> by_status;
+  for (const auto& t : results->at("trials")) by_status[t.at("status").get<std::string>()]++;
+  out << a.dir << ": finished, " << results->at("trials").size() << " trials (";
+  bool first = true;
+  for (const auto& [st, n] : by_status) {
+    out << (first ? "" : ", ") << n << " " << st;
+    first = false;
+  }
+  out << ")\n";
+  if (!results->at("best").is_null()) {
+    out << "best: trial " << results->at("best").at("id") << ", " << results->at("metric").at("name").get<std::string>()
+        << " " << results->at("best").at("metric") << "\n";
+  }
+  return kExitOk;
+}
+
+int export_results(const Args& a, std::ostream& out, std::ostream& err) {
+  const auto results = read_results(a.dir);
+  if (!results) {
+    err << "hfta-tune export: " << a.dir << " has no results.json (not a finished sweep)\n";
+    return kExitUsage;
+  }
+  const std::string text = a.format == "csv" ? results_csv(*results) : results->dump(2) + "\n";
+  if (a.output.empty()) {
+    out << text;
+  } else {
+    write_atomically(a.output, text);
+  }
   return kExitOk;
 }
 
@@ -202,8 +243,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   if (*run_cmd) return run(a, out, err);
   if (*plan_cmd) return plan(a, out, err);
   if (*resume_cmd) return not_yet("resume", "resuming an experiment directory", err);
-  if (*status_cmd) return not_yet("status", "the experiment directory", err);
-  if (*export_cmd) return not_yet("export", "the results export", err);
+  if (*status_cmd) return status(a, out, err);
+  if (*export_cmd) return export_results(a, out, err);
   return kExitUsage;
 }
 

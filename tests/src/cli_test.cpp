@@ -7,12 +7,14 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "../support/sweep_text.h"
+#include "hfta/core/experiment_dir.h"
 
 namespace {
 
@@ -119,8 +121,7 @@ TEST_F(Cli, RunRejectsAnUnknownFusionMode) {
 }
 
 TEST_F(Cli, VerbsOfLaterIssuesSayNotYetAvailable) {
-  for (const std::string args : {"resume " + dir_, "status " + dir_,
-                                 "export " + dir_ + " --format csv"}) {
+  for (const std::string args : {"resume " + dir_}) {
     SCOPED_TRACE(args);
     const Result r = run(args);
     EXPECT_EQ(r.code, 1);
@@ -172,6 +173,34 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
 
   // A finished experiment directory is not overwritten.
   EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/fused").code, 2);
+
+  // status and export read the finished directory.
+  const Result status = run("status " + dir_ + "/fused");
+  EXPECT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find("finished, 17 trials (17 completed)"), std::string::npos) << status.out;
+  const Result csv = run("export " + dir_ + "/fused --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best\n", 0), 0u) << csv.out;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 18);
+  EXPECT_EQ(csv.out.find(",true\n") != std::string::npos, true);  // the best trial is marked
+  ASSERT_EQ(run("export " + dir_ + "/fused --output " + dir_ + "/export.json").code, 0);
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/export.json")), results);
+  EXPECT_EQ(run("export " + dir_ + "/nowhere").code, 2);
+  EXPECT_EQ(run("status " + dir_ + "/nowhere").code, 2);
+}
+
+TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ::mkdir((dir_ + "/busy").c_str(), 0755);
+  std::string holder;
+  auto lock = hfta::core::ExperimentLock::take(dir_ + "/busy", &holder);
+  ASSERT_TRUE(lock.has_value());
+  const Result r = run("run " + sweep + " --out " + dir_ + "/busy");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("pid " + std::to_string(::getpid())), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(dir_ + "/busy/results.json"));
+  const Result status = run("status " + dir_ + "/nowhere");
+  EXPECT_EQ(status.code, 2);
 }
 
 TEST_F(Cli, PlanPrintsBracketsAndJson) {
