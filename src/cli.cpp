@@ -7,12 +7,15 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <ostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "hfta/core/did_you_mean.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
@@ -39,13 +42,6 @@ struct Args {
   std::string output;
 };
 
-// Verbs whose capability comes with a later part of the engine.
-int not_yet(const std::string& verb, const std::string& what, std::ostream& err) {
-  err << "hfta-tune " << verb << ": not yet available in this version (" << what
-      << " is not implemented yet)\n";
-  return kExitFailure;
-}
-
 // Loads the sweep, printing every problem; nullopt means exit 2.
 std::optional<SweepConfig> load(const std::string& path, std::ostream& err) {
   try {
@@ -69,6 +65,53 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+// Trains a validated sweep in `dir` (new or being resumed), under its lock.
+int train(const SweepConfig& sweep, const std::string& dir, bool fuse, std::ostream& out,
+          std::ostream& err, const char* verb) {
+  std::string holder;
+  const auto lock = ExperimentLock::take(dir, &holder);
+  if (!lock) {
+    err << "hfta-tune " << verb << ": " << dir << " is in use by another hfta-tune (pid "
+        << (holder.empty() ? "unknown" : holder) << ")\n";
+    return kExitUsage;
+  }
+  write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
+  out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
+      << ", fusion " << (fuse ? "auto" : "off") << "\n";
+  TunerOptions options;
+  options.fuse = fuse;
+  options.log = &out;
+  options.dir = dir;
+  SweepResult result;
+  try {
+    result = run_sweep(sweep, options);
+  } catch (const std::exception& e) {
+    err << "hfta-tune " << verb << ": " << e.what() << " (finished rungs are kept: hfta-tune resume " << dir
+        << ")\n";
+    return kExitFailure;
+  }
+  write_atomically(dir + "/results.json", results_json(sweep, result).dump(2) + "\n");
+  // The best trials, best first.
+  std::vector<const TrialRecord*> ranked;
+  for (const auto& t : result.trials) ranked.push_back(&t);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* x, const auto* y) {
+    return search::better(x->metric, y->metric, sweep.metric.goal);
+  });
+  out << "\nbest trials (" << sweep.metric.name << ", " << to_string(sweep.metric.goal) << "):\n";
+  for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
+    out << "  trial " << ranked[i]->id << "  " << sweep.metric.name << " " << ranked[i]->metric << "  budget "
+        << ranked[i]->budget << "  " << ranked[i]->status << "  {";
+    bool first = true;
+    for (const auto& [k, v] : ranked[i]->params) {
+      out << (first ? "" : ", ") << k << ": " << search::to_string(v);
+      first = false;
+    }
+    out << "}\n";
+  }
+  out << "results: " << dir << "/results.json\n";
+  return kExitOk;
+}
+
 int run(const Args& a, std::ostream& out, std::ostream& err) {
   auto sweep = load(a.sweep, err);
   if (!sweep) return kExitUsage;
@@ -81,48 +124,69 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   }
   const std::string dir = a.out_dir.empty() ? "runs/" + sweep->name : a.out_dir;
   struct stat info {};
-  if (::stat((dir + "/results.json").c_str(), &info) == 0) {
-    err << "hfta-tune run: " << dir << " already holds a finished sweep; choose another --out\n";
+  if (::stat((dir + "/sweep.json").c_str(), &info) == 0) {
+    err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << dir
+        << ", or choose another --out\n";
     return kExitUsage;
   }
   if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) {
     err << "hfta-tune run: cannot create " << dir << "\n";
     return kExitFailure;
   }
-  std::string holder;
-  const auto lock = ExperimentLock::take(dir, &holder);
-  if (!lock) {
-    err << "hfta-tune run: " << dir << " is in use by another hfta-tune (pid "
-        << (holder.empty() ? "unknown" : holder) << ")\n";
+  // The sweep as given, and as run (every default filled in): resume compares them.
+  std::ifstream given(a.sweep);
+  std::ostringstream text;
+  text << given.rdbuf();
+  write_atomically(dir + "/sweep.yaml", text.str());
+  write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
+  return train(*sweep, dir, a.fusion == "auto", out, err, "run");
+}
+
+// The paths of a JSON document's leaves ("search.eta"), with their values.
+void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
+  } else {
+    out[path] = j.dump();
+  }
+}
+
+int resume(const Args& a, std::ostream& out, std::ostream& err) {
+  struct stat info {};
+  if (::stat((a.dir + "/sweep.json").c_str(), &info) != 0) {
+    err << "hfta-tune resume: " << a.dir << " is not an experiment directory (no sweep.json)\n";
     return kExitUsage;
   }
-  write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
-  out << "running " << sweep->name << " (" << to_string(sweep->search.method) << ") into " << dir
-      << ", fusion " << a.fusion << "\n";
-  TunerOptions options;
-  options.fuse = a.fusion == "auto";
-  options.log = &out;
-  const SweepResult result = run_sweep(*sweep, options);
-  write_atomically(dir + "/results.json", results_json(*sweep, result).dump(2) + "\n");
-  // The best trials, best first.
-  std::vector<const TrialRecord*> ranked;
-  for (const auto& t : result.trials) ranked.push_back(&t);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* x, const auto* y) {
-    return search::better(x->metric, y->metric, sweep->metric.goal);
-  });
-  out << "\nbest trials (" << sweep->metric.name << ", " << to_string(sweep->metric.goal) << "):\n";
-  for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
-    out << "  trial " << ranked[i]->id << "  " << sweep->metric.name << " " << ranked[i]->metric << "  budget "
-        << ranked[i]->budget << "  " << ranked[i]->status << "  {";
-    bool first = true;
-    for (const auto& [k, v] : ranked[i]->params) {
-      out << (first ? "" : ", ") << k << ": " << search::to_string(v);
-      first = false;
-    }
-    out << "}\n";
+  if (read_results(a.dir)) {
+    out << a.dir << " is finished; see hfta-tune status " << a.dir << "\n";
+    return kExitOk;
   }
-  out << "results: " << dir << "/results.json\n";
-  return kExitOk;
+  auto recorded = load(a.dir + "/sweep.json", err);
+  if (!recorded) return kExitUsage;
+  // The sweep file in the directory may have been edited since: refuse changes to the trials.
+  if (::stat((a.dir + "/sweep.yaml").c_str(), &info) == 0) {
+    auto given = load(a.dir + "/sweep.yaml", err);
+    if (!given) return kExitUsage;
+    given->seed = recorded->seed;  // a --seed override is part of the recorded sweep
+    std::map<std::string, std::string> was, now;
+    flatten(to_json(*recorded), "", was);
+    flatten(to_json(*given), "", now);
+    std::vector<std::string> changed;
+    for (const auto& [k, v] : now) {
+      if (!was.count(k) || was[k] != v) changed.push_back(k);
+    }
+    for (const auto& [k, v] : was) {
+      if (!now.count(k)) changed.push_back(k);
+    }
+    if (!changed.empty()) {
+      err << "hfta-tune resume: " << a.dir << "/sweep.yaml changed since the sweep started, which would change "
+          << "its trials: " << join_alternatives(changed) << "\n";
+      return kExitUsage;
+    }
+  }
+  std::ifstream run_options(a.dir + "/run.json");
+  const bool fuse = !run_options || nlohmann::json::parse(run_options).value("fusion", "auto") == "auto";
+  return train(*recorded, a.dir, fuse, out, err, "resume");
 }
 
 int status(const Args& a, std::ostream& out, std::ostream& err) {
@@ -242,7 +306,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   if (*validate_cmd) return validate(a, out, err);
   if (*run_cmd) return run(a, out, err);
   if (*plan_cmd) return plan(a, out, err);
-  if (*resume_cmd) return not_yet("resume", "resuming an experiment directory", err);
+  if (*resume_cmd) return resume(a, out, err);
   if (*status_cmd) return status(a, out, err);
   if (*export_cmd) return export_results(a, out, err);
   return kExitUsage;

@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 
 #include "hfta/core/search_setup.h"
+#include "hfta/core/trial_store.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/fusion/fused_optimizer.h"
 #include "hfta/trainers/array_trainer.h"
@@ -45,12 +46,22 @@ class Tuner {
  public:
   Tuner(const SweepConfig& sweep, const TunerOptions& options)
       : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
-        scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)) {
+        scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir) {
     if (sweep.task.model != "mlp" && sweep.task.model != "cnn") {
       throw std::runtime_error("training model " + sweep.task.model +
                                " is not yet available (mlp and cnn are)");
     }
     data_ = trainers::load_fashion_mnist_data();
+    if (!options.dir.empty()) {
+      // What earlier runs in this directory finished: their rungs are not trained again.
+      for (auto& [id, stored] : store_.load_all()) {
+        records_[id] = stored.record;
+        rungs_[id] = stored.rungs;
+      }
+      if (options.log && !records_.empty()) {
+        *options.log << "resuming: " << records_.size() << " trial(s) have finished rungs\n";
+      }
+    }
   }
 
   SweepResult run() {
@@ -65,7 +76,15 @@ class Tuner {
       }
       std::vector<search::PackItem> items;
       for (const auto& job : jobs) {
-        for (const auto& t : job.trials) items.push_back({t.trial_id, config_of(t.trial_id), t.from_budget, job.budget});
+        for (const auto& t : job.trials) {
+          if (const RungResult* done = finished(t.trial_id, job.budget)) {
+            replay(t.trial_id, *done);
+            continue;
+          }
+          double from = t.from_budget;
+          if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from)) from = 0;  // retrain it
+          items.push_back({t.trial_id, config_of(t.trial_id), from, job.budget});
+        }
       }
       for (const auto& array : packer_.pack(items, nullptr)) train_array(array);
     }
@@ -73,6 +92,39 @@ class Tuner {
   }
 
  private:
+  // The rung result an earlier run recorded for this trial and budget, if any.
+  const RungResult* finished(std::int64_t id, double budget) const {
+    auto it = rungs_.find(id);
+    if (it == rungs_.end()) return nullptr;
+    for (const auto& r : it->second) {
+      if (r.budget == budget) return &r;
+    }
+    return nullptr;
+  }
+
+  void replay(std::int64_t id, const RungResult& r) {
+    const auto status = r.status == "completed" ? search::TrialStatus::kCompleted
+                        : r.status == "stopped"  ? search::TrialStatus::kStopped
+                                                 : search::TrialStatus::kDiverged;
+    scheduler_->report({id, r.budget, r.metric, status});
+    searcher_->observe(id, records_.at(id).params, r.budget, r.metric);
+  }
+
+  // Loads a trial's checkpoint from disk into saved_, checking its CRC.
+  bool restore(std::int64_t id, double budget) {
+    const RungResult* r = finished(id, budget);
+    if (!r) return false;
+    auto model = build(1, records_.at(id).params)->make_plain();
+    fusion::SlotState state;
+    std::string problem;
+    if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
+      if (options_.log) *options_.log << "trial " << id << ": " << problem << "; training it again from the start\n";
+      return false;
+    }
+    saved_[id] = {model, state, r->steps};
+    return true;
+  }
+
   const Config& config_of(std::int64_t id) {
     auto it = records_.find(id);
     if (it == records_.end()) {
@@ -165,6 +217,11 @@ class Tuner {
       r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
                  : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
       saved_[m.trial_id] = {model->extract_slot(b), trainer.optimizer().export_slot(b), to};
+      if (!options_.dir.empty()) {
+        RungResult rung{array.to_budget, r.metric, r.status, to, 0};
+        rungs_[m.trial_id].push_back(
+            store_.save(r, rungs_[m.trial_id], rung, saved_[m.trial_id].model, saved_[m.trial_id].optimizer));
+      }
       search::TrialResult result{m.trial_id, array.to_budget, r.metric,
                                  m.status == trainers::SlotStatus::kRunning ? search::TrialStatus::kCompleted
                                  : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
@@ -208,6 +265,8 @@ class Tuner {
   trainers::FashionMnistData data_;
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, Saved> saved_;
+  TrialStore store_;
+  std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
 };
 
 nlohmann::json params_json(const Config& c) {

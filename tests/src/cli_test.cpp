@@ -120,15 +120,6 @@ TEST_F(Cli, RunRejectsAnUnknownFusionMode) {
   EXPECT_EQ(run("run " + quickstart_ + " --fusion sometimes").code, 2);
 }
 
-TEST_F(Cli, VerbsOfLaterIssuesSayNotYetAvailable) {
-  for (const std::string args : {"resume " + dir_}) {
-    SCOPED_TRACE(args);
-    const Result r = run(args);
-    EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.err.find("not yet available"), std::string::npos) << r.err;
-  }
-}
-
 // A small real sweep: Hyperband over an MLP on Fashion-MNIST, budgets in steps.
 const char* kTinySweep = R"(name: tiny
 seed: 1

@@ -16,6 +16,7 @@ namespace hfta::core {
 
 struct TunerOptions {
   bool fuse = true;             ///< false: --fusion off, every trial alone
+  std::string dir;              ///< experiment directory: rung checkpoints; "" keeps them in memory
   std::ostream* log = nullptr;  ///< progress lines
 };
 

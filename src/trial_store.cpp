@@ -1,0 +1,146 @@
+#include "hfta/core/trial_store.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <torch/serialize.h>
+
+#include "hfta/core/experiment_dir.h"
+#include "hfta/core/sweep_json.h"
+
+namespace hfta::core {
+namespace {
+
+std::uint32_t file_crc(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const std::string s = bytes.str();
+  return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
+}
+
+nlohmann::json rung_json(const RungResult& r) {
+  return {{"budget", r.budget}, {"metric", r.metric}, {"status", r.status}, {"steps", r.steps},
+          {"checkpoint_crc", r.checkpoint_crc}};
+}
+
+search::ParamValue value_of(const nlohmann::json& j) {
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_number()) return j.get<double>();
+  return j.get<std::string>();
+}
+
+}  // namespace
+
+RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
+                      const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
+  const std::string dir = trial_dir(record.id);
+  if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) throw std::runtime_error("cannot create " + dir);
+  torch::serialize::OutputArchive archive;
+  for (const auto& p : model->named_parameters()) archive.write("model." + p.key(), p.value().detach().cpu());
+  for (const auto& b : model->named_buffers()) archive.write("model." + b.key(), b.value().detach().cpu(), true);
+  archive.write("optimizer.step", at::tensor(optimizer.step));
+  for (std::size_t i = 0; i < optimizer.buffers.size(); ++i) {
+    for (const auto& [name, t] : optimizer.buffers[i]) {
+      archive.write("optimizer." + std::to_string(i) + "." + name, t.cpu(), true);
+    }
+  }
+  const std::string path = dir + "/checkpoint.pt";
+  archive.save_to(path + ".tmp");
+  {
+    // Flush the archive to disk before it replaces the previous checkpoint.
+    FILE* f = std::fopen((path + ".tmp").c_str(), "rb");
+    if (f) {
+      fsync(fileno(f));
+      std::fclose(f);
+    }
+  }
+  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+  bool ok = false;
+  latest.checkpoint_crc = file_crc(path, &ok);
+  rungs.push_back(latest);
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : record.params) params[k] = to_json(v);
+  nlohmann::json rung_list = nlohmann::json::array();
+  for (const auto& r : rungs) rung_list.push_back(rung_json(r));
+  const nlohmann::json trial = {{"id", record.id}, {"params", params}, {"seed", record.seed},
+                                {"rungs", rung_list}, {"history", record.history}};
+  write_atomically(dir + "/trial.json", trial.dump(1) + "\n");
+  return latest;
+}
+
+std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
+  std::map<std::int64_t, StoredTrial> out;
+  DIR* d = opendir((dir_ + "/trials").c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(dir_ + "/trials/" + name + "/trial.json");
+    if (!in) continue;  // created, but killed before its first rung finished
+    const auto j = nlohmann::json::parse(in);
+    StoredTrial t;
+    t.record.id = j.at("id");
+    t.record.seed = j.at("seed");
+    for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = value_of(v);
+    t.record.history = j.at("history");
+    for (const auto& r : j.at("rungs")) {
+      t.rungs.push_back({r.at("budget"), r.at("metric"), r.at("status"), r.at("steps"), r.at("checkpoint_crc")});
+    }
+    if (!t.rungs.empty()) {
+      t.record.budget = t.rungs.back().budget;
+      t.record.metric = t.rungs.back().metric;
+      t.record.status = t.rungs.back().status;
+    }
+    out[t.record.id] = std::move(t);
+  }
+  closedir(d);
+  return out;
+}
+
+bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
+                                 fusion::SlotState& optimizer, std::string* problem) const {
+  const std::string path = trial_dir(id) + "/checkpoint.pt";
+  bool ok = false;
+  const std::uint32_t crc = file_crc(path, &ok);
+  if (!ok) {
+    *problem = path + " is missing";
+    return false;
+  }
+  if (crc != expected_crc) {
+    *problem = path + " is truncated or corrupt (CRC-32 mismatch)";
+    return false;
+  }
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->named_parameters()) {
+    at::Tensor t;
+    archive.read("model." + p.key(), t);
+    p.value().copy_(t);
+  }
+  at::Tensor step;
+  archive.read("optimizer.step", step);
+  optimizer.step = step.item<std::int64_t>();
+  // "optimizer.<parameter index>.<state name>", for the buffers the optimizer had.
+  optimizer.buffers.assign(model->parameters().size(), {});
+  for (const auto& key : archive.keys()) {
+    if (key.rfind("optimizer.", 0) != 0 || key == "optimizer.step") continue;
+    const auto dot = key.find('.', 10);
+    const std::size_t index = std::stoul(key.substr(10, dot - 10));
+    at::Tensor t;
+    archive.read(key, t, true);
+    optimizer.buffers.at(index)[key.substr(dot + 1)] = t;
+  }
+  return true;
+}
+
+}  // namespace hfta::core
