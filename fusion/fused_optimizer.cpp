@@ -108,9 +108,13 @@ void FusedOptimizer::import_slot(std::int64_t model, const SlotState& state) {
   }
   at::NoGradGuard no_grad;
   steps_.at(static_cast<std::size_t>(model)) = state.step;
-  for (std::size_t i = 0; i < state.buffers.size(); ++i) {
+  for (std::size_t i = 0; i < params_.size(); ++i) {
     auto& mine = state_of(i);
-    for (const auto& [name, row] : state.buffers[i]) mine.at(name)[model].copy_(row);
+    // Start from a fresh slot, so nothing of the previous occupant remains.
+    for (auto& [name, t] : mine) t[model].fill_(initial_value(name, model));
+    if (i < state.buffers.size()) {
+      for (const auto& [name, row] : state.buffers[i]) mine.at(name)[model].copy_(row);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <map>
@@ -117,9 +118,17 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
-    fusion::parse_device_list(a.device);
+    const auto devices = fusion::parse_device_list(a.device);
+    if (!devices.front().is_cpu()) {
+      err << "hfta-tune run: --device " << a.device << ": training on GPUs is not yet available\n";
+      return kExitUsage;
+    }
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune run: --device: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (const auto problems = not_trainable_yet(*sweep); !problems.empty()) {
+    for (const auto& p : problems) err << a.sweep << ": " << p << "\n";
     return kExitUsage;
   }
   const std::string dir = a.out_dir.empty() ? "runs/" + sweep->name : a.out_dir;
@@ -129,8 +138,10 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
         << ", or choose another --out\n";
     return kExitUsage;
   }
-  if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) {
-    err << "hfta-tune run: cannot create " << dir << "\n";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << "hfta-tune run: cannot create " << dir << ": " << ec.message() << "\n";
     return kExitFailure;
   }
   // The sweep as given, and as run (every default filled in): resume compares them.

@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -43,7 +44,7 @@ search::ParamValue value_of(const nlohmann::json& j) {
 RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
                       const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
   const std::string dir = trial_dir(record.id);
-  if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) throw std::runtime_error("cannot create " + dir);
+  std::filesystem::create_directories(dir);
   torch::serialize::OutputArchive archive;
   for (const auto& p : model->named_parameters()) archive.write("model." + p.key(), p.value().detach().cpu());
   for (const auto& b : model->named_buffers()) archive.write("model." + b.key(), b.value().detach().cpu(), true);

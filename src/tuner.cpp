@@ -10,7 +10,11 @@
 
 #include <ATen/ATen.h>
 
+#include "hfta/core/array_sizer.h"
+#include "hfta/core/oom_retry.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/fusion/device_memory.h"
+#include "hfta/trainers/catalog.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/fusion/fused_optimizer.h"
@@ -46,7 +50,8 @@ class Tuner {
  public:
   Tuner(const SweepConfig& sweep, const TunerOptions& options)
       : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
-        scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir) {
+        scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir),
+        sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU))) {
     if (sweep.task.model != "mlp" && sweep.task.model != "cnn") {
       throw std::runtime_error("training model " + sweep.task.model +
                                " is not yet available (mlp and cnn are)");
@@ -86,7 +91,10 @@ class Tuner {
           items.push_back({t.trial_id, config_of(t.trial_id), from, job.budget});
         }
       }
-      for (const auto& array : packer_.pack(items, nullptr)) train_array(array);
+      auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
+      for (const auto& array : packer_.pack(items, capacity)) {
+        train_splitting_on_oom(array, sizer_, [this](const search::ArrayPlan& a) { train_array(a); });
+      }
     }
     return result();
   }
@@ -141,7 +149,13 @@ class Tuner {
     return static_cast<std::int64_t>(number(c, sweep_, "batch_size", static_cast<double>(sweep_.task.batch_size)));
   }
 
+  // Training steps for a budget; every positive budget trains at least one step.
   std::int64_t steps_for(double budget, const Config& c) const {
+    const std::int64_t steps = raw_steps(budget, c);
+    return budget > 0 ? std::max<std::int64_t>(steps, 1) : 0;
+  }
+
+  std::int64_t raw_steps(double budget, const Config& c) const {
     const auto b = batch_size(c);
     const double per_epoch = std::ceil(static_cast<double>(data_.train.size()) / static_cast<double>(b));
     switch (sweep_.budget.unit) {
@@ -170,15 +184,28 @@ class Tuner {
     for (std::int64_t id : array.trial_ids) {
       const TrialRecord& r = records_.at(id);
       const Config& c = r.params;
-      slots.push_back({id, r.seed, number(c, sweep_, "lr", 0.01), number(c, sweep_, "momentum", 0),
-                       number(c, sweep_, "weight_decay", 0), number(c, sweep_, "dropout", 0),
-                       number(c, sweep_, "beta1", 0.9), number(c, sweep_, "beta2", 0.999),
-                       number(c, sweep_, "eps", 1e-8)});
+      trainers::SlotTrial t{id, r.seed};
+      // Unset hyperparameters take the catalog's defaults (what the README lists).
+      auto hp = [&](const char* name) {
+        return number(c, sweep_, name, std::stod(trainers::find_training_hyperparameter(name)
+                                                      ? trainers::find_training_hyperparameter(name)->default_value
+                                                      : std::string("0")));
+      };
+      t.lr = hp("lr"), t.momentum = hp("momentum"), t.weight_decay = hp("weight_decay");
+      t.dropout = number(c, sweep_, "dropout", 0), t.beta1 = hp("beta1"), t.beta2 = hp("beta2"), t.eps = hp("eps");
+      t.dampening = hp("dampening"), t.alpha = hp("alpha"), t.rho = hp("rho"), t.lr_decay = hp("lr_decay");
+      t.label_smoothing = hp("label_smoothing");
+      t.nesterov = text(c, sweep_, "nesterov", "false") == "true";
+      t.amsgrad = text(c, sweep_, "amsgrad", "false") == "true";
+      t.centered = text(c, sweep_, "centered", "false") == "true";
+      slots.push_back(t);
     }
     trainers::ArrayTrainerOptions o;
     o.optimizer = text(first, sweep_, "optimizer", "sgd");
     o.batch_size = batch_size(first);
     o.data_seed = sweep_.seed;
+    o.metric = sweep_.metric.name;
+    o.maximize = sweep_.metric.goal == Goal::kMaximize;
     if (sweep_.early_stopping.enabled) {
       o.patience = sweep_.early_stopping.patience;
       o.min_delta = sweep_.early_stopping.min_delta;
@@ -189,7 +216,9 @@ class Tuner {
       for (std::int64_t b = 0; b < models; ++b) model->load_slot(b, saved_.at(array.trial_ids[b]).model);
     }
     trainers::ArrayTrainer trainer(model, slots, o, data_, /*initialise=*/!resumed);
-    const std::int64_t from = steps_for(array.from_budget, first), to = steps_for(array.to_budget, first);
+    const std::int64_t from = steps_for(array.from_budget, first);
+    // Budgets smaller than a batch still train: every rung at least one step further.
+    const std::int64_t to = std::max(steps_for(array.to_budget, first), from + 1);
     if (resumed) {
       for (std::int64_t b = 0; b < models; ++b) trainer.optimizer().import_slot(b, saved_.at(array.trial_ids[b]).optimizer);
     }
@@ -266,6 +295,7 @@ class Tuner {
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, Saved> saved_;
   TrialStore store_;
+  ArraySizer sizer_;
   std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
 };
 
@@ -276,6 +306,22 @@ nlohmann::json params_json(const Config& c) {
 }
 
 }  // namespace
+
+std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
+  std::vector<std::string> out;
+  if (sweep.task.model != "mlp" && sweep.task.model != "cnn") {
+    out.push_back("task.model: training " + sweep.task.model + " is not yet available (mlp and cnn are)");
+  }
+  // Learning-rate schedules and gradient clipping exist in fusion/ but the trainer
+  // does not apply them yet: refuse rather than silently ignore them.
+  for (const char* name : {"schedule", "step_size", "gamma", "t_max", "t_0", "t_mult", "eta_min", "warmup",
+                           "max_lr", "pct_start", "plateau_factor", "plateau_patience", "grad_clip"}) {
+    if (sweep.find_parameter(name)) {
+      out.push_back(std::string("parameters.") + name + ": the trainer does not apply " + name + " yet");
+    }
+  }
+  return out;
+}
 
 SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options) {
   return Tuner(sweep, options).run();

@@ -1,5 +1,6 @@
 #include "hfta/trainers/array_trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -8,11 +9,20 @@
 
 namespace hfta::trainers {
 
-at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels) {
+at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
+                                   const std::vector<double>& smoothing) {
   const std::int64_t models = logits.size(0), n = logits.size(1);
-  const at::Tensor all = at::cross_entropy_loss(logits.reshape({models * n, -1}), labels.repeat({models}),
-                                                {}, at::Reduction::None);
-  return all.view({models, n}).mean(1);
+  if (std::all_of(smoothing.begin(), smoothing.end(), [](double e) { return e == 0; })) {
+    const at::Tensor all = at::cross_entropy_loss(logits.reshape({models * n, -1}), labels.repeat({models}),
+                                                  {}, at::Reduction::None);
+    return all.view({models, n}).mean(1);
+  }
+  // PyTorch's label smoothing: (1 - e) * NLL + e * mean over classes of -log p.
+  const at::Tensor logp = at::log_softmax(logits, -1);
+  const at::Tensor nll = -logp.gather(-1, labels.view({1, n, 1}).expand({models, n, 1})).squeeze(-1);
+  const at::Tensor uniform = -logp.mean(-1);
+  const at::Tensor e = at::tensor(smoothing, at::kDouble).to(logits.options()).view({models, 1});
+  return ((1 - e) * nll + e * uniform).mean(1);
 }
 
 ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
@@ -20,26 +30,47 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
     : model_(std::move(model)), trials_(std::move(trials)), options_(std::move(options)), data_(data) {
   const auto b = static_cast<std::int64_t>(trials_.size());
   if (b != model_->models()) throw std::invalid_argument("one trial per slot is needed");
-  std::vector<double> lr, momentum, wd, beta1, beta2, eps;
+  auto each = [this](double SlotTrial::*field) {
+    std::vector<double> out;
+    for (const auto& t : trials_) out.push_back(t.*field);
+    return out;
+  };
   for (std::int64_t i = 0; i < b; ++i) {
     const auto& t = trials_[static_cast<std::size_t>(i)];
     if (initialise) model_->init_slot(i, t.seed);
     model_->set_dropout(i, t.dropout);
-    lr.push_back(t.lr), momentum.push_back(t.momentum), wd.push_back(t.weight_decay);
-    beta1.push_back(t.beta1), beta2.push_back(t.beta2), eps.push_back(t.eps);
   }
-  if (options_.optimizer == "sgd") {
+  const auto& opt = options_.optimizer;
+  auto params = model_->parameters();
+  if (opt == "sgd") {
     fusion::FusedSgdOptions o;
-    o.lr = lr, o.momentum = momentum, o.weight_decay = wd;
-    optimizer_ = std::make_unique<fusion::FusedSgd>(model_->parameters(), b, o);
-  } else if (options_.optimizer == "adam" || options_.optimizer == "adamw") {
+    o.lr = each(&SlotTrial::lr), o.momentum = each(&SlotTrial::momentum), o.weight_decay = each(&SlotTrial::weight_decay);
+    o.dampening = each(&SlotTrial::dampening), o.nesterov = each(&SlotTrial::nesterov);
+    optimizer_ = std::make_unique<fusion::FusedSgd>(params, b, o);
+  } else if (opt == "adam" || opt == "adamw") {
     fusion::FusedAdamOptions o;
-    o.lr = lr, o.beta1 = beta1, o.beta2 = beta2, o.eps = eps, o.weight_decay = wd;
-    o.decoupled_weight_decay = options_.optimizer == "adamw";
-    optimizer_ = std::make_unique<fusion::FusedAdam>(model_->parameters(), b, o);
+    o.lr = each(&SlotTrial::lr), o.beta1 = each(&SlotTrial::beta1), o.beta2 = each(&SlotTrial::beta2);
+    o.eps = each(&SlotTrial::eps), o.weight_decay = each(&SlotTrial::weight_decay), o.amsgrad = each(&SlotTrial::amsgrad);
+    o.decoupled_weight_decay = opt == "adamw";
+    optimizer_ = std::make_unique<fusion::FusedAdam>(params, b, o);
+  } else if (opt == "rmsprop") {
+    fusion::FusedRmspropOptions o;
+    o.lr = each(&SlotTrial::lr), o.alpha = each(&SlotTrial::alpha), o.eps = each(&SlotTrial::eps);
+    o.weight_decay = each(&SlotTrial::weight_decay), o.momentum = each(&SlotTrial::momentum);
+    o.centered = each(&SlotTrial::centered);
+    optimizer_ = std::make_unique<fusion::FusedRmsprop>(params, b, o);
+  } else if (opt == "adagrad") {
+    fusion::FusedAdagradOptions o;
+    o.lr = each(&SlotTrial::lr), o.lr_decay = each(&SlotTrial::lr_decay), o.weight_decay = each(&SlotTrial::weight_decay);
+    optimizer_ = std::make_unique<fusion::FusedAdagrad>(params, b, o);
+  } else if (opt == "adadelta") {
+    fusion::FusedAdadeltaOptions o;
+    o.lr = each(&SlotTrial::lr), o.rho = each(&SlotTrial::rho), o.weight_decay = each(&SlotTrial::weight_decay);
+    optimizer_ = std::make_unique<fusion::FusedAdadelta>(params, b, o);
   } else {
-    throw std::invalid_argument("the array trainer supports sgd, adam and adamw, not " + options_.optimizer);
+    throw std::invalid_argument("unknown optimizer " + opt);
   }
+  smoothing_ = each(&SlotTrial::label_smoothing);
   status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);
   best_.assign(static_cast<std::size_t>(b), -INFINITY);
   loss_sum_.assign(static_cast<std::size_t>(b), 0.0);
@@ -71,7 +102,7 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
     const Split b = batch(data_.train, order_, batch_in_epoch_++, options_.batch_size);
     optimizer_->zero_grad();
     const at::Tensor per_model =
-        per_model_cross_entropy(model_->forward(b.images.to(model_->dtype())), b.labels);
+        per_model_cross_entropy(model_->forward(b.images.to(model_->dtype())), b.labels, smoothing_);
     // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
     // Stopped models are left out, so a diverged one's NaN cannot reach anything.
     std::vector<double> active;
@@ -87,6 +118,14 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
     losses.push_back(std::move(row));
   }
   return losses;
+}
+
+double ArrayTrainer::watched(const SlotMetrics& m) const {
+  // Early stopping looks for increases: a metric to minimise is negated.
+  const double v = options_.metric == "val_loss"     ? m.val_loss
+                   : options_.metric == "train_loss" ? m.train_loss
+                                                     : m.val_accuracy;
+  return options_.maximize ? v : -v;
 }
 
 std::vector<SlotMetrics> ArrayTrainer::evaluate() {
@@ -117,8 +156,8 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
                             (options_.divergence > 0 && m.train_loss > options_.divergence);
       if (diverged) {
         status_[k] = SlotStatus::kDiverged;
-      } else if (m.val_accuracy > best_[k] + options_.min_delta) {
-        best_[k] = m.val_accuracy;
+      } else if (watched(m) > best_[k] + options_.min_delta) {
+        best_[k] = watched(m);
         bad_evals_[k] = 0;
       } else if (options_.patience > 0 && ++bad_evals_[k] >= options_.patience) {
         status_[k] = SlotStatus::kStopped;

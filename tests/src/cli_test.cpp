@@ -180,6 +180,69 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_EQ(run("status " + dir_ + "/nowhere").code, 2);
 }
 
+TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
+  const Result r = run("run " + std::string(HFTA_SOURCE_DIR) + "/configs/reference.yaml --out " + dir_ + "/ref");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("parameters.schedule"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(dir_ + "/ref"));
+}
+
+TEST_F(Cli, TinyBudgetsOtherOptimizersAndLabelSmoothingTrain) {
+  const std::string sweep = write_sweep("samples.yaml", R"(name: samples
+task: {model: mlp, batch_size: 64, options: {depth: 1, width: 16}}
+metric: {name: val_loss, goal: minimize}
+budget: {unit: samples, min: 10, max: 100}
+search: {method: sha, trials: 3, eta: 3}
+parameters:
+  lr: {values: [0.01, 0.001, 0.005]}
+  optimizer: {value: rmsprop}
+  label_smoothing: {value: 0.1}
+)");
+  const Result r = run("run " + sweep + " --out " + dir_ + "/samples");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ + "/samples/results.json"));
+  EXPECT_EQ(results.at("trials").size(), 3u);
+  EXPECT_EQ(results.at("metric").at("goal"), "minimize");
+}
+
+TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  // Simulate a kill after the first rungs: keep the trials' files, drop the rest.
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cut").code, 0);
+  std::remove((dir_ + "/cut/results.json").c_str());
+  const auto all = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
+  int removed = 0;
+  for (const auto& t : all.at("trials")) {
+    if (t.at("budget").get<double>() > 30) {  // trials that reached the top rung lose everything
+      std::system(("rm -rf '" + dir_ + "/cut/trials/" + std::to_string(t.at("id").get<int>()) + "'").c_str());
+      ++removed;
+    }
+  }
+  ASSERT_GT(removed, 0);
+  EXPECT_NE(run("status " + dir_ + "/cut").out.find("interrupted"), std::string::npos);
+  const Result resumed = run("resume " + dir_ + "/cut");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("resuming:"), std::string::npos) << resumed.out;
+  const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
+  ASSERT_EQ(again.at("trials").size(), all.at("trials").size());
+  for (std::size_t i = 0; i < all.at("trials").size(); ++i) {
+    EXPECT_EQ(again.at("trials")[i].at("metric"), all.at("trials")[i].at("metric")) << i;
+  }
+  // A corrupt checkpoint is detected and its trial trained again.
+  std::remove((dir_ + "/cut/results.json").c_str());
+  std::system(("truncate -s 100 '" + dir_ + "/cut/trials/0/checkpoint.pt'").c_str());
+  std::system(("rm -rf '" + dir_ + "/cut/trials/1'").c_str());
+  const Result repaired = run("resume " + dir_ + "/cut");
+  EXPECT_EQ(repaired.code, 0) << repaired.err;
+  // An edited sweep is refused, naming the key.
+  std::remove((dir_ + "/cut/results.json").c_str());
+  std::ofstream(dir_ + "/cut/sweep.yaml") << std::string(kTinySweep).replace(std::string(kTinySweep).find("eta: 3"), 6, "eta: 2");
+  const Result edited = run("resume " + dir_ + "/cut");
+  EXPECT_EQ(edited.code, 2);
+  EXPECT_NE(edited.err.find("search.eta"), std::string::npos) << edited.err;
+}
+
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ::mkdir((dir_ + "/busy").c_str(), 0755);

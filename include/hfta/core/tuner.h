@@ -36,6 +36,10 @@ struct SweepResult {
   std::int64_t best = -1;           ///< index into trials
 };
 
+/// What in `sweep` the trainer cannot train yet (empty: all of it), as
+/// "yaml.path: reason" lines; run refuses such sweeps before writing anything.
+std::vector<std::string> not_trainable_yet(const SweepConfig& sweep);
+
 /// Runs `sweep` to the end. Throws std::runtime_error for a model the trainers
 /// cannot train yet.
 SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options);

@@ -20,16 +20,21 @@ struct SlotTrial {
   std::uint64_t seed = 0;  ///< initialises the slot as the plain model after manual_seed(seed)
   double lr = 0.01, momentum = 0, weight_decay = 0, dropout = 0;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double dampening = 0, nesterov = 0, amsgrad = 0;       ///< SGD, Adam (booleans as 0/1)
+  double alpha = 0.99, centered = 0, rho = 0.9, lr_decay = 0;  ///< RMSprop, Adadelta, Adagrad
+  double label_smoothing = 0;
 };
 
 /// What every slot shares.
 struct ArrayTrainerOptions {
-  std::string optimizer = "sgd";  ///< sgd, adam or adamw
+  std::string optimizer = "sgd";  ///< sgd, adam, adamw, rmsprop, adagrad or adadelta
   std::int64_t batch_size = 64;
   std::uint64_t data_seed = 0;    ///< batch order: a function of (data_seed, epoch) only
   std::int64_t patience = 0;      ///< > 0: early stopping on validation accuracy
   double min_delta = 0;
   double divergence = 0;          ///< > 0: a training loss above it counts as diverged
+  std::string metric = "val_accuracy";  ///< what early stopping watches
+  bool maximize = true;
 };
 
 /// A trial's state in the array.
@@ -80,9 +85,14 @@ class ArrayTrainer {
   std::vector<std::int64_t> bad_evals_;
   std::int64_t step_ = 0, loss_steps_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
   at::Tensor order_;
+  std::vector<double> smoothing_;
+
+  double watched(const SlotMetrics& m) const;
 };
 
-/// Per-model mean cross-entropy of logits [B, N, C] against labels [N]: a [B] tensor.
-at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels);
+/// Per-model mean cross-entropy of logits [B, N, C] against labels [N]: a [B]
+/// tensor; `smoothing` (one per model, or empty) is PyTorch's label_smoothing.
+at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
+                                   const std::vector<double>& smoothing = {});
 
 }  // namespace hfta::trainers
