@@ -1,11 +1,38 @@
 #include "hfta/fusion/fused_optimizer.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
 namespace hfta::fusion {
+
+namespace {
+
+bool any_nonzero(const std::vector<double>& v) {
+  return std::any_of(v.begin(), v.end(), [](double x) { return x != 0; });
+}
+
+// L2 weight decay folded into the gradient, as torch::optim does: grad + wd * p.
+at::Tensor with_weight_decay(const RowBatch& r, const at::Tensor& grad, const std::vector<double>& wd) {
+  return any_nonzero(wd) ? grad + r.column(wd) * r.param : grad;
+}
+
+// 1 - v for each model.
+std::vector<double> one_minus(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v) out.push_back(1 - x);
+  return out;
+}
+
+std::vector<double> negated(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v) out.push_back(-x);
+  return out;
+}
+
+}  // namespace
 
 void PerModel::set(std::int64_t model, double value, std::int64_t models) {
   if (values_.size() == 1) values_.assign(static_cast<std::size_t>(models), values_[0]);
@@ -128,11 +155,8 @@ FusedSgd::FusedSgd(std::vector<at::Tensor> params, std::int64_t models, FusedSgd
 void FusedSgd::update(RowBatch& r) {
   const auto momentum = of(options_.momentum, r), dampening = of(options_.dampening, r),
              weight_decay = of(options_.weight_decay, r), nesterov = of(options_.nesterov, r);
-  at::Tensor d_p = r.grad;
-  if (std::any_of(weight_decay.begin(), weight_decay.end(), [](double w) { return w != 0; })) {
-    d_p = d_p + r.column(weight_decay) * r.param;
-  }
-  if (std::any_of(momentum.begin(), momentum.end(), [](double m) { return m != 0; })) {
+  at::Tensor d_p = with_weight_decay(r, r.grad, weight_decay);
+  if (any_nonzero(momentum)) {
     at::Tensor& buf = r.state.at("momentum_buffer");
     std::vector<double> first, one_minus_dampening, uses, nest;
     for (std::size_t k = 0; k < momentum.size(); ++k) {
@@ -147,9 +171,7 @@ void FusedSgd::update(RowBatch& r) {
     const at::Tensor with_momentum = at::where(r.column(nest) != 0, d_p + m * buf, buf);
     d_p = at::where(r.column(uses) != 0, with_momentum, d_p);
   }
-  std::vector<double> neg_lr;
-  for (double lr : of(lr_, r)) neg_lr.push_back(-lr);
-  r.param.add_(d_p * r.column(neg_lr));
+  r.param.add_(d_p * r.column(negated(of(lr_, r))));
 }
 
 // ---- Adam / AdamW -----------------------------------------------------------
@@ -174,20 +196,18 @@ void FusedAdam::update(RowBatch& r) {
     one_minus_b2.push_back(1 - beta2[k]);
     decay.push_back(1 - lr[k] * weight_decay[k]);
   }
-  const bool any_decay =
-      std::any_of(weight_decay.begin(), weight_decay.end(), [](double w) { return w != 0; });
   at::Tensor grad = r.grad;
-  if (any_decay && options_.decoupled_weight_decay) {
-    r.param.mul_(r.column(decay));
-  } else if (any_decay) {
-    grad = grad + r.column(weight_decay) * r.param;
+  if (options_.decoupled_weight_decay) {
+    if (any_nonzero(weight_decay)) r.param.mul_(r.column(decay));
+  } else {
+    grad = with_weight_decay(r, grad, weight_decay);
   }
   at::Tensor& exp_avg = r.state.at("exp_avg");
   at::Tensor& exp_avg_sq = r.state.at("exp_avg_sq");
   exp_avg.mul_(r.column(beta1)).add_(grad * r.column(one_minus_b1));
   exp_avg_sq.mul_(r.column(beta2)).addcmul_(grad, grad * r.column(one_minus_b2));
   at::Tensor second = exp_avg_sq;
-  if (std::any_of(amsgrad.begin(), amsgrad.end(), [](double a) { return a != 0; })) {
+  if (any_nonzero(amsgrad)) {
     at::Tensor& max_sq = r.state.at("max_exp_avg_sq");
     max_sq.copy_(at::where(r.column(amsgrad) != 0, at::maximum(max_sq, exp_avg_sq), max_sq));
     second = at::where(r.column(amsgrad) != 0, max_sq, exp_avg_sq);
@@ -208,19 +228,12 @@ void FusedRmsprop::update(RowBatch& r) {
   const auto lr = of(lr_, r), alpha = of(options_.alpha, r), eps = of(options_.eps, r),
              weight_decay = of(options_.weight_decay, r), momentum = of(options_.momentum, r),
              centered = of(options_.centered, r);
-  std::vector<double> one_minus_alpha, neg_lr;
-  for (std::size_t k = 0; k < lr.size(); ++k) {
-    one_minus_alpha.push_back(1 - alpha[k]);
-    neg_lr.push_back(-lr[k]);
-  }
-  at::Tensor grad = r.grad;
-  if (std::any_of(weight_decay.begin(), weight_decay.end(), [](double w) { return w != 0; })) {
-    grad = grad + r.column(weight_decay) * r.param;
-  }
+  const auto one_minus_alpha = one_minus(alpha), neg_lr = negated(lr);
+  const at::Tensor grad = with_weight_decay(r, r.grad, weight_decay);
   at::Tensor& square_avg = r.state.at("square_avg");
   square_avg.mul_(r.column(alpha)).addcmul_(grad, grad * r.column(one_minus_alpha));
   at::Tensor avg = square_avg.sqrt().add_(r.column(eps));
-  if (std::any_of(centered.begin(), centered.end(), [](double c) { return c != 0; })) {
+  if (any_nonzero(centered)) {
     at::Tensor& grad_avg = r.state.at("grad_avg");
     const at::Tensor is_centered = r.column(centered) != 0;
     grad_avg.copy_(at::where(is_centered, grad_avg * r.column(alpha) + grad * r.column(one_minus_alpha),
@@ -260,10 +273,7 @@ void FusedAdagrad::update(RowBatch& r) {
   for (std::size_t k = 0; k < lr.size(); ++k) {
     neg_clr.push_back(-(lr[k] / (1 + static_cast<double>(r.steps[k] - 1) * lr_decay[k])));
   }
-  at::Tensor grad = r.grad;
-  if (std::any_of(weight_decay.begin(), weight_decay.end(), [](double w) { return w != 0; })) {
-    grad = grad + r.column(weight_decay) * r.param;
-  }
+  const at::Tensor grad = with_weight_decay(r, r.grad, weight_decay);
   at::Tensor& sum = r.state.at("sum");
   sum.addcmul_(grad, grad);
   const at::Tensor std_dev = sum.sqrt().add_(r.column(eps));
@@ -281,15 +291,8 @@ FusedAdadelta::FusedAdadelta(std::vector<at::Tensor> params, std::int64_t models
 void FusedAdadelta::update(RowBatch& r) {
   const auto lr = of(lr_, r), rho = of(options_.rho, r), eps = of(options_.eps, r),
              weight_decay = of(options_.weight_decay, r);
-  std::vector<double> one_minus_rho, neg_lr;
-  for (std::size_t k = 0; k < lr.size(); ++k) {
-    one_minus_rho.push_back(1 - rho[k]);
-    neg_lr.push_back(-lr[k]);
-  }
-  at::Tensor grad = r.grad;
-  if (std::any_of(weight_decay.begin(), weight_decay.end(), [](double w) { return w != 0; })) {
-    grad = grad + r.column(weight_decay) * r.param;
-  }
+  const auto one_minus_rho = one_minus(rho), neg_lr = negated(lr);
+  const at::Tensor grad = with_weight_decay(r, r.grad, weight_decay);
   at::Tensor& square_avg = r.state.at("square_avg");
   at::Tensor& acc_delta = r.state.at("acc_delta");
   square_avg.mul_(r.column(rho)).addcmul_(grad, grad * r.column(one_minus_rho));
