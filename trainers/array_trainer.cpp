@@ -71,6 +71,9 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
     throw std::invalid_argument("unknown optimizer " + opt);
   }
   smoothing_ = each(&SlotTrial::label_smoothing);
+  std::vector<fusion::LrSchedule> schedules;
+  for (const auto& t : trials_) schedules.emplace_back(t.lr, t.schedule);
+  scheduler_ = std::make_unique<fusion::FusedLrScheduler>(*optimizer_, std::move(schedules));
   status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);
   best_.assign(static_cast<std::size_t>(b), -INFINITY);
   loss_sum_.assign(static_cast<std::size_t>(b), 0.0);
@@ -79,6 +82,8 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
 }
 
 void ArrayTrainer::seek(std::int64_t steps) {
+  // Schedules count the trial's own steps, wherever it trained before.
+  for (std::int64_t b = 0; b < model_->models(); ++b) scheduler_->set_steps(b, steps);
   // Dropout masks follow each trial's seed and position, not the array it is in.
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     model_->seed_dropout(static_cast<std::int64_t>(i), trials_[i].seed ^ (static_cast<std::uint64_t>(steps) * 0x9e3779b97f4a7c15ULL));
@@ -109,7 +114,9 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
     for (auto st : status_) active.push_back(st == SlotStatus::kRunning ? 1.0 : 0.0);
     const at::Tensor mask = at::tensor(active, at::kDouble).to(per_model.options()) > 0;
     at::where(mask, per_model, at::zeros_like(per_model)).sum().backward();
+    clip_gradients();
     optimizer_->step();
+    scheduler_->step();
     ++step_;
     const at::Tensor values = per_model.detach().to(at::kDouble);
     std::vector<double> row(values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
@@ -118,6 +125,30 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
     losses.push_back(std::move(row));
   }
   return losses;
+}
+
+void ArrayTrainer::clip_gradients() {
+  std::vector<double> clip;
+  for (const auto& t : trials_) clip.push_back(t.grad_clip);
+  if (std::all_of(clip.begin(), clip.end(), [](double c) { return c <= 0; })) return;
+  torch::NoGradGuard no_grad;
+  const std::int64_t b = model_->models();
+  // Each model's total gradient norm over all its rows, as clip_grad_norm_ computes it alone.
+  at::Tensor squares = at::zeros({b}, at::kDouble);
+  for (const auto& p : model_->parameters()) {
+    if (p.grad().defined()) squares += p.grad().reshape({b, -1}).to(at::kDouble).pow(2).sum(1);
+  }
+  const at::Tensor norms = squares.sqrt();
+  std::vector<double> coef(static_cast<std::size_t>(b), 1.0);
+  for (std::int64_t i = 0; i < b; ++i) {
+    const double c = clip[static_cast<std::size_t>(i)];
+    if (c > 0) coef[static_cast<std::size_t>(i)] = std::min(1.0, c / (norms[i].item<double>() + 1e-6));
+  }
+  const at::Tensor scale = at::tensor(coef, at::kDouble);
+  for (auto& p : model_->parameters()) {
+    if (!p.grad().defined()) continue;
+    p.mutable_grad().view({b, -1}).mul_(scale.to(p.grad().options()).view({b, 1}));
+  }
 }
 
 double ArrayTrainer::watched(const SlotMetrics& m) const {
@@ -163,6 +194,10 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
         status_[k] = SlotStatus::kStopped;
       }
       if (status_[k] != SlotStatus::kRunning) optimizer_->freeze(i);
+    }
+    if (status_[k] == SlotStatus::kRunning && std::isfinite(m.val_loss)) {
+      // Reduce-on-plateau schedules watch the same metric as early stopping (larger is better).
+      scheduler_->observe(i, -watched(m));
     }
     m.status = status_[k];
     loss_sum_[k] = 0;

@@ -181,10 +181,18 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
 }
 
 TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
-  const Result r = run("run " + std::string(HFTA_SOURCE_DIR) + "/configs/reference.yaml --out " + dir_ + "/ref");
+  const std::string resnet = write_sweep("resnet.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: resnet18\n"}}));
+  const Result r = run("run " + resnet + " --out " + dir_ + "/resnet");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("parameters.schedule"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir_ + "/ref"));
+  EXPECT_NE(r.err.find("task.model"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists(dir_ + "/resnet"));
+  const std::string multistep = write_sweep(
+      "multistep.yaml", hfta::test::sweep_yaml({{"parameters", "parameters:\n  lr: {values: [0.1]}\n"
+                                                                "  schedule: {values: [multistep]}\n"}}));
+  const Result m = run("run " + multistep + " --out " + dir_ + "/multistep");
+  EXPECT_EQ(m.code, 2);
+  EXPECT_NE(m.err.find("parameters.schedule"), std::string::npos) << m.err;
+  EXPECT_FALSE(exists(dir_ + "/multistep"));
 }
 
 TEST_F(Cli, TinyBudgetsOtherOptimizersAndLabelSmoothingTrain) {
@@ -197,6 +205,8 @@ parameters:
   lr: {values: [0.01, 0.001, 0.005]}
   optimizer: {value: rmsprop}
   label_smoothing: {value: 0.1}
+  schedule: {values: [cosine, plateau, step]}
+  grad_clip: {value: 1.0}
 )");
   const Result r = run("run " + sweep + " --out " + dir_ + "/samples");
   ASSERT_EQ(r.code, 0) << r.err << r.out;

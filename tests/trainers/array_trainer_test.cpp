@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <torch/nn/functional/loss.h>
+#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim.h>
 
 #include "hfta/trainers/array_trainer.h"
@@ -140,6 +141,42 @@ TEST(ArrayTrainer, EvaluatesPerTrialAndStopsDivergedModels) {
   // (Its weights hold NaN or Inf, which only equal themselves with equal_nan.)
   EXPECT_TRUE(at::allclose(trainer.model().extract_slot(1)->parameters()[0], frozen, 0, 0, true));
   EXPECT_FALSE(at::equal(trainer.model().extract_slot(0)->parameters()[0], moving));
+}
+
+TEST(ArrayTrainer, PerModelSchedulesAndGradientClipping) {
+  // Trial 0: step schedule and clipping; trial 1: constant, no clipping.
+  std::vector<SlotTrial> trials(2);
+  trials[0].trial_id = 0, trials[0].seed = 5, trials[0].lr = 0.1, trials[0].grad_clip = 0.5;
+  trials[0].schedule.kind = fusion::ScheduleKind::kStep, trials[0].schedule.step_size = 5;
+  trials[0].schedule.gamma = 0.1;
+  trials[1].trial_id = 1, trials[1].seed = 6, trials[1].lr = 0.05;
+  ArrayTrainerOptions o;
+  o.batch_size = 32;
+  o.data_seed = 9;
+  auto model = std::make_shared<FusedMlp>(2, 784, 1, 16, "relu", 0.0, 10, at::TensorOptions().dtype(at::kDouble));
+  ArrayTrainer trainer(model, trials, o, data());
+  trainer.train(12);
+  EXPECT_NEAR(trainer.optimizer().lr()[0], 0.1 * 0.01, 1e-15);  // decayed at steps 5 and 10
+  EXPECT_DOUBLE_EQ(trainer.optimizer().lr()[1], 0.05);
+
+  // Trial 0 alone, with torch::nn::utils::clip_grad_norm_ and the same schedule.
+  torch::manual_seed(5);
+  torch::nn::Sequential plain = model->make_plain();
+  torch::optim::SGD sgd(plain->parameters(), 0.1);
+  at::Tensor order = epoch_order(data().train.size(), 9, 0);
+  for (std::int64_t s = 0; s < 12; ++s) {
+    static_cast<torch::optim::SGDOptions&>(sgd.param_groups()[0].options()).lr(0.1 * std::pow(0.1, s / 5));
+    const Split b = batch(data().train, order, s, 32);
+    sgd.zero_grad();
+    torch::nn::functional::cross_entropy(plain->forward(b.images.to(at::kDouble)), b.labels).backward();
+    torch::nn::utils::clip_grad_norm_(plain->parameters(), 0.5);
+    sgd.step();
+  }
+  const auto got = model->extract_slot(0)->parameters();
+  const auto want = plain->parameters();
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    EXPECT_LE((got[k] - want[k]).abs().max().item<double>() / want[k].abs().max().item<double>(), 1e-9) << k;
+  }
 }
 
 TEST(FashionMnistData, SplitNormalisationAndSharedOrder) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hfta/fusion/fused_optimizer.h"
+#include "hfta/fusion/lr_schedule.h"
 #include "hfta/trainers/array_classifier.h"
 #include "hfta/trainers/fashion_mnist_data.h"
 
@@ -23,6 +24,8 @@ struct SlotTrial {
   double dampening = 0, nesterov = 0, amsgrad = 0;       ///< SGD, Adam (booleans as 0/1)
   double alpha = 0.99, centered = 0, rho = 0.9, lr_decay = 0;  ///< RMSprop, Adadelta, Adagrad
   double label_smoothing = 0;
+  double grad_clip = 0;                  ///< > 0: clip the model's gradient norm (clip_grad_norm_)
+  fusion::ScheduleOptions schedule;      ///< the learning-rate schedule, in training steps
 };
 
 /// What every slot shares.
@@ -80,6 +83,7 @@ class ArrayTrainer {
   ArrayTrainerOptions options_;
   const FashionMnistData& data_;
   std::unique_ptr<fusion::FusedOptimizer> optimizer_;
+  std::unique_ptr<fusion::FusedLrScheduler> scheduler_;
   std::vector<SlotStatus> status_;
   std::vector<double> best_, loss_sum_;
   std::vector<std::int64_t> bad_evals_;
@@ -88,6 +92,7 @@ class ArrayTrainer {
   std::vector<double> smoothing_;
 
   double watched(const SlotMetrics& m) const;
+  void clip_gradients();
 };
 
 /// Per-model mean cross-entropy of logits [B, N, C] against labels [N]: a [B]
