@@ -78,7 +78,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, std::ostr
   }
   write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
-      << ", fusion " << (fuse ? "auto" : "off") << "\n";
+      << ", fusion " << (fuse ? "auto" : "off") << std::endl;
   TunerOptions options;
   options.fuse = fuse;
   options.log = &out;

@@ -64,7 +64,7 @@ class Tuner {
         rungs_[id] = stored.rungs;
       }
       if (options.log && !records_.empty()) {
-        *options.log << "resuming: " << records_.size() << " trial(s) have finished rungs\n";
+        *options.log << "resuming: " << records_.size() << " trial(s) have finished rungs" << std::endl;
       }
     }
   }
@@ -295,7 +295,7 @@ class Tuner {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       *options_.log << "array of " << models << " trial(s) " << array.from_budget << " -> " << array.to_budget
                     << " " << to_string(sweep_.budget.unit) << ": " << (to - from) << " steps in " << secs
-                    << " s, best " << sweep_.metric.name << " " << best << "\n";
+                    << " s, best " << sweep_.metric.name << " " << best << std::endl;  // live, even in a pipe
     }
   }
 
