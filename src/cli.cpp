@@ -22,6 +22,7 @@
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/sweep_summary.h"
+#include "hfta/core/trial_store.h"
 #include "hfta/core/tuner.h"
 #include "hfta/core/version.h"
 #include "hfta/fusion/device_list.h"
@@ -210,8 +211,13 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   const bool running = !ExperimentLock::take(a.dir, &holder).has_value();
   const auto results = read_results(a.dir);
   if (!results) {
-    out << a.dir << ": " << (running ? "running (pid " + holder + ")" : "interrupted before any results")
-        << "\n";
+    const auto trials = TrialStore(a.dir).load_all();
+    std::size_t rungs = 0;
+    for (const auto& [id, t] : trials) rungs += t.rungs.size();
+    out << a.dir << ": " << (running ? "running (pid " + holder + ")" : "interrupted") << ", " << trials.size()
+        << " trial(s) with " << rungs << " finished rung(s)";
+    if (!running) out << "; continue with hfta-tune resume " << a.dir;
+    out << "\n";
     return kExitOk;
   }
   std::map<std::string, int> by_status;
