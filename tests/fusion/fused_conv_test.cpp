@@ -91,8 +91,9 @@ TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
   FusedConv2d conv(4, torch::nn::Conv2dOptions(3, 4, 3).padding(1));
   const at::Tensor x = at::randn({2, 12, 8, 8});
   const StrategyChoice choice = conv->tune(x);
-  EXPECT_GT(choice.fused_seconds, 0);
-  EXPECT_GT(choice.per_model_seconds, 0);
+  // Both ways were measured (what they measured is for the benchmark, not a test).
+  EXPECT_TRUE(choice.fused_seconds > 0);
+  EXPECT_TRUE(choice.per_model_seconds > 0);
   EXPECT_EQ(conv->strategy(), choice.strategy);
   EXPECT_FALSE(conv->weight.grad().defined());  // tuning leaves no gradient behind
 }
