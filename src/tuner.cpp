@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -19,23 +20,36 @@
 #include "hfta/core/sweep_json.h"
 #include "hfta/fusion/fused_optimizer.h"
 #include "hfta/trainers/array_trainer.h"
+#include "hfta/trainers/point_clouds.h"
+#include "hfta/trainers/pointnet.h"
+#include "hfta/trainers/resnet18.h"
 
 namespace hfta::core {
 namespace {
 
 using search::Config;
 
+// A model option's catalog default, as written in YAML; null when the model has no such option.
+const std::string* model_default(const SweepConfig& s, const std::string& name) {
+  const auto* model = trainers::find_model(s.task.model);
+  const auto* option = model ? model->find_option(name) : nullptr;
+  return option ? &option->default_value : nullptr;
+}
+
+// An option's value: the trial's parameter, else the task's, else the model's default, else `fallback`.
 double number(const Config& c, const SweepConfig& s, const std::string& name, double fallback) {
   if (auto it = c.find(name); it != c.end() && search::is_numeric(it->second)) return search::as_double(it->second);
   if (auto it = s.task.options.find(name); it != s.task.options.end() && search::is_numeric(it->second)) {
     return search::as_double(it->second);
   }
+  if (const auto* d = model_default(s, name)) return std::stod(*d);
   return fallback;
 }
 
 std::string text(const Config& c, const SweepConfig& s, const std::string& name, const std::string& fallback) {
   if (auto it = c.find(name); it != c.end()) return search::to_string(it->second);
   if (auto it = s.task.options.find(name); it != s.task.options.end()) return search::to_string(it->second);
+  if (const auto* d = model_default(s, name)) return *d;
   return fallback;
 }
 
@@ -52,11 +66,8 @@ class Tuner {
       : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
         scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir),
         sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU))) {
-    if (sweep.task.model != "mlp" && sweep.task.model != "cnn") {
-      throw std::runtime_error("training model " + sweep.task.model +
-                               " is not yet available (mlp and cnn are)");
-    }
-    data_ = trainers::load_fashion_mnist_data();
+    if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
+    data_ = load_data();
     if (!options.dir.empty()) {
       // What earlier runs in this directory finished: their rungs are not trained again.
       for (auto& [id, stored] : store_.load_all()) {
@@ -196,8 +207,27 @@ class Tuner {
     return o;
   }
 
+  // The task's dataset. Point clouds are generated from a fixed seed, so every sweep sees the same clouds.
+  trainers::ClassificationData load_data() const {
+    if (sweep_.task.model == "pointnet") {
+      trainers::PointCloudOptions o;
+      o.points = static_cast<std::int64_t>(number({}, sweep_, "points", 1024));
+      return trainers::make_point_clouds(o);
+    }
+    trainers::FashionMnistOptions o;
+    o.pad_to_32 = sweep_.task.model == "resnet18";
+    return trainers::load_fashion_mnist_data(o);
+  }
+
   std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c) const {
     const std::string act = text(c, sweep_, "activation", "relu");
+    if (sweep_.task.model == "pointnet") {
+      return std::make_shared<trainers::FusedPointNet>(models, 0.0, data_.classes);
+    }
+    if (sweep_.task.model == "resnet18") {
+      return std::make_shared<trainers::FusedResNet18>(models, static_cast<std::int64_t>(number(c, sweep_, "width", 64)),
+                                                       text(c, sweep_, "small_input", "true") == "true", data_.classes);
+    }
     if (sweep_.task.model == "cnn") {
       return std::make_shared<trainers::FusedCnn>(models, static_cast<std::int64_t>(number(c, sweep_, "width", 1)), act, 0.0);
     }
@@ -323,7 +353,7 @@ class Tuner {
   std::unique_ptr<search::Searcher> searcher_;
   std::unique_ptr<search::Scheduler> scheduler_;
   search::Packer packer_;
-  trainers::FashionMnistData data_;
+  trainers::ClassificationData data_;
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, Saved> saved_;
   TrialStore store_;
@@ -341,8 +371,18 @@ nlohmann::json params_json(const Config& c) {
 
 std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   std::vector<std::string> out;
-  if (sweep.task.model != "mlp" && sweep.task.model != "cnn") {
-    out.push_back("task.model: training " + sweep.task.model + " is not yet available (mlp and cnn are)");
+  const std::set<std::string> trainable = {"mlp", "cnn", "pointnet", "resnet18"};
+  if (!trainable.count(sweep.task.model)) {
+    out.push_back("task.model: training " + sweep.task.model +
+                  " is not yet available (mlp, cnn, pointnet and resnet18 are)");
+  }
+  if (sweep.find_parameter("points")) {
+    out.push_back("parameters.points: the point count shapes the dataset; set it under task, not as a parameter");
+  }
+  auto feature_transform = sweep.task.options.find("feature_transform");
+  if ((feature_transform != sweep.task.options.end() && search::to_string(feature_transform->second) == "true") ||
+      sweep.find_parameter("feature_transform")) {
+    out.push_back("feature_transform: PointNet's feature transform is not yet available");
   }
   // A multi-step schedule needs milestones, which the sweep format cannot express yet.
   if (const auto* p = sweep.find_parameter("schedule")) {

@@ -8,14 +8,11 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/pooling.h>
 
-#include "hfta/fusion/fused_activation.h"
 #include "hfta/fusion/layout.h"
 #include "hfta/fusion/slot_init.h"
+#include "plain_layers.h"
 
 namespace hfta::trainers {
-namespace {
-
-using fusion::activation_from_name;
 
 // The plain module of an activation, for the plain form of a model.
 torch::nn::AnyModule plain_activation(const std::string& name) {
@@ -32,26 +29,6 @@ torch::nn::AnyModule plain_activation(const std::string& name) {
 at::Tensor activate(const std::string& name, const at::Tensor& x) {
   return fusion::FusedActivation(activation_from_name(name))->forward(x);
 }
-
-// The plain model's Linear and Conv2d layers, in order.
-template <typename Module>
-std::vector<std::shared_ptr<Module>> layers_of(const torch::nn::Sequential& plain) {
-  std::vector<std::shared_ptr<Module>> out;
-  for (const auto& m : plain->modules(/*include_self=*/false)) {
-    if (auto p = std::dynamic_pointer_cast<Module>(m)) out.push_back(p);
-  }
-  return out;
-}
-
-template <typename Fused, typename Plain>
-void copy_out(const Fused& fused, std::int64_t slot, Plain& plain) {
-  const auto from = fused->extract_slot(slot);
-  torch::NoGradGuard no_grad;
-  plain.weight.copy_(from->weight);
-  if (plain.bias.defined()) plain.bias.copy_(from->bias);
-}
-
-}  // namespace
 
 void ArrayClassifier::init_slot(std::int64_t slot, std::uint64_t seed) {
   torch::nn::Sequential plain{nullptr};

@@ -26,7 +26,7 @@ at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& l
 }
 
 ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
-                           ArrayTrainerOptions options, const FashionMnistData& data, bool initialise)
+                           ArrayTrainerOptions options, const ClassificationData& data, bool initialise)
     : model_(std::move(model)), trials_(std::move(trials)), options_(std::move(options)), data_(data) {
   const auto b = static_cast<std::int64_t>(trials_.size());
   if (b != model_->models()) throw std::invalid_argument("one trial per slot is needed");
@@ -124,6 +124,8 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
     ++loss_steps_;
     losses.push_back(std::move(row));
   }
+  // A frozen model's batch-norm statistics moved with the batches it still saw: put them back.
+  for (const auto& [slot, plain] : frozen_) model_->load_slot(slot, plain);
   return losses;
 }
 
@@ -163,9 +165,11 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
   torch::NoGradGuard no_grad;
   model_->eval();
   const std::int64_t b = model_->models(), n = data_.validation.size();
+  // Chunks a few training batches large: fewer calls, and memory near training's.
+  const std::int64_t chunk = std::min<std::int64_t>(1000, 4 * options_.batch_size);
   at::Tensor loss_sum = at::zeros({b}, at::kDouble), correct = at::zeros({b}, at::kDouble);
-  for (std::int64_t start = 0; start < n; start += 1000) {
-    const std::int64_t count = std::min<std::int64_t>(1000, n - start);
+  for (std::int64_t start = 0; start < n; start += chunk) {
+    const std::int64_t count = std::min<std::int64_t>(chunk, n - start);
     const at::Tensor x = data_.validation.images.narrow(0, start, count).to(model_->dtype());
     const at::Tensor y = data_.validation.labels.narrow(0, start, count);
     const at::Tensor logits = model_->forward(x);
@@ -193,7 +197,10 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
       } else if (options_.patience > 0 && ++bad_evals_[k] >= options_.patience) {
         status_[k] = SlotStatus::kStopped;
       }
-      if (status_[k] != SlotStatus::kRunning) optimizer_->freeze(i);
+      if (status_[k] != SlotStatus::kRunning) {
+        optimizer_->freeze(i);
+        frozen_.emplace(i, model_->extract_slot(i));
+      }
     }
     if (status_[k] == SlotStatus::kRunning && std::isfinite(m.val_loss)) {
       // Reduce-on-plateau schedules watch the same metric as early stopping (larger is better).

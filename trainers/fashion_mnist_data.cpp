@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 
 namespace hfta::trainers {
 namespace {
@@ -16,7 +15,7 @@ Split prepare(const at::Tensor& images, const at::Tensor& labels, bool pad) {
 
 }  // namespace
 
-FashionMnistData load_fashion_mnist_data(const FashionMnistOptions& o) {
+ClassificationData load_fashion_mnist_data(const FashionMnistOptions& o) {
   const auto train = load_fashion_mnist(true, o.dir);
   const auto test = load_fashion_mnist(false, o.dir);
   std::int64_t n = train.labels.size(0);
@@ -25,25 +24,12 @@ FashionMnistData load_fashion_mnist_data(const FashionMnistOptions& o) {
     throw std::invalid_argument("validation_size must leave training images");
   }
   const std::int64_t n_train = n - o.validation_size;
-  FashionMnistData data;
+  ClassificationData data;
   data.train = prepare(train.images.narrow(0, 0, n_train), train.labels.narrow(0, 0, n_train), o.pad_to_32);
   data.validation = prepare(train.images.narrow(0, n_train, o.validation_size),
                             train.labels.narrow(0, n_train, o.validation_size), o.pad_to_32);
   data.test = prepare(test.images, test.labels, o.pad_to_32);
   return data;
-}
-
-at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
-  return at::randperm(size, gen, at::TensorOptions().dtype(at::kLong));
-}
-
-Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size) {
-  const std::int64_t start = index * batch_size;
-  const std::int64_t count = std::min(batch_size, data.size() - start);
-  if (count <= 0) throw std::out_of_range("batch past the end of the epoch");
-  const at::Tensor idx = order.narrow(0, start, count);
-  return {data.images.index_select(0, idx), data.labels.index_select(0, idx)};
 }
 
 }  // namespace hfta::trainers

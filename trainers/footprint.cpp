@@ -36,12 +36,56 @@ Footprint cnn(const std::map<std::string, double>& o) {
   return f;
 }
 
+Footprint pointnet(const std::map<std::string, double>& o) {
+  const double points = option(o, "points", 1024), k = 8;
+  Footprint f;
+  f.input_per_sample = 3 * points;
+  // Per-point 3-64-128-1024 and classifier 1024-512-256-k, batch norms after all but the last.
+  f.parameters = (3 * 64 + 64) + (64 * 128 + 128) + (128 * 1024 + 1024) + 2 * (64 + 128 + 1024) +
+                 (1024 * 512 + 512) + (512 * 256 + 256) + (256 * k + k) + 2 * (512 + 256);
+  // Per point: each layer's output, its batch norm and ReLU (the last has none).
+  f.activations_per_sample = points * (3 * 64 + 3 * 128 + 2 * 1024) + 3 * 512 + 4 * 256 + 2 * k;
+  return f;
+}
+
+Footprint resnet18(const std::map<std::string, double>& o) {
+  const double w = option(o, "width", 64);
+  const bool small = option(o, "small_input", 1) != 0;
+  double side = small ? 32 : 16;  // after the stem, on 32x32 inputs
+  Footprint f;
+  f.input_per_sample = 32 * 32;
+  // A convolution without bias and its batch norm; output, normalised and ReLU maps kept.
+  auto conv = [&](double in, double out, double kernel, double out_side) {
+    f.parameters += in * out * kernel * kernel + 2 * out;
+    f.activations_per_sample += 3 * out * out_side * out_side;
+  };
+  conv(1, w, small ? 3 : 7, side);
+  if (!small) side /= 2;  // max-pool
+  double in = w;
+  const double stages[4][2] = {{1, 1}, {2, 2}, {4, 2}, {8, 2}};
+  for (const auto& stage : stages) {
+    for (int b = 0; b < 2; ++b) {
+      const double out = w * stage[0], stride = b == 0 ? stage[1] : 1;
+      side /= stride;
+      conv(in, out, 3, side);
+      conv(out, out, 3, side);
+      if (stride != 1 || in != out) conv(in, out, 1, side);
+      in = out;
+    }
+  }
+  f.parameters += in * kClasses + kClasses;
+  f.activations_per_sample += in + 2 * kClasses;
+  return f;
+}
+
 }  // namespace
 
 std::optional<Footprint> estimate_footprint(const std::string& model,
                                             const std::map<std::string, double>& options) {
   if (model == "mlp") return mlp(options);
   if (model == "cnn") return cnn(options);
+  if (model == "pointnet") return pointnet(options);
+  if (model == "resnet18") return resnet18(options);
   return std::nullopt;
 }
 

@@ -181,11 +181,11 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
 }
 
 TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
-  const std::string resnet = write_sweep("resnet.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: resnet18\n"}}));
-  const Result r = run("run " + resnet + " --out " + dir_ + "/resnet");
+  const std::string mobilenet = write_sweep("mobilenet.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: mobilenet_v3_small\n"}}));
+  const Result r = run("run " + mobilenet + " --out " + dir_ + "/mobilenet");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("task.model"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir_ + "/resnet"));
+  EXPECT_FALSE(exists(dir_ + "/mobilenet"));
   const std::string multistep = write_sweep(
       "multistep.yaml", hfta::test::sweep_yaml({{"parameters", "parameters:\n  lr: {values: [0.1]}\n"
                                                                 "  schedule: {values: [multistep]}\n"}}));

@@ -9,79 +9,10 @@
 #include <torch/optim.h>
 
 #include "hfta/trainers/array_trainer.h"
+#include "train_alone.h"
 
 namespace hfta::trainers {
 namespace {
-
-const FashionMnistData& data() {
-  static const FashionMnistData d = [] {
-    FashionMnistOptions o;
-    o.limit = 12000;  // enough for 100 steps, quick to prepare
-    o.validation_size = 2000;
-    return load_fashion_mnist_data(o);
-  }();
-  return d;
-}
-
-double relative(double got, double want) { return std::abs(got - want) / std::max(std::abs(want), 1e-12); }
-
-// Trains one trial alone, with the plain model and torch::optim, over the same batches.
-std::vector<double> train_alone(const ArrayClassifier& array, const SlotTrial& t, const ArrayTrainerOptions& o,
-                                std::int64_t steps, torch::nn::Sequential& out) {
-  torch::manual_seed(t.seed);
-  torch::nn::Sequential plain = array.make_plain();
-  std::unique_ptr<torch::optim::Optimizer> opt;
-  if (o.optimizer == "sgd") {
-    opt = std::make_unique<torch::optim::SGD>(
-        plain->parameters(), torch::optim::SGDOptions(t.lr).momentum(t.momentum).weight_decay(t.weight_decay));
-  } else {
-    opt = std::make_unique<torch::optim::Adam>(
-        plain->parameters(),
-        torch::optim::AdamOptions(t.lr).betas({t.beta1, t.beta2}).eps(t.eps).weight_decay(t.weight_decay));
-  }
-  std::vector<double> losses;
-  std::int64_t epoch = 0, index = 0;
-  const std::int64_t per_epoch = (data().train.size() + o.batch_size - 1) / o.batch_size;
-  at::Tensor order = epoch_order(data().train.size(), o.data_seed, epoch);
-  for (std::int64_t s = 0; s < steps; ++s) {
-    if (index == per_epoch) {
-      index = 0;
-      order = epoch_order(data().train.size(), o.data_seed, ++epoch);
-    }
-    const Split b = batch(data().train, order, index++, o.batch_size);
-    opt->zero_grad();
-    const at::Tensor loss =
-        torch::nn::functional::cross_entropy(plain->forward(b.images.to(array.dtype())), b.labels);
-    loss.backward();
-    opt->step();
-    losses.push_back(loss.item<double>());
-  }
-  out = plain;
-  return losses;
-}
-
-// The bounds: 1e-4 in float32, 1e-9 in float64.
-void expect_same_as_alone(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
-                          ArrayTrainerOptions options, std::int64_t steps) {
-  const double tol = model->dtype() == at::kDouble ? 1e-9 : 1e-4;
-  ArrayTrainer trainer(model, trials, options, data());
-  const auto fused_losses = trainer.train(steps);
-  for (std::size_t i = 0; i < trials.size(); ++i) {
-    SCOPED_TRACE("trial " + std::to_string(trials[i].trial_id));
-    torch::nn::Sequential alone{nullptr};
-    const auto losses = train_alone(*model, trials[i], options, steps, alone);
-    for (std::int64_t s = 0; s < steps; ++s) {
-      ASSERT_LE(relative(fused_losses[s][i], losses[s]), tol) << "step " << s;
-    }
-    const auto got = model->extract_slot(static_cast<std::int64_t>(i))->parameters();
-    const auto want = alone->parameters();
-    ASSERT_EQ(got.size(), want.size());
-    for (std::size_t k = 0; k < got.size(); ++k) {
-      const double err = (got[k] - want[k]).abs().max().item<double>() / want[k].abs().max().item<double>();
-      EXPECT_LE(err, tol) << "parameter " << k;
-    }
-  }
-}
 
 TEST(ArrayTrainer, MlpArrayEqualsEachTrialTrainedAloneInFloat64) {
   std::vector<SlotTrial> trials = {{0, 11, 0.05, 0.9, 0.0}, {1, 12, 0.01, 0.0, 1e-3}, {2, 13, 0.1, 0.5, 1e-4}};
@@ -179,7 +110,7 @@ TEST(ArrayTrainer, PerModelSchedulesAndGradientClipping) {
   }
 }
 
-TEST(FashionMnistData, SplitNormalisationAndSharedOrder) {
+TEST(ClassificationData, SplitNormalisationAndSharedOrder) {
   const auto& d = data();
   EXPECT_EQ(d.train.size(), 10000);
   EXPECT_EQ(d.validation.size(), 2000);

@@ -5,6 +5,8 @@
 #include <torch/nn.h>
 
 #include "hfta/trainers/footprint.h"
+#include "hfta/trainers/pointnet.h"
+#include "hfta/trainers/resnet18.h"
 
 namespace hfta::trainers {
 namespace {
@@ -45,13 +47,27 @@ TEST(Footprint, CnnParametersMatchLibTorch) {
   }
 }
 
+TEST(Footprint, ZooParametersMatchThePlainModels) {
+  for (int width : {4, 64}) {
+    for (bool small : {true, false}) {
+      const auto f = estimate_footprint("resnet18", {{"width", width}, {"small_input", small ? 1 : 0}});
+      ASSERT_TRUE(f.has_value());
+      EXPECT_DOUBLE_EQ(f->parameters, count(*FusedResNet18(1, width, small).make_plain())) << width << small;
+    }
+  }
+  const auto f = estimate_footprint("pointnet", {{"points", 256}});
+  ASSERT_TRUE(f.has_value());
+  EXPECT_DOUBLE_EQ(f->parameters, count(*FusedPointNet(1, 0.3).make_plain()));
+  EXPECT_DOUBLE_EQ(f->input_per_sample, 3 * 256);
+}
+
 TEST(Footprint, BytesGrowWithBatchAndOptimizerState) {
   const auto f = *estimate_footprint("mlp", {});
   EXPECT_GT(per_model_bytes(f, 256, "sgd"), per_model_bytes(f, 64, "sgd"));
   EXPECT_GT(per_model_bytes(f, 64, "adam"), per_model_bytes(f, 64, "sgd"));
   EXPECT_DOUBLE_EQ(per_model_bytes(f, 64, "adam") - per_model_bytes(f, 64, "sgd"), 4 * f.parameters);
   EXPECT_GT(fixed_bytes(f, 64), 4 * 784 * 64);
-  EXPECT_FALSE(estimate_footprint("resnet18", {}).has_value());  // known once built
+  EXPECT_FALSE(estimate_footprint("bert", {}).has_value());  // known once built
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ class ArrayTrainer {
   /// Slots start from their trial's seed; `initialise` false leaves the model and
   /// optimizer as they are, for trials loaded from where they stopped.
   ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
-               ArrayTrainerOptions options, const FashionMnistData& data, bool initialise = true);
+               ArrayTrainerOptions options, const ClassificationData& data, bool initialise = true);
 
   /// Starts the shared data stream after `steps` batches (where the array's
   /// trials stopped: promoted trials continue the data, not restart it).
@@ -81,7 +81,7 @@ class ArrayTrainer {
   std::shared_ptr<ArrayClassifier> model_;
   std::vector<SlotTrial> trials_;
   ArrayTrainerOptions options_;
-  const FashionMnistData& data_;
+  const ClassificationData& data_;
   std::unique_ptr<fusion::FusedOptimizer> optimizer_;
   std::unique_ptr<fusion::FusedLrScheduler> scheduler_;
   std::vector<SlotStatus> status_;
@@ -90,6 +90,7 @@ class ArrayTrainer {
   std::int64_t step_ = 0, loss_steps_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
   at::Tensor order_;
   std::vector<double> smoothing_;
+  std::map<std::int64_t, torch::nn::Sequential> frozen_;  ///< stopped slots as they stopped
 
   double watched(const SlotMetrics& m) const;
   void clip_gradients();

@@ -1,12 +1,11 @@
-// Fashion-MNIST prepared for training: normalised images, the train/validation
-// split, and a batch order every model of an array shares.
+// Fashion-MNIST prepared for training: normalised images and the
+// train/validation split.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include <ATen/core/Tensor.h>
-
+#include "hfta/trainers/classification_data.h"
 #include "hfta/trainers/fashion_mnist.h"
 
 namespace hfta::trainers {
@@ -24,25 +23,6 @@ struct FashionMnistOptions {
 };
 
 /// Normalised float images [N, 1, 28, 28] (or 32x32) and labels [N].
-struct Split {
-  at::Tensor images;
-  at::Tensor labels;
-  std::int64_t size() const { return labels.size(0); }
-};
-
-/// Train, validation and test splits.
-struct FashionMnistData {
-  Split train, validation, test;
-};
-
-FashionMnistData load_fashion_mnist_data(const FashionMnistOptions& options = {});
-
-/// The order of the training set in epoch `epoch`: a permutation drawn from
-/// (seed, epoch) alone, so fused and unfused runs, and resumed ones, see the
-/// same batches in the same order.
-at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch);
-
-/// Batch `index` of an epoch (the last one may be smaller).
-Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size);
+ClassificationData load_fashion_mnist_data(const FashionMnistOptions& options = {});
 
 }  // namespace hfta::trainers

@@ -1,0 +1,33 @@
+// A classification dataset in memory: inputs and labels split three ways, and
+// the batch order every model of an array shares. Fashion-MNIST images and
+// point clouds both arrive in this form.
+#pragma once
+
+#include <cstdint>
+
+#include <ATen/core/Tensor.h>
+
+namespace hfta::trainers {
+
+/// Inputs [N, ...] (images [N, 1, 28, 28], point clouds [N, 3, P]) and labels [N].
+struct Split {
+  at::Tensor images;
+  at::Tensor labels;
+  std::int64_t size() const { return labels.size(0); }
+};
+
+/// Train, validation and test splits.
+struct ClassificationData {
+  Split train, validation, test;
+  std::int64_t classes = 10;
+};
+
+/// The order of the training set in epoch `epoch`: a permutation drawn from
+/// (seed, epoch) alone, so fused and unfused runs, and resumed ones, see the
+/// same batches in the same order.
+at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch);
+
+/// Batch `index` of an epoch (the last one may be smaller).
+Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size);
+
+}  // namespace hfta::trainers

@@ -1,0 +1,125 @@
+// ResNet-18 and PointNet arrays: each trial trains exactly as its plain model
+// alone, and the plain forms have the published parameter counts.
+#include <gtest/gtest.h>
+
+#include "hfta/trainers/point_clouds.h"
+#include "hfta/trainers/pointnet.h"
+#include "hfta/trainers/resnet18.h"
+#include "train_alone.h"
+
+namespace hfta::trainers {
+namespace {
+
+std::int64_t count_parameters(const torch::nn::Sequential& net) {
+  std::int64_t n = 0;
+  for (const auto& p : net->parameters()) n += p.numel();
+  return n;
+}
+
+const ClassificationData& padded_images() {
+  static const ClassificationData d = [] {
+    FashionMnistOptions o;
+    o.limit = 4000;
+    o.validation_size = 500;
+    o.pad_to_32 = true;
+    return load_fashion_mnist_data(o);
+  }();
+  return d;
+}
+
+const ClassificationData& clouds() {
+  static const ClassificationData d = [] {
+    PointCloudOptions o;
+    o.points = 32;
+    o.train_size = 800;
+    o.validation_size = 200;
+    o.test_size = 16;
+    return make_point_clouds(o);
+  }();
+  return d;
+}
+
+TEST(ResNet18, PlainFormHasTorchvisionsParameterCount) {
+  // torchvision's resnet18() has 11,689,512 parameters for 3 channels and 1000
+  // classes; one input channel removes 64*2*49 and ten classes 512*990+990.
+  EXPECT_EQ(count_parameters(FusedResNet18(1, 64, false).make_plain()), 11689512 - 6272 - 507870);
+  // The small-input stem is 3x3: 64*9 instead of 64*49 weights.
+  EXPECT_EQ(count_parameters(FusedResNet18(1, 64, true).make_plain()), 11689512 - 6272 - 507870 - 2560);
+}
+
+TEST(ResNet18, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+  std::vector<SlotTrial> trials = {{0, 31, 0.05, 0.9, 0.0}, {1, 32, 0.02, 0.0, 1e-3}, {2, 33, 0.1, 0.5, 1e-4},
+                                   {3, 34, 0.01, 0.0, 0.0}};
+  ArrayTrainerOptions o;
+  o.batch_size = 16;
+  o.data_seed = 3;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  expect_same_as_alone(std::make_shared<FusedResNet18>(4, 4, true, 10, f64), trials, o, 100, padded_images());
+}
+
+TEST(ResNet18, LargeInputStemRunsAndEvaluates) {
+  std::vector<SlotTrial> trials = {{0, 1, 0.05}, {1, 2, 0.01}};
+  ArrayTrainerOptions o;
+  o.batch_size = 16;
+  ArrayTrainer trainer(std::make_shared<FusedResNet18>(2, 4, false), trials, o, padded_images());
+  const auto losses = trainer.train(3);
+  ASSERT_EQ(losses.size(), 3u);
+  const auto metrics = trainer.evaluate();
+  ASSERT_EQ(metrics.size(), 2u);
+  EXPECT_TRUE(std::isfinite(metrics[1].val_loss));
+}
+
+TEST(PointNet, PlainFormHasTheParameterCountOfPointNetWithoutTransforms) {
+  // Per-point 3-64-128-1024 with batch norms: 256 + 8320 + 132096 + 2432;
+  // classifier 1024-512-256-8 with batch norms: 524800 + 131328 + 2056 + 1536.
+  EXPECT_EQ(count_parameters(FusedPointNet(1, 0.3).make_plain()), 802824);
+}
+
+TEST(PointNet, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+  std::vector<SlotTrial> trials = {{0, 41, 0.01, 0.9, 0.0}, {1, 42, 0.02, 0.0, 1e-3}, {2, 43, 0.005, 0.5, 0.0}};
+  ArrayTrainerOptions o;
+  o.batch_size = 8;
+  o.data_seed = 2;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  expect_same_as_alone(std::make_shared<FusedPointNet>(3, 0.0, 8, f64), trials, o, 40, clouds());
+}
+
+TEST(PointNet, LearnsTheShapes) {
+  std::vector<SlotTrial> trials = {{0, 5, 1e-3}, {1, 6, 3e-3}};
+  ArrayTrainerOptions o;
+  o.optimizer = "adam";
+  o.batch_size = 16;
+  ArrayTrainer trainer(std::make_shared<FusedPointNet>(2, 0.3), trials, o, clouds());
+  trainer.train(100);  // two epochs of 800 clouds
+  for (const auto& m : trainer.evaluate()) {
+    EXPECT_GT(m.val_accuracy, 0.5) << "trial " << m.trial_id;  // chance is 0.125
+  }
+}
+
+TEST(PointClouds, SeededBalancedAndShaped) {
+  PointCloudOptions o;
+  o.points = 64;
+  o.train_size = 80;
+  o.validation_size = 16;
+  o.test_size = 8;
+  const auto a = make_point_clouds(o), b = make_point_clouds(o);
+  EXPECT_EQ(a.classes, 8);
+  EXPECT_EQ(a.train.images.sizes(), (std::vector<std::int64_t>{80, 3, 64}));
+  EXPECT_TRUE(at::equal(a.train.images, b.train.images));
+  EXPECT_TRUE(at::equal(a.validation.images, b.validation.images));
+  EXPECT_EQ(at::bincount(a.train.labels).min().item<std::int64_t>(), 10);
+  o.seed = 1;
+  EXPECT_FALSE(at::equal(make_point_clouds(o).train.images, a.train.images));
+  // A sphere's points lie at the same distance from its centre (up to the jitter).
+  const at::Tensor radii = a.train.images[0].norm(2, 0);
+  EXPECT_LT((radii.std() / radii.mean()).item<double>(), 0.1);
+  EXPECT_EQ(a.train.labels[0].item<std::int64_t>(), 0);
+  // A cube's do not.
+  const at::Tensor cube = a.train.images[1].norm(2, 0);
+  EXPECT_GT((cube.std() / cube.mean()).item<double>(), 0.1);
+  o.points = 0;
+  EXPECT_THROW(make_point_clouds(o), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hfta::trainers

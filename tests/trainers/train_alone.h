@@ -1,0 +1,96 @@
+// Test support: trains a trial alone with its plain model and torch::optim, and
+// checks that an array gives every trial the losses and weights it gets alone.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include <torch/nn/functional/loss.h>
+#include <torch/optim.h>
+
+#include "hfta/trainers/array_trainer.h"
+
+namespace hfta::trainers {
+
+inline const ClassificationData& data() {
+  static const ClassificationData d = [] {
+    FashionMnistOptions o;
+    o.limit = 12000;  // enough for 100 steps, quick to prepare
+    o.validation_size = 2000;
+    return load_fashion_mnist_data(o);
+  }();
+  return d;
+}
+
+inline double relative(double got, double want) { return std::abs(got - want) / std::max(std::abs(want), 1e-12); }
+
+// Trains one trial alone, with the plain model and torch::optim, over the same batches.
+inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotTrial& t, const ArrayTrainerOptions& o,
+                                std::int64_t steps, torch::nn::Sequential& out,
+                                const ClassificationData& d = data()) {
+  torch::manual_seed(t.seed);
+  torch::nn::Sequential plain = array.make_plain();
+  std::unique_ptr<torch::optim::Optimizer> opt;
+  if (o.optimizer == "sgd") {
+    opt = std::make_unique<torch::optim::SGD>(
+        plain->parameters(), torch::optim::SGDOptions(t.lr).momentum(t.momentum).weight_decay(t.weight_decay));
+  } else {
+    opt = std::make_unique<torch::optim::Adam>(
+        plain->parameters(),
+        torch::optim::AdamOptions(t.lr).betas({t.beta1, t.beta2}).eps(t.eps).weight_decay(t.weight_decay));
+  }
+  std::vector<double> losses;
+  std::int64_t epoch = 0, index = 0;
+  const std::int64_t per_epoch = (d.train.size() + o.batch_size - 1) / o.batch_size;
+  at::Tensor order = epoch_order(d.train.size(), o.data_seed, epoch);
+  for (std::int64_t s = 0; s < steps; ++s) {
+    if (index == per_epoch) {
+      index = 0;
+      order = epoch_order(d.train.size(), o.data_seed, ++epoch);
+    }
+    const Split b = batch(d.train, order, index++, o.batch_size);
+    opt->zero_grad();
+    const at::Tensor loss =
+        torch::nn::functional::cross_entropy(plain->forward(b.images.to(array.dtype())), b.labels);
+    loss.backward();
+    opt->step();
+    losses.push_back(loss.item<double>());
+  }
+  out = plain;
+  return losses;
+}
+
+// The bounds: 1e-4 in float32, 1e-9 in float64.
+inline void expect_same_as_alone(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
+                          ArrayTrainerOptions options, std::int64_t steps, const ClassificationData& d = data()) {
+  const double tol = model->dtype() == at::kDouble ? 1e-9 : 1e-4;
+  ArrayTrainer trainer(model, trials, options, d);
+  const auto fused_losses = trainer.train(steps);
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    SCOPED_TRACE("trial " + std::to_string(trials[i].trial_id));
+    torch::nn::Sequential alone{nullptr};
+    const auto losses = train_alone(*model, trials[i], options, steps, alone, d);
+    for (std::int64_t s = 0; s < steps; ++s) {
+      ASSERT_LE(relative(fused_losses[s][i], losses[s]), tol) << "step " << s;
+    }
+    // Parameters and buffers (batch-norm running statistics) alike.
+    const torch::nn::Sequential fused = model->extract_slot(static_cast<std::int64_t>(i));
+    auto got = fused->parameters(), want = alone->parameters();
+    for (const auto& t : fused->buffers()) got.push_back(t);
+    for (const auto& t : alone->buffers()) want.push_back(t);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const at::Tensor g = got[k].to(at::kDouble), w = want[k].to(at::kDouble);
+      // Relative to the tensor's largest entry; a tensor whose gradient is zero in exact
+      // arithmetic (a bias just before a batch norm) holds only rounding noise, so
+      // entries below 1e-6 compare absolutely.
+      const double err = (g - w).abs().max().item<double>() / std::max(w.abs().max().item<double>(), 1e-6);
+      EXPECT_LE(err, tol) << "tensor " << k << " of shape " << w.sizes();
+    }
+  }
+}
+
+}  // namespace hfta::trainers

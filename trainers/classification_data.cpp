@@ -1,0 +1,23 @@
+#include "hfta/trainers/classification_data.h"
+
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace hfta::trainers {
+
+at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
+  return at::randperm(size, gen, at::TensorOptions().dtype(at::kLong));
+}
+
+Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size) {
+  const std::int64_t start = index * batch_size;
+  const std::int64_t count = std::min(batch_size, data.size() - start);
+  if (count <= 0) throw std::out_of_range("batch past the end of the epoch");
+  const at::Tensor idx = order.narrow(0, start, count);
+  return {data.images.index_select(0, idx), data.labels.index_select(0, idx)};
+}
+
+}  // namespace hfta::trainers
