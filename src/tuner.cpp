@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <ostream>
-#include <set>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -20,9 +19,7 @@
 #include "hfta/core/sweep_json.h"
 #include "hfta/fusion/fused_optimizer.h"
 #include "hfta/trainers/array_trainer.h"
-#include "hfta/trainers/point_clouds.h"
-#include "hfta/trainers/pointnet.h"
-#include "hfta/trainers/resnet18.h"
+#include "hfta/trainers/model_zoo.h"
 
 namespace hfta::core {
 namespace {
@@ -67,7 +64,7 @@ class Tuner {
         scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir),
         sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU))) {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
-    data_ = load_data();
+    data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
       // What earlier runs in this directory finished: their rungs are not trained again.
       for (auto& [id, stored] : store_.load_all()) {
@@ -207,32 +204,17 @@ class Tuner {
     return o;
   }
 
-  // The task's dataset. Point clouds are generated from a fixed seed, so every sweep sees the same clouds.
-  trainers::ClassificationData load_data() const {
-    if (sweep_.task.model == "pointnet") {
-      trainers::PointCloudOptions o;
-      o.points = static_cast<std::int64_t>(number({}, sweep_, "points", 1024));
-      return trainers::make_point_clouds(o);
+  // The model's options for a trial: its parameters over the task's (catalog defaults for the rest).
+  trainers::ModelOptions model_options(const Config& c) const {
+    trainers::ModelOptions out;
+    for (const auto& o : trainers::find_model(sweep_.task.model)->options) {
+      if (c.count(o.name) || sweep_.task.options.count(o.name)) out[o.name] = text(c, sweep_, o.name, o.default_value);
     }
-    trainers::FashionMnistOptions o;
-    o.pad_to_32 = sweep_.task.model == "resnet18";
-    return trainers::load_fashion_mnist_data(o);
+    return out;
   }
 
   std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c) const {
-    const std::string act = text(c, sweep_, "activation", "relu");
-    if (sweep_.task.model == "pointnet") {
-      return std::make_shared<trainers::FusedPointNet>(models, 0.0, data_.classes);
-    }
-    if (sweep_.task.model == "resnet18") {
-      return std::make_shared<trainers::FusedResNet18>(models, static_cast<std::int64_t>(number(c, sweep_, "width", 64)),
-                                                       text(c, sweep_, "small_input", "true") == "true", data_.classes);
-    }
-    if (sweep_.task.model == "cnn") {
-      return std::make_shared<trainers::FusedCnn>(models, static_cast<std::int64_t>(number(c, sweep_, "width", 1)), act, 0.0);
-    }
-    return std::make_shared<trainers::FusedMlp>(models, 784, static_cast<std::int64_t>(number(c, sweep_, "depth", 2)),
-                                                static_cast<std::int64_t>(number(c, sweep_, "width", 256)), act, 0.0);
+    return trainers::make_classifier(sweep_.task.model, models, model_options(c), data_.classes);
   }
 
   void train_array(const search::ArrayPlan& array) {
@@ -371,8 +353,7 @@ nlohmann::json params_json(const Config& c) {
 
 std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   std::vector<std::string> out;
-  const std::set<std::string> trainable = {"mlp", "cnn", "pointnet", "resnet18"};
-  if (!trainable.count(sweep.task.model)) {
+  if (!trainers::is_trainable(sweep.task.model)) {
     out.push_back("task.model: training " + sweep.task.model +
                   " is not yet available (mlp, cnn, pointnet and resnet18 are)");
   }

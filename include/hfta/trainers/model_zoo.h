@@ -1,0 +1,33 @@
+// The trainable models of the catalog by name: building an array of B models
+// and loading the data it trains on.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "hfta/trainers/array_classifier.h"
+#include "hfta/trainers/classification_data.h"
+
+namespace hfta::trainers {
+
+/// A model's options by name, as written in YAML ("64", "true", "relu");
+/// missing ones take the catalog's defaults.
+using ModelOptions = std::map<std::string, std::string>;
+
+/// Whether make_classifier builds `model`.
+bool is_trainable(const std::string& model);
+
+/// An array of `models` copies of `model` (mlp, cnn, pointnet, resnet18). Dropout
+/// starts at 0: each slot's rate is set per trial.
+std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
+                                                 const ModelOptions& options, std::int64_t classes,
+                                                 const at::TensorOptions& tensor_options = {});
+
+/// The dataset `model` trains on: Fashion-MNIST (padded to 32x32 for ResNet-18),
+/// or point clouds with the `points` option, generated from a fixed seed so
+/// every sweep sees the same clouds.
+ClassificationData load_classification_data(const std::string& model, const ModelOptions& options);
+
+}  // namespace hfta::trainers

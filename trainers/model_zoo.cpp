@@ -1,0 +1,62 @@
+#include "hfta/trainers/model_zoo.h"
+
+#include <stdexcept>
+
+#include "hfta/trainers/catalog.h"
+#include "hfta/trainers/fashion_mnist_data.h"
+#include "hfta/trainers/point_clouds.h"
+#include "hfta/trainers/pointnet.h"
+#include "hfta/trainers/resnet18.h"
+
+namespace hfta::trainers {
+namespace {
+
+std::string option(const std::string& model, const ModelOptions& options, const std::string& name) {
+  if (auto it = options.find(name); it != options.end()) return it->second;
+  const auto* spec = find_model(model);
+  const auto* o = spec ? spec->find_option(name) : nullptr;
+  if (!o) throw std::invalid_argument("model " + model + " has no option " + name);
+  return o->default_value;
+}
+
+std::int64_t integer(const std::string& model, const ModelOptions& options, const std::string& name) {
+  return std::stoll(option(model, options, name));
+}
+
+}  // namespace
+
+bool is_trainable(const std::string& model) {
+  return model == "mlp" || model == "cnn" || model == "pointnet" || model == "resnet18";
+}
+
+std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
+                                                 const ModelOptions& o, std::int64_t classes,
+                                                 const at::TensorOptions& t) {
+  if (model == "mlp") {
+    return std::make_shared<FusedMlp>(models, 784, integer(model, o, "depth"), integer(model, o, "width"),
+                                      option(model, o, "activation"), 0.0, classes, t);
+  }
+  if (model == "cnn") {
+    return std::make_shared<FusedCnn>(models, integer(model, o, "width"), option(model, o, "activation"), 0.0,
+                                      classes, t);
+  }
+  if (model == "pointnet") return std::make_shared<FusedPointNet>(models, 0.0, classes, t);
+  if (model == "resnet18") {
+    return std::make_shared<FusedResNet18>(models, integer(model, o, "width"),
+                                           option(model, o, "small_input") == "true", classes, t);
+  }
+  throw std::invalid_argument("training model " + model + " is not yet available");
+}
+
+ClassificationData load_classification_data(const std::string& model, const ModelOptions& options) {
+  if (model == "pointnet") {
+    PointCloudOptions o;
+    o.points = integer(model, options, "points");
+    return make_point_clouds(o);
+  }
+  FashionMnistOptions o;
+  o.pad_to_32 = model == "resnet18";
+  return load_fashion_mnist_data(o);
+}
+
+}  // namespace hfta::trainers
