@@ -12,7 +12,8 @@ namespace hfta::fusion {
 template <std::size_t D>
 FusedBatchNormImpl<D>::FusedBatchNormImpl(std::int64_t models, torch::nn::BatchNormOptions options,
                                           const at::TensorOptions& tensor_options)
-    : models_(models), options_(std::move(options)) {
+    : models_(models), options_(std::move(options)),
+      strategy_(default_strategy(D == 2 ? OpKind::kBatchNorm2d : OpKind::kOther, tensor_options.device().is_cpu())) {
   if (!options_.momentum().has_value()) {
     throw std::invalid_argument("fused batch norm needs a numeric momentum (not None)");
   }

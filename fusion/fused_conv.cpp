@@ -42,7 +42,8 @@ std::vector<std::int64_t> explicit_padding(const Options& o) {
 template <std::size_t D, bool T>
 FusedConvImpl<D, T>::FusedConvImpl(std::int64_t models, Options options,
                                    const at::TensorOptions& tensor_options)
-    : models_(models), options_(std::move(options)) {
+    : models_(models), options_(std::move(options)),
+      strategy_(default_strategy(OpKind::kConvolution, tensor_options.device().is_cpu())) {
   if (!holds_alternative<torch::enumtype::kZeros>(options_.padding_mode())) {
     throw std::invalid_argument("fused convolutions support zero padding only");
   }
@@ -81,6 +82,19 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
                                  options_.groups()));
   }
   return at::cat(ys, 1);
+}
+
+template <std::size_t D, bool T>
+at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
+  if (T || options_.groups() != 1 || models_ == 1) {
+    std::vector<std::int64_t> repeats(static_cast<std::size_t>(x.dim()), 1);
+    repeats[1] = models_;
+    return forward(models_ == 1 ? x : x.repeat(repeats));
+  }
+  // Every model reads the same channels: one ordinary convolution with all B
+  // models' filters as its output channels, already in the conv layout.
+  return at::convolution(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
+                         vec(options_.dilation()), false, std::vector<std::int64_t>(D, 0), 1);
 }
 
 template <std::size_t D, bool T>

@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include "hfta/fusion/optimizer_kernels.h"
+
 namespace hfta::fusion {
 
 namespace {
@@ -155,6 +157,15 @@ FusedSgd::FusedSgd(std::vector<at::Tensor> params, std::int64_t models, FusedSgd
 void FusedSgd::update(RowBatch& r) {
   const auto momentum = of(options_.momentum, r), dampening = of(options_.dampening, r),
              weight_decay = of(options_.weight_decay, r), nesterov = of(options_.nesterov, r);
+  if (cpu_kernel_applies({r.param, r.grad, r.state.at("momentum_buffer")})) {
+    const auto lr = of(lr_, r);
+    std::vector<SgdRow> rows;
+    for (std::size_t k = 0; k < lr.size(); ++k) {
+      rows.push_back({lr[k], momentum[k], dampening[k], weight_decay[k], nesterov[k] != 0, r.steps[k] == 1});
+    }
+    sgd_rows(r.param, r.grad, r.state.at("momentum_buffer"), rows);
+    return;
+  }
   at::Tensor d_p = with_weight_decay(r, r.grad, weight_decay);
   if (any_nonzero(momentum)) {
     at::Tensor& buf = r.state.at("momentum_buffer");
@@ -195,6 +206,17 @@ void FusedAdam::update(RowBatch& r) {
     one_minus_b1.push_back(1 - beta1[k]);
     one_minus_b2.push_back(1 - beta2[k]);
     decay.push_back(1 - lr[k] * weight_decay[k]);
+  }
+  if (cpu_kernel_applies({r.param, r.grad, r.state.at("exp_avg"), r.state.at("exp_avg_sq"),
+                          r.state.at("max_exp_avg_sq")})) {
+    const bool decoupled = options_.decoupled_weight_decay;
+    std::vector<AdamRow> rows;
+    for (std::size_t k = 0; k < lr.size(); ++k) {
+      rows.push_back({beta1[k], beta2[k], eps[k], decoupled ? 0.0 : weight_decay[k], decoupled ? decay[k] : 1.0,
+                      -neg_step_size[k], sqrt_bc2[k], amsgrad[k] != 0});
+    }
+    adam_rows(r.param, r.grad, r.state.at("exp_avg"), r.state.at("exp_avg_sq"), r.state.at("max_exp_avg_sq"), rows);
+    return;
   }
   at::Tensor grad = r.grad;
   if (options_.decoupled_weight_decay) {

@@ -5,6 +5,10 @@
 #include <vector>
 
 namespace hfta::fusion {
+
+Strategy default_strategy(OpKind op, bool device_is_cpu) {
+  return device_is_cpu && op != OpKind::kOther ? Strategy::kPerModel : Strategy::kFused;
+}
 namespace {
 
 double seconds(const std::function<void()>& step) {

@@ -127,9 +127,8 @@ FusedCnn::FusedCnn(std::int64_t models, std::int64_t width, std::string activati
 }
 
 at::Tensor FusedCnn::forward(const at::Tensor& images) {
-  // The shared single-channel batch, once per model, side by side: [N, B, 28, 28].
-  at::Tensor x = images.expand({images.size(0), models_, images.size(2), images.size(3)});
-  x = at::max_pool2d(activate(activation_, conv1_->forward(x)), {2, 2});
+  // The first convolution reads the batch every model shares, once.
+  at::Tensor x = at::max_pool2d(activate(activation_, conv1_->forward_shared(images)), {2, 2});
   x = at::max_pool2d(activate(activation_, conv2_->forward(x)), {2, 2});
   x = fusion::conv_to_matmul(x, models_);
   x = drop_->forward(activate(activation_, fc1_->forward(x)));

@@ -110,10 +110,14 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
         per_model_cross_entropy(model_->forward(b.images.to(model_->dtype())), b.labels, smoothing_);
     // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
     // Stopped models are left out, so a diverged one's NaN cannot reach anything.
-    std::vector<double> active;
-    for (auto st : status_) active.push_back(st == SlotStatus::kRunning ? 1.0 : 0.0);
-    const at::Tensor mask = at::tensor(active, at::kDouble).to(per_model.options()) > 0;
-    at::where(mask, per_model, at::zeros_like(per_model)).sum().backward();
+    if (frozen_.empty()) {
+      per_model.sum().backward();
+    } else {
+      std::vector<double> active;
+      for (auto st : status_) active.push_back(st == SlotStatus::kRunning ? 1.0 : 0.0);
+      const at::Tensor mask = at::tensor(active, at::kDouble).to(per_model.options()) > 0;
+      at::where(mask, per_model, at::zeros_like(per_model)).sum().backward();
+    }
     clip_gradients();
     optimizer_->step();
     scheduler_->step();

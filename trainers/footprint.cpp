@@ -20,6 +20,7 @@ Footprint mlp(const std::map<std::string, double>& o) {
   f.parameters = (kImage * w + w) + (depth - 1) * (w * w + w) + (w * kClasses + kClasses);
   // Per hidden layer: the linear output, the activation and the dropout mask.
   f.activations_per_sample = depth * 3 * w + 2 * kClasses;
+  f.macs_per_sample = kImage * w + (depth - 1) * w * w + w * kClasses;
   return f;
 }
 
@@ -33,6 +34,7 @@ Footprint cnn(const std::map<std::string, double>& o) {
   // conv1 + activation at 28x28, pool to 14x14, conv2 + activation at 10x10, pool to 5x5, FC.
   f.activations_per_sample = 2 * 28 * 28 * c1 + 14 * 14 * c1 + 2 * 10 * 10 * c2 + 5 * 5 * c2 +
                              2 * 120 + 2 * 84 + 2 * kClasses;
+  f.macs_per_sample = 28 * 28 * 25 * c1 + 10 * 10 * 25 * c1 * c2 + 25 * c2 * 120 + 120 * 84 + 84 * kClasses;
   return f;
 }
 
@@ -45,6 +47,7 @@ Footprint pointnet(const std::map<std::string, double>& o) {
                  (1024 * 512 + 512) + (512 * 256 + 256) + (256 * k + k) + 2 * (512 + 256);
   // Per point: each layer's output, its batch norm and ReLU (the last has none).
   f.activations_per_sample = points * (3 * 64 + 3 * 128 + 2 * 1024) + 3 * 512 + 4 * 256 + 2 * k;
+  f.macs_per_sample = points * (3 * 64 + 64 * 128 + 128 * 1024) + 1024 * 512 + 512 * 256 + 256 * k;
   return f;
 }
 
@@ -58,6 +61,7 @@ Footprint resnet18(const std::map<std::string, double>& o) {
   auto conv = [&](double in, double out, double kernel, double out_side) {
     f.parameters += in * out * kernel * kernel + 2 * out;
     f.activations_per_sample += 3 * out * out_side * out_side;
+    f.macs_per_sample += in * out * kernel * kernel * out_side * out_side;
   };
   conv(1, w, small ? 3 : 7, side);
   if (!small) side /= 2;  // max-pool
@@ -75,6 +79,7 @@ Footprint resnet18(const std::map<std::string, double>& o) {
   }
   f.parameters += in * kClasses + kClasses;
   f.activations_per_sample += in + 2 * kClasses;
+  f.macs_per_sample += in * kClasses;
   return f;
 }
 

@@ -87,9 +87,8 @@ at::Tensor FusedResNet18::conv_bn(std::int64_t i, const at::Tensor& x) {
 }
 
 at::Tensor FusedResNet18::forward(const at::Tensor& images) {
-  // The shared single-channel batch once per model: [N, B, H, W].
-  at::Tensor x = images.expand({images.size(0), models_, images.size(2), images.size(3)});
-  x = at::relu(conv_bn(0, x));
+  // The stem reads the batch every model shares, once.
+  at::Tensor x = at::relu(bns_[0]->forward(convs_[0]->forward_shared(images)));
   if (!small_input_) x = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
   for (const auto& b : blocks_) {
     const at::Tensor y = conv_bn(b.conv2, at::relu(conv_bn(b.conv1, x)));

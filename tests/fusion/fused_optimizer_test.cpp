@@ -10,6 +10,7 @@
 #include "equivalence.h"
 #include "hfta/fusion/fused_linear.h"
 #include "hfta/fusion/fused_optimizer.h"
+#include "hfta/fusion/optimizer_kernels.h"
 #include "hfta/fusion/plain_optimizer_state.h"
 
 namespace hfta::fusion {
@@ -82,10 +83,17 @@ std::vector<double> each(std::int64_t b, std::vector<double> values) {
   return out;
 }
 
-class FusedOptimizerTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+// Parameters: dtype, B, and whether the one-pass CPU kernels run (off: the
+// tensor-op form other devices use).
+class FusedOptimizerTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t, bool>> {
+ protected:
+  void SetUp() override { set_cpu_kernels_enabled(std::get<2>(GetParam())); }
+  void TearDown() override { set_cpu_kernels_enabled(true); }
+};
 
 TEST_P(FusedOptimizerTest, SgdEveryOption) {
-  const auto [dtype, b] = GetParam();
+  const auto dtype = std::get<0>(GetParam());
+  const auto b = std::get<1>(GetParam());
   const auto lr = each(b, {0.1, 0.03, 0.2}), momentum = each(b, {0.9, 0.0, 0.5}),
              dampening = each(b, {0.0, 0.1, 0.3}), wd = each(b, {0.0, 1e-2, 1e-3});
   for (bool nesterov : {false, true}) {
@@ -107,7 +115,8 @@ TEST_P(FusedOptimizerTest, SgdEveryOption) {
 }
 
 TEST_P(FusedOptimizerTest, AdamAndAdamWEveryOption) {
-  const auto [dtype, b] = GetParam();
+  const auto dtype = std::get<0>(GetParam());
+  const auto b = std::get<1>(GetParam());
   const auto lr = each(b, {1e-2, 3e-3, 5e-2}), b1 = each(b, {0.9, 0.8, 0.95}),
              b2 = each(b, {0.999, 0.99, 0.9}), eps = each(b, {1e-8, 1e-6, 1e-7}),
              wd = each(b, {0.0, 1e-2, 1e-1}), ams = each(b, {0, 1, 1});
@@ -133,7 +142,8 @@ TEST_P(FusedOptimizerTest, AdamAndAdamWEveryOption) {
 }
 
 TEST_P(FusedOptimizerTest, RmspropEveryOption) {
-  const auto [dtype, b] = GetParam();
+  const auto dtype = std::get<0>(GetParam());
+  const auto b = std::get<1>(GetParam());
   const auto lr = each(b, {1e-2, 3e-3, 2e-2}), alpha = each(b, {0.99, 0.9, 0.95}),
              eps = each(b, {1e-8, 1e-6, 1e-7}), wd = each(b, {0.0, 1e-2, 1e-3}),
              momentum = each(b, {0.0, 0.9, 0.5}), centered = each(b, {0, 1, 0, 1});
@@ -152,7 +162,8 @@ TEST_P(FusedOptimizerTest, RmspropEveryOption) {
 }
 
 TEST_P(FusedOptimizerTest, AdagradEveryOption) {
-  const auto [dtype, b] = GetParam();
+  const auto dtype = std::get<0>(GetParam());
+  const auto b = std::get<1>(GetParam());
   const auto lr = each(b, {1e-1, 3e-2, 5e-2}), decay = each(b, {0.0, 1e-2, 1e-1}),
              wd = each(b, {0.0, 1e-2, 1e-3}), init = each(b, {0.0, 0.1, 1.0}),
              eps = each(b, {1e-10, 1e-8, 1e-6});
@@ -172,7 +183,8 @@ TEST_P(FusedOptimizerTest, AdagradEveryOption) {
 
 // Adadelta per PyTorch's definition, written out for one model (LibTorch has none in C++).
 TEST_P(FusedOptimizerTest, AdadeltaMatchesPyTorchsDefinition) {
-  const auto [dtype, b] = GetParam();
+  const auto dtype = std::get<0>(GetParam());
+  const auto b = std::get<1>(GetParam());
   const auto lr = each(b, {1.0, 0.5, 2.0}), rho = each(b, {0.9, 0.95, 0.8}),
              eps = each(b, {1e-6, 1e-5, 1e-4}), wd = each(b, {0.0, 1e-2, 1e-3});
   at::manual_seed(b);
@@ -209,7 +221,7 @@ TEST_P(FusedOptimizerTest, AdadeltaMatchesPyTorchsDefinition) {
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedOptimizerTest,
                          ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
-                                            ::testing::Values(1, 3, 8)));
+                                            ::testing::Values(1, 3, 8), ::testing::Bool()));
 
 // Freezing model 1 leaves models 0 and 2 bit-identical to an array that never held it.
 TEST(FusedOptimizer, FrozenModelsChangeNothingElse) {

@@ -48,7 +48,7 @@ class FusedBatchNormImpl : public torch::nn::Module {
   at::Tensor normalize(const at::Tensor& channels_at_dim1);
   std::int64_t models_;
   torch::nn::BatchNormOptions options_;
-  Strategy strategy_ = Strategy::kFused;
+  Strategy strategy_;
 };
 
 using FusedBatchNorm1dImpl = FusedBatchNormImpl<1>;

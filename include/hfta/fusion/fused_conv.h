@@ -31,6 +31,9 @@ class FusedConvImpl : public torch::nn::Module {
   FusedConvImpl(std::int64_t models, Options options, const at::TensorOptions& tensor_options = {});
 
   at::Tensor forward(const at::Tensor& x);
+  /// The same for an input every model shares, [N, C_in, ...] (not repeated B
+  /// times): one ungrouped convolution when the plain one has one group.
+  at::Tensor forward_shared(const at::Tensor& x);
 
   void load_slot(std::int64_t slot, const Plain& plain);
   Plain extract_slot(std::int64_t slot) const;
@@ -52,7 +55,7 @@ class FusedConvImpl : public torch::nn::Module {
   std::int64_t rows_per_model() const;
   std::int64_t models_;
   Options options_;
-  Strategy strategy_ = Strategy::kFused;
+  Strategy strategy_;
 };
 
 using FusedConv1dImpl = FusedConvImpl<1, false>;

@@ -15,6 +15,14 @@ enum class Strategy {
 
 const char* to_string(Strategy s);
 
+/// The strategy an op of this kind starts with on `device_is_cpu` devices, from
+/// measurements (experiments/results/fused_ops_bench-cpu.md): on the CPU a
+/// grouped convolution ran at 0.6-0.8x of one per model and a fused 2-D batch
+/// norm at 0.8x, so those start per model there; everything else starts fused.
+/// A fixed rule rather than a timing, so a run's numbers never depend on noise.
+enum class OpKind { kConvolution, kBatchNorm2d, kOther };
+Strategy default_strategy(OpKind op, bool device_is_cpu);
+
 /// What a measurement chose, and what it measured (seconds per forward + backward).
 struct StrategyChoice {
   Strategy strategy = Strategy::kFused;

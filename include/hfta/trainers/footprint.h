@@ -14,6 +14,7 @@ struct Footprint {
   double parameters = 0;
   double activations_per_sample = 0;  ///< kept for the backward pass
   double input_per_sample = 0;
+  double macs_per_sample = 0;         ///< multiply-accumulates of one forward pass
 };
 
 /// Counts for `model` with its numeric options (non-numeric ones do not change

@@ -1,0 +1,322 @@
+// Training throughput of B models, in model-samples per second, three ways,
+// measured side by side in one run:
+//   serial      B plain LibTorch models (torch::nn + torch::optim) trained one
+//               after another in this process: the usual practice;
+//   concurrent  B processes, each training one plain model, at the same time;
+//   fused       one hfta-tune array of the B models (ArrayTrainer).
+// Every mode trains the same model on the same batches with Adam, after warm-up
+// steps, and reports the median of repeats. Prints a table of ratios and, with
+// --json, writes the numbers with the machine, library versions and commit.
+//
+//   throughput_bench --model mlp --option width=64 --models 1,2,4,8,16,32 --json out.json
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/optim/adam.h>
+#include <torch/version.h>
+
+#include "hfta/fusion/host_allocator.h"
+#include "hfta/trainers/array_trainer.h"
+#include "hfta/trainers/fashion_mnist_data.h"
+#include "hfta/trainers/footprint.h"
+#include "hfta/trainers/model_zoo.h"
+#include "hfta/trainers/point_clouds.h"
+
+extern char** environ;
+
+namespace {
+
+using namespace hfta::trainers;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string model = "mlp";
+  std::vector<std::string> options;  // name=value
+  std::int64_t batch = 32, steps = 30, warmup = 5, repeats = 3, threads = 1;
+  double dropout = 0;  // every model's dropout rate (per-model masks in the array)
+  std::vector<std::int64_t> models = {1, 2, 4, 8, 16, 32};
+  std::vector<std::string> modes = {"serial", "concurrent", "fused"};
+  std::string json;
+  bool child = false;  // one model for the concurrent mode, driven over stdin/stdout
+};
+
+ModelOptions model_options(const Args& a) {
+  ModelOptions out;
+  for (const auto& o : a.options) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("--option takes name=value, got " + o);
+    out[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  return out;
+}
+
+// A training set large enough for every timed step, small enough that 32
+// concurrent processes fit in memory.
+ClassificationData bench_data(const Args& a) {
+  const ModelOptions o = model_options(a);
+  if (a.model == "pointnet") {
+    PointCloudOptions p;
+    p.points = o.count("points") ? std::stoll(o.at("points")) : 1024;
+    p.train_size = 2048, p.validation_size = 8, p.test_size = 0;
+    return make_point_clouds(p);
+  }
+  FashionMnistOptions f;
+  f.limit = 8192, f.validation_size = 8, f.pad_to_32 = a.model == "resnet18";
+  return load_fashion_mnist_data(f);
+}
+
+// The batches every mode sees, prepared once.
+std::vector<Split> batches(const ClassificationData& d, const Args& a) {
+  const at::Tensor order = epoch_order(d.train.size(), 0, 0);
+  const std::int64_t per_epoch = d.train.size() / a.batch;
+  std::vector<Split> out;
+  for (std::int64_t i = 0; i < a.warmup + a.steps; ++i) out.push_back(batch(d.train, order, i % per_epoch, a.batch));
+  return out;
+}
+
+struct PlainTrainer {
+  torch::nn::Sequential net;
+  std::unique_ptr<torch::optim::Adam> adam;
+  void step(const Split& b) {
+    adam->zero_grad();
+    torch::nn::functional::cross_entropy(net->forward(b.images), b.labels).backward();
+    adam->step();
+  }
+};
+
+PlainTrainer plain_trainer(const Args& a, std::int64_t classes, std::uint64_t seed) {
+  torch::manual_seed(seed);
+  auto net = make_classifier(a.model, 1, model_options(a), classes)->make_plain();
+  for (const auto& m : net->modules()) {
+    if (auto d = std::dynamic_pointer_cast<torch::nn::DropoutImpl>(m)) d->options.p(a.dropout);
+  }
+  return {net, std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3))};
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Serial: model after model, each over all the steps.
+double serial(const Args& a, const ClassificationData& d, const std::vector<Split>& bs, std::int64_t models) {
+  std::vector<PlainTrainer> ts;
+  for (std::int64_t b = 0; b < models; ++b) ts.push_back(plain_trainer(a, d.classes, b));
+  for (auto& t : ts) {
+    for (std::int64_t s = 0; s < a.warmup; ++s) t.step(bs[s]);
+  }
+  const auto start = Clock::now();
+  for (auto& t : ts) {
+    for (std::int64_t s = a.warmup; s < a.warmup + a.steps; ++s) t.step(bs[s]);
+  }
+  return seconds_since(start);
+}
+
+double fused(const Args& a, const ClassificationData& d, std::int64_t models) {
+  std::vector<SlotTrial> slots;
+  for (std::int64_t b = 0; b < models; ++b) {
+    SlotTrial t;
+    t.trial_id = b, t.seed = static_cast<std::uint64_t>(b), t.lr = 1e-3, t.dropout = a.dropout;
+    slots.push_back(t);
+  }
+  ArrayTrainerOptions o;
+  o.optimizer = "adam";
+  o.batch_size = a.batch;
+  ArrayTrainer trainer(make_classifier(a.model, models, model_options(a), d.classes), slots, o, d);
+  trainer.train(a.warmup);
+  const auto start = Clock::now();
+  trainer.train(a.steps);
+  return seconds_since(start);
+}
+
+// The concurrent mode's child: warm up, say "ready", wait for "go", train, report.
+int child(const Args& a) {
+  const auto d = bench_data(a);
+  const auto bs = batches(d, a);
+  auto t = plain_trainer(a, d.classes, 0);
+  for (std::int64_t s = 0; s < a.warmup; ++s) t.step(bs[s]);
+  std::cout << "ready" << std::endl;
+  std::string go;
+  std::getline(std::cin, go);
+  for (std::int64_t s = a.warmup; s < a.warmup + a.steps; ++s) t.step(bs[s]);
+  std::cout << "done" << std::endl;
+  return 0;
+}
+
+struct Child {
+  pid_t pid;
+  FILE* to;
+  FILE* from;
+};
+
+Child spawn_child(const std::vector<std::string>& argv) {
+  int in[2], out[2];
+  if (pipe(in) != 0 || pipe(out) != 0) throw std::runtime_error("pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, in[1]);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<char*> args;
+  for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, args.data(), environ) != 0) {
+    throw std::runtime_error("cannot start a child process");
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+  close(out[1]);
+  return {pid, fdopen(in[1], "w"), fdopen(out[0], "r")};
+}
+
+std::string read_line(FILE* f) {
+  char buf[64] = {0};
+  if (!std::fgets(buf, sizeof buf, f)) throw std::runtime_error("a child process ended early");
+  return buf;
+}
+
+// Concurrent: B processes, started and warmed up, then released together.
+double concurrent(const Args& a, std::int64_t models) {
+  std::vector<std::string> argv = {"throughput_bench", "--child", "--model", a.model, "--batch",
+                                   std::to_string(a.batch), "--steps", std::to_string(a.steps),
+                                   "--warmup", std::to_string(a.warmup), "--threads", "1",
+                                   "--dropout", std::to_string(a.dropout)};
+  for (const auto& o : a.options) argv.insert(argv.end(), {"--option", o});
+  std::vector<Child> children;
+  for (std::int64_t b = 0; b < models; ++b) children.push_back(spawn_child(argv));
+  for (auto& c : children) read_line(c.from);  // ready
+  const auto start = Clock::now();
+  for (auto& c : children) {
+    std::fputs("go\n", c.to);
+    std::fflush(c.to);
+  }
+  for (auto& c : children) read_line(c.from);  // done
+  const double wall = seconds_since(start);
+  for (auto& c : children) {
+    std::fclose(c.to);
+    std::fclose(c.from);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+  }
+  return wall;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string shell(const char* command) {
+  std::string out;
+  if (FILE* p = popen(command, "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+nlohmann::json machine() {
+  return {{"cpu", shell("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'")},
+          {"cores", std::thread::hardware_concurrency()},
+          {"memory", shell("grep MemTotal /proc/meminfo | tr -s ' ' | cut -d' ' -f2-3")},
+          {"blas", shell("readlink -f /etc/alternatives/libblas.so.3-$(gcc -dumpmachine) 2>/dev/null")},
+          {"libtorch", TORCH_VERSION},
+          {"commit", shell("git rev-parse --short HEAD 2>/dev/null")},
+          {"date", shell("date -u +%Y-%m-%dT%H:%M:%SZ")}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"Training throughput: serial, concurrent and fused"};
+  app.add_option("--model", a.model, "mlp, cnn, pointnet or resnet18");
+  app.add_option("--option", a.options, "a model option, name=value (repeatable)");
+  app.add_option("--batch", a.batch, "samples per batch");
+  app.add_option("--steps", a.steps, "timed steps per repeat");
+  app.add_option("--warmup", a.warmup, "untimed steps first");
+  app.add_option("--repeats", a.repeats, "repeats; the median is reported");
+  app.add_option("--dropout", a.dropout, "every model's dropout rate");
+  app.add_option("--threads", a.threads, "LibTorch threads for serial and fused (concurrent: 1 per process)");
+  app.add_option("--models", a.models, "array sizes B")->delimiter(',');
+  app.add_option("--modes", a.modes, "serial, concurrent, fused")->delimiter(',');
+  app.add_option("--json", a.json, "write the results here");
+  app.add_flag("--child", a.child)->group("");
+  CLI11_PARSE(app, argc, argv);
+  hfta::fusion::configure_host_allocator();
+  at::set_num_threads(static_cast<int>(a.threads));
+  if (a.child) return child(a);
+
+  const auto data = bench_data(a);
+  const auto bs = batches(data, a);
+  std::map<std::string, double> numeric;
+  for (const auto& [k, v] : model_options(a)) {
+    if (v == "true" || v == "false") numeric[k] = v == "true";
+    else if (!v.empty() && (std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '.')) numeric[k] = std::stod(v);
+  }
+  const auto fp = estimate_footprint(a.model, numeric);
+  // Training costs about three forward passes (forward, and two products per layer backward).
+  const double flops_per_sample = fp ? 6.0 * fp->macs_per_sample : 0.0;
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::cout << "model " << a.model << ", batch " << a.batch << ", " << a.steps << " steps x " << a.repeats
+            << " repeats, " << a.threads << " thread(s), dropout " << a.dropout << "; model-samples/s (median)\n"
+            << std::setw(4) << "B" << std::setw(12) << "serial" << std::setw(12) << "concurrent" << std::setw(12)
+            << "fused" << std::setw(14) << "fused/serial" << std::setw(18) << "fused/concurrent" << std::setw(14)
+            << "fused GFLOP/s" << "\n";
+  auto has = [&](const std::string& m) { return std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end(); };
+  for (std::int64_t models : a.models) {
+    const double samples = static_cast<double>(models * a.steps * a.batch);
+    std::map<std::string, std::vector<double>> rates;
+    for (std::int64_t r = 0; r < a.repeats; ++r) {
+      // Interleaved, so drift on a shared machine hits every mode alike.
+      if (has("serial")) rates["serial"].push_back(samples / serial(a, data, bs, models));
+      if (has("concurrent")) rates["concurrent"].push_back(samples / concurrent(a, models));
+      if (has("fused")) rates["fused"].push_back(samples / fused(a, data, models));
+    }
+    nlohmann::json row = {{"models", models}};
+    for (const auto& [mode, v] : rates) row[mode] = median(v);
+    auto get = [&](const char* m) { return row.contains(m) ? row[m].get<double>() : 0.0; };
+    if (get("serial") > 0 && get("fused") > 0) row["fused_over_serial"] = get("fused") / get("serial");
+    if (get("concurrent") > 0 && get("fused") > 0) row["fused_over_concurrent"] = get("fused") / get("concurrent");
+    if (flops_per_sample > 0 && get("fused") > 0) row["fused_gflops"] = get("fused") * flops_per_sample / 1e9;
+    auto cell = [&](const char* key, int width, int precision) {
+      std::ostringstream s;
+      if (row.contains(key)) s << std::fixed << std::setprecision(precision) << row[key].get<double>();
+      else s << "-";
+      std::cout << std::setw(width) << s.str();
+    };
+    std::cout << std::setw(4) << models;
+    cell("serial", 12, 0), cell("concurrent", 12, 0), cell("fused", 12, 0);
+    cell("fused_over_serial", 14, 2), cell("fused_over_concurrent", 18, 2), cell("fused_gflops", 14, 2);
+    std::cout << std::endl;
+    rows.push_back(row);
+  }
+  if (!a.json.empty()) {
+    nlohmann::json out = {{"benchmark", "throughput"}, {"model", a.model}, {"options", model_options(a)},
+                          {"device", "cpu"}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
+                          {"repeats", a.repeats}, {"threads", a.threads}, {"optimizer", "adam"}, {"dropout", a.dropout},
+                          {"flops_per_sample", flops_per_sample}, {"machine", machine()}, {"results", rows}};
+    std::ofstream(a.json) << out.dump(2) << "\n";
+    std::cout << "wrote " << a.json << "\n";
+  }
+  return 0;
+}
