@@ -38,7 +38,8 @@ struct Case {
   Step loop;
 };
 
-// Ops with a choice of strategy measure it when the array is built, as the engine does.
+// Ops with a choice of strategy are timed both ways and keep the faster here, to
+// show the best each op can do, as the engine does when it builds an array.
 template <typename T, typename = void>
 struct Tunable : std::false_type {};
 template <typename T>

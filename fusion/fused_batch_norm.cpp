@@ -11,9 +11,8 @@ namespace hfta::fusion {
 
 template <std::size_t D>
 FusedBatchNormImpl<D>::FusedBatchNormImpl(std::int64_t models, torch::nn::BatchNormOptions options,
-                                          const at::TensorOptions& tensor_options)
-    : models_(models), options_(std::move(options)),
-      strategy_(default_strategy(D == 2 ? OpKind::kBatchNorm2d : OpKind::kOther, tensor_options.device().is_cpu())) {
+                                          const at::TensorOptions& tensor_options, Layout layout)
+    : models_(models), options_(std::move(options)), layout_(layout) {
   if (!options_.momentum().has_value()) {
     throw std::invalid_argument("fused batch norm needs a numeric momentum (not None)");
   }
@@ -63,7 +62,8 @@ StrategyChoice FusedBatchNormImpl<D>::tune(const at::Tensor& example) {
 
 template <std::size_t D>
 at::Tensor FusedBatchNormImpl<D>::forward(const at::Tensor& x) {
-  if constexpr (D == 2) {
+  if (take_tune_request() && models_ > 1) tune(x);
+  if (layout_ == Layout::kConv) {
     return normalize(x);
   } else {
     // [B, N, C, (L)] -> [N, B*C, (L)] -> normalize -> back.

@@ -42,8 +42,7 @@ std::vector<std::int64_t> explicit_padding(const Options& o) {
 template <std::size_t D, bool T>
 FusedConvImpl<D, T>::FusedConvImpl(std::int64_t models, Options options,
                                    const at::TensorOptions& tensor_options)
-    : models_(models), options_(std::move(options)),
-      strategy_(default_strategy(OpKind::kConvolution, tensor_options.device().is_cpu())) {
+    : models_(models), options_(std::move(options)) {
   if (!holds_alternative<torch::enumtype::kZeros>(options_.padding_mode())) {
     throw std::invalid_argument("fused convolutions support zero padding only");
   }
@@ -64,6 +63,7 @@ std::int64_t FusedConvImpl<D, T>::rows_per_model() const {
 
 template <std::size_t D, bool T>
 at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
+  if (take_tune_request() && models_ > 1) tune(x);
   std::vector<std::int64_t> output_padding(D, 0);
   if constexpr (T) output_padding = vec(options_.output_padding());
   const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),

@@ -20,6 +20,7 @@ FusedLayerNormImpl::FusedLayerNormImpl(std::int64_t models, torch::nn::LayerNorm
 }
 
 at::Tensor FusedLayerNormImpl::forward(const at::Tensor& x) {
+  if (take_tune_request() && models_ > 1) tune(x);
   // Normalize without affine, then each model's own scale and shift. (Group norm
   // with one group per model computes the same in one kernel, but its transposes
   // made it 4x slower on CPU.)

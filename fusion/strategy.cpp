@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <vector>
 
 namespace hfta::fusion {
 
-Strategy default_strategy(OpKind op, bool device_is_cpu) {
-  return device_is_cpu && op != OpKind::kOther ? Strategy::kPerModel : Strategy::kFused;
-}
 namespace {
 
 double seconds(const std::function<void()>& step) {
@@ -25,6 +23,12 @@ double median(std::vector<double> v) {
 }  // namespace
 
 const char* to_string(Strategy s) { return s == Strategy::kFused ? "fused" : "per-model"; }
+
+Strategy strategy_from_string(const std::string& name) {
+  if (name == "fused") return Strategy::kFused;
+  if (name == "per-model") return Strategy::kPerModel;
+  throw std::invalid_argument("unknown strategy '" + name + "' (fused or per-model)");
+}
 
 StrategyChoice choose_strategy(const std::function<void()>& fused,
                                const std::function<void()>& per_model, int repeats) {
@@ -62,7 +66,7 @@ StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& exampl
   auto step = [&](Strategy s) {
     use(s);
     const at::Tensor y = forward(input);
-    if (!upstream.defined()) upstream = at::randn_like(y);
+    if (!upstream.defined()) upstream = at::ones_like(y);  // not randn: leave the global RNG alone
     y.backward(upstream);
   };
   const StrategyChoice choice = choose_strategy([&] { step(Strategy::kFused); },

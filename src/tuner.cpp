@@ -1,6 +1,7 @@
 #include "hfta/core/tuner.h"
 
 #include <chrono>
+#include <fstream>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -11,6 +12,7 @@
 #include <ATen/ATen.h>
 
 #include "hfta/core/array_sizer.h"
+#include "hfta/core/experiment_dir.h"
 #include "hfta/core/oom_retry.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/fusion/device_memory.h"
@@ -66,6 +68,7 @@ class Tuner {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
+      load_strategies();
       // What earlier runs in this directory finished: their rungs are not trained again.
       for (auto& [id, stored] : store_.load_all()) {
         records_[id] = stored.record;
@@ -217,6 +220,33 @@ class Tuner {
     return trainers::make_classifier(sweep_.task.model, models, model_options(c), data_.classes);
   }
 
+  // Op strategies are measured once per array shape and kept in the experiment
+  // directory, so a resumed run computes exactly as the interrupted one did.
+  std::string strategies_path() const { return options_.dir + "/strategies.json"; }
+
+  void load_strategies() {
+    std::ifstream in(strategies_path());
+    if (!in) return;
+    try {
+      for (const auto& [key, names] : nlohmann::json::parse(in).items()) {
+        for (const auto& n : names) strategies_[key].push_back(fusion::strategy_from_string(n.get<std::string>()));
+      }
+    } catch (const std::exception& e) {
+      strategies_.clear();  // measured again: only speed depends on them
+      if (options_.log) *options_.log << strategies_path() << ": " << e.what() << "; measuring again\n";
+    }
+  }
+
+  void keep_strategies(const std::string& key, const std::vector<fusion::Strategy>& chosen) {
+    strategies_[key] = chosen;
+    if (options_.dir.empty()) return;
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : strategies_) {
+      for (auto st : v) out[k].push_back(fusion::to_string(st));
+    }
+    write_atomically(strategies_path(), out.dump(2) + "\n");
+  }
+
   void train_array(const search::ArrayPlan& array) {
     const auto t0 = std::chrono::steady_clock::now();
     const Config& first = records_.at(array.trial_ids.front()).params;
@@ -259,7 +289,10 @@ class Tuner {
     if (resumed) {
       for (std::int64_t b = 0; b < models; ++b) model->load_slot(b, saved_.at(array.trial_ids[b]).model);
     }
+    const std::string shape = array.key + " B=" + std::to_string(models);
+    if (auto it = strategies_.find(shape); it != strategies_.end()) o.strategies = it->second;
     trainers::ArrayTrainer trainer(model, slots, o, data_, /*initialise=*/!resumed);
+    if (o.strategies.empty() && models > 1 && !model->strategies().empty()) keep_strategies(shape, model->strategies());
     const std::int64_t from = steps_for(array.from_budget, first);
     // Budgets smaller than a batch still train: every rung at least one step further.
     const std::int64_t to = std::max(steps_for(array.to_budget, first), from + 1);
@@ -341,6 +374,7 @@ class Tuner {
   TrialStore store_;
   ArraySizer sizer_;
   std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
+  std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape
 };
 
 nlohmann::json params_json(const Config& c) {

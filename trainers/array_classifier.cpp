@@ -1,5 +1,7 @@
 #include "hfta/trainers/array_classifier.h"
 
+#include <stdexcept>
+
 #include <ATen/ATen.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/container/functional.h>
@@ -37,6 +39,46 @@ void ArrayClassifier::init_slot(std::int64_t slot, std::uint64_t seed) {
     plain = make_plain();
   }
   load_slot(slot, plain);
+}
+
+namespace {
+
+std::vector<std::shared_ptr<fusion::StrategicOp>> strategic_ops(const torch::nn::Module& model) {
+  std::vector<std::shared_ptr<fusion::StrategicOp>> out;
+  for (const auto& m : model.modules(/*include_self=*/false)) {
+    if (auto op = std::dynamic_pointer_cast<fusion::StrategicOp>(m)) out.push_back(op);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<fusion::Strategy> ArrayClassifier::strategies() const {
+  std::vector<fusion::Strategy> out;
+  for (const auto& op : strategic_ops(*this)) out.push_back(op->strategy());
+  return out;
+}
+
+void ArrayClassifier::set_strategies(const std::vector<fusion::Strategy>& strategies) {
+  const auto ops = strategic_ops(*this);
+  if (ops.size() != strategies.size()) {
+    throw std::invalid_argument("the model has " + std::to_string(ops.size()) + " ops with a strategy, given " +
+                                std::to_string(strategies.size()));
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) ops[i]->set_strategy(strategies[i]);
+}
+
+void ArrayClassifier::tune_strategies(const at::Tensor& example) {
+  // Each op tunes on its input during one forward pass; that pass's own
+  // batch-norm statistics updates are then undone.
+  std::vector<at::Tensor> saved;
+  for (const auto& b : buffers()) saved.push_back(b.clone());
+  for (const auto& op : strategic_ops(*this)) op->tune_on_next_forward();
+  forward(example.to(dtype()));
+  for (const auto& op : strategic_ops(*this)) op->cancel_tune_request();
+  torch::NoGradGuard no_grad;
+  std::size_t i = 0;
+  for (auto& b : buffers()) b.copy_(saved[i++]);
 }
 
 void ArrayClassifier::seed_dropout(std::int64_t slot, std::uint64_t seed) {

@@ -74,6 +74,12 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   std::vector<fusion::LrSchedule> schedules;
   for (const auto& t : trials_) schedules.emplace_back(t.lr, t.schedule);
   scheduler_ = std::make_unique<fusion::FusedLrScheduler>(*optimizer_, std::move(schedules));
+  if (!options_.strategies.empty()) {
+    model_->set_strategies(options_.strategies);
+  } else if (b > 1) {
+    model_->tune_strategies(batch(data_.train, epoch_order(data_.train.size(), options_.data_seed, 0), 0,
+                                  options_.batch_size).images);
+  }
   status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);
   best_.assign(static_cast<std::size_t>(b), -INFINITY);
   loss_sum_.assign(static_cast<std::size_t>(b), 0.0);

@@ -123,3 +123,31 @@ TEST(PointClouds, SeededBalancedAndShaped) {
 
 }  // namespace
 }  // namespace hfta::trainers
+
+namespace hfta::trainers {
+namespace {
+
+TEST(ArrayStrategies, TuningMeasuresEveryOpAndLeavesTheModelAsItWas) {
+  auto model = std::make_shared<FusedResNet18>(2, 4, true);
+  const auto before = model->strategies();
+  ASSERT_EQ(before.size(), 2u * (1 + 8 * 2 + 3));  // a convolution and a batch norm each: stem, blocks, shortcuts
+  std::vector<at::Tensor> state;
+  for (const auto& t : model->parameters()) state.push_back(t.clone());
+  for (const auto& t : model->buffers()) state.push_back(t.clone());
+  model->tune_strategies(padded_images().train.images.narrow(0, 0, 8));
+  std::size_t i = 0;
+  for (const auto& t : model->parameters()) {
+    EXPECT_TRUE(at::equal(t, state[i++]));
+    EXPECT_FALSE(t.grad().defined());
+  }
+  for (const auto& t : model->buffers()) EXPECT_TRUE(at::equal(t, state[i++]));
+  // Chosen strategies can be set on another array of the same shape; other shapes refuse them.
+  auto other = std::make_shared<FusedResNet18>(2, 4, true);
+  other->set_strategies(model->strategies());
+  EXPECT_EQ(other->strategies(), model->strategies());
+  EXPECT_THROW(FusedPointNet(2, 0.0).set_strategies(model->strategies()), std::invalid_argument);
+  EXPECT_EQ(fusion::strategy_from_string(fusion::to_string(fusion::Strategy::kPerModel)), fusion::Strategy::kPerModel);
+}
+
+}  // namespace
+}  // namespace hfta::trainers

@@ -23,7 +23,7 @@ template <> struct PlainConv<2, true> { using Module = torch::nn::ConvTranspose2
 /// [B*C_in, C_out/groups, ...kernel]); slot b owns the b-th block of rows. bias [B*C_out].
 /// One convolution with B*groups groups computes every model. Zero padding only.
 template <std::size_t D, bool Transposed>
-class FusedConvImpl : public torch::nn::Module {
+class FusedConvImpl : public torch::nn::Module, public StrategicOp {
  public:
   using Plain = typename PlainConv<D, Transposed>::Module;
   using Options = typename PlainConv<D, Transposed>::Options;
@@ -45,8 +45,6 @@ class FusedConvImpl : public torch::nn::Module {
   /// Measures one grouped convolution against B separate ones on `example`
   /// (an input of the array's shape) and keeps the faster.
   StrategyChoice tune(const at::Tensor& example);
-  Strategy strategy() const { return strategy_; }
-  void set_strategy(Strategy s) { strategy_ = s; }
 
   at::Tensor weight;
   at::Tensor bias;
@@ -55,7 +53,6 @@ class FusedConvImpl : public torch::nn::Module {
   std::int64_t rows_per_model() const;
   std::int64_t models_;
   Options options_;
-  Strategy strategy_;
 };
 
 using FusedConv1dImpl = FusedConvImpl<1, false>;

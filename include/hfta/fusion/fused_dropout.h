@@ -9,13 +9,9 @@
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
-namespace hfta::fusion {
+#include "hfta/fusion/layout.h"
 
-/// Where the model dimension sits in the input.
-enum class Layout {
-  kMatmul,  ///< [B, N, ...]
-  kConv,    ///< [N, B*C, ...]
-};
+namespace hfta::fusion {
 
 /// Dropout (element-wise) or Dropout2d (whole channels) for B models; p[b] is
 /// model b's drop probability. Kept elements are scaled by 1/(1-p[b]); a model

@@ -13,7 +13,7 @@ namespace hfta::fusion {
 
 /// Layout: matmul layout [B, N..., *normalized_shape] -> same.
 /// Parameters: weight, bias [B, *normalized_shape].
-class FusedLayerNormImpl : public torch::nn::Module {
+class FusedLayerNormImpl : public torch::nn::Module, public StrategicOp {
  public:
   FusedLayerNormImpl(std::int64_t models, torch::nn::LayerNormOptions options,
                      const at::TensorOptions& tensor_options = {});
@@ -26,15 +26,12 @@ class FusedLayerNormImpl : public torch::nn::Module {
 
   /// Measures the batched form against B separate layer norms and keeps the faster.
   StrategyChoice tune(const at::Tensor& example);
-  Strategy strategy() const { return strategy_; }
-  void set_strategy(Strategy s) { strategy_ = s; }
 
   at::Tensor weight, bias;
 
  private:
   std::int64_t models_;
   torch::nn::LayerNormOptions options_;
-  Strategy strategy_ = Strategy::kFused;
 };
 TORCH_MODULE(FusedLayerNorm);
 

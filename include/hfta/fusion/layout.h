@@ -6,7 +6,7 @@
 //    attention and matmul-style dropout use it.
 //  - conv layout: [N, B*C, ...spatial]: the batch first, the B models' channels
 //    stacked along dimension 1 (model b owns channels [b*C, (b+1)*C)). Conv,
-//    BatchNorm2d, pooling and Dropout2d use it, so that one grouped convolution
+//    BatchNorm2d, BatchNorm1d after Conv1d, pooling and Dropout2d use it, so that one grouped convolution
 //    computes all B models.
 // Element-wise activations work in either layout.
 #pragma once
@@ -17,6 +17,12 @@
 #include <ATen/core/Tensor.h>
 
 namespace hfta::fusion {
+
+/// Where the model dimension sits in an op's input.
+enum class Layout {
+  kMatmul,  ///< [B, N, ...]
+  kConv,    ///< [N, B*C, ...]
+};
 
 /// [B, N, C, ...spatial] (one tensor per model, stacked) -> conv layout [N, B*C, ...spatial].
 at::Tensor stack_to_conv(const at::Tensor& x);

@@ -1,10 +1,13 @@
 // How a fused op computes its B models. The batched kernel (one call for all B)
 // is usually fastest, but not always on every device and shape: on the 2-core
-// CPU, a grouped convolution of 64 models ran at 0.8x of 64 separate ones. Ops
-// with an alternative measure both when the array is built and keep the faster.
+// CPU, LeNet's second convolution ran grouped at 0.6x of one per model, while
+// ResNet-18's ran grouped at 1.6x. Ops with an alternative measure both, in the
+// shapes they really get, when an array is built, and keep the faster.
 #pragma once
 
 #include <functional>
+#include <string>
+#include <utility>
 
 namespace hfta::fusion {
 
@@ -14,14 +17,29 @@ enum class Strategy {
 };
 
 const char* to_string(Strategy s);
+/// The strategy named by to_string; throws std::invalid_argument for other names.
+Strategy strategy_from_string(const std::string& name);
 
-/// The strategy an op of this kind starts with on `device_is_cpu` devices, from
-/// measurements (experiments/results/fused_ops_bench-cpu.md): on the CPU a
-/// grouped convolution ran at 0.6-0.8x of one per model and a fused 2-D batch
-/// norm at 0.8x, so those start per model there; everything else starts fused.
-/// A fixed rule rather than a timing, so a run's numbers never depend on noise.
-enum class OpKind { kConvolution, kBatchNorm2d, kOther };
-Strategy default_strategy(OpKind op, bool device_is_cpu);
+/// An op with a choice of strategy. tune_on_next_forward() asks it to time both
+/// on the next input it is given, then keep the faster.
+class StrategicOp {
+ public:
+  virtual ~StrategicOp() = default;
+  Strategy strategy() const { return strategy_; }
+  void set_strategy(Strategy s) { strategy_ = s; }
+  void tune_on_next_forward() { tune_requested_ = true; }
+  /// Drops a request forward never took (the op was bypassed, as a convolution
+  /// of a shared input is).
+  void cancel_tune_request() { tune_requested_ = false; }
+
+ protected:
+  /// True once after tune_on_next_forward(): forward then tunes on its input.
+  bool take_tune_request() { return std::exchange(tune_requested_, false); }
+  Strategy strategy_ = Strategy::kFused;
+
+ private:
+  bool tune_requested_ = false;
+};
 
 /// What a measurement chose, and what it measured (seconds per forward + backward).
 struct StrategyChoice {

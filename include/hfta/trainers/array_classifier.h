@@ -12,6 +12,7 @@
 #include "hfta/fusion/fused_conv.h"
 #include "hfta/fusion/fused_dropout.h"
 #include "hfta/fusion/fused_linear.h"
+#include "hfta/fusion/strategy.h"
 
 namespace hfta::trainers {
 
@@ -32,6 +33,12 @@ class ArrayClassifier : public torch::nn::Module {
   /// Slot b initialised as make_plain() initialises after torch::manual_seed(seed).
   void init_slot(std::int64_t slot, std::uint64_t seed);
   std::int64_t models() const { return models_; }
+  /// The strategy of each op with a choice (convolutions, batch and layer norms), in module order.
+  std::vector<fusion::Strategy> strategies() const;
+  void set_strategies(const std::vector<fusion::Strategy>& strategies);
+  /// Times each such op both ways on the inputs it gets from `example` (a batch)
+  /// and keeps the faster; parameters, gradients and buffers are left as they were.
+  void tune_strategies(const at::Tensor& example);
   /// The dtype of the parameters, which inputs are converted to.
   at::ScalarType dtype() const { return parameters().front().scalar_type(); }
 

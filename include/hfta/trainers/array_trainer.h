@@ -38,6 +38,9 @@ struct ArrayTrainerOptions {
   double divergence = 0;          ///< > 0: a training loss above it counts as diverged
   std::string metric = "val_accuracy";  ///< what early stopping watches
   bool maximize = true;
+  /// The array's op strategies (ArrayClassifier::strategies); empty: measured
+  /// on the first batch when the array is built (B > 1).
+  std::vector<fusion::Strategy> strategies;
 };
 
 /// A trial's state in the array.

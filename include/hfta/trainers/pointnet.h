@@ -13,8 +13,9 @@ namespace hfta::trainers {
 /// per-point MLP 3-64-128-1024 (batch norm after each layer, ReLU after the
 /// first two), max over the points, then 1024-512-256-classes with batch norm,
 /// ReLU and dropout before the second batch norm, as pointnet.pytorch does.
-/// Input: clouds [N, 3, P], the same for every model. The per-point layers run
-/// in the matmul layout [B, N*P, C] (a 1x1 convolution is a matrix product).
+/// Input: clouds [N, 3, P], the same for every model. The per-point layers are
+/// 1x1 convolutions in the conv layout [N, B*C, P] (the first reads the shared
+/// clouds once); after the max over points, the classifier runs in the matmul layout.
 /// Plain form (names as an nn.Sequential in PyTorch): 0 Conv1d(3, 64, 1),
 /// 1 BatchNorm1d, 2 ReLU, 3 Conv1d(64, 128, 1), 4 BatchNorm1d, 5 ReLU,
 /// 6 Conv1d(128, 1024, 1), 7 BatchNorm1d, 8 max over points, 9 Linear(1024, 512),
@@ -33,8 +34,9 @@ class FusedPointNet : public ArrayClassifier {
  private:
   std::int64_t classes_;
   double dropout_;
-  std::vector<fusion::FusedLinear> layers_;        ///< 3 per-point layers, then 3 classifier layers
-  std::vector<fusion::FusedBatchNorm1d> bns_;      ///< after layers 0..4
+  std::vector<fusion::FusedConv1d> convs_;         ///< the per-point layers
+  std::vector<fusion::FusedLinear> linears_;       ///< the classifier
+  std::vector<fusion::FusedBatchNorm1d> bns_;      ///< 3 in the conv layout, then 2 in the matmul layout
   fusion::FusedDropout drop_{nullptr};
   at::TensorOptions options_;
 };

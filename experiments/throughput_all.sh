@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs throughput_bench for every trainable model at CPU scale, writes
+# experiments/results/throughput-*-cpu.json and a plot of each.
+# Usage: experiments/throughput_all.sh [build dir] (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench=${1:-build}/experiments/throughput_bench
+out=experiments/results
+run() {  # name, then throughput_bench arguments
+  local name=$1
+  shift
+  "$bench" "$@" --json "$out/throughput-$name-cpu.json"
+}
+# Overhead-bound: a small MLP at a small batch.
+run mlp-32-b16 --model mlp --option width=32 --batch 16 --steps 50 --models 1,2,4,8,16,32
+# The issue's small models at batch 32.
+run mlp-64-b32 --model mlp --option width=64 --batch 32 --steps 30 --models 1,2,4,8,16,32
+run cnn-b32 --model cnn --batch 32 --steps 20 --models 1,2,4,8,16,32
+# HFTA's own CPU reference workload: MLP 784-256-256-10, batch 128, Adam, dropout, 1 and 2 threads.
+run mlp-256-b128-t1 --model mlp --option width=256 --batch 128 --dropout 0.2 --steps 20 --models 1,2,4,8,16,32
+run mlp-256-b128-t2 --model mlp --option width=256 --batch 128 --dropout 0.2 --steps 20 --threads 2 \
+  --models 1,2,4,8,16,32 --modes serial,fused
+# Larger models at CPU scale (GPU scale: points=1024, width=64).
+run pointnet-p128-b32 --model pointnet --option points=128 --batch 32 --steps 10 --models 1,2,4,8,16
+run resnet18-w8-b32 --model resnet18 --option width=8 --batch 32 --steps 5 --models 1,2,4,8 --repeats 3
+experiments/plot_throughput.sh "$out"/throughput-*-cpu.json
