@@ -303,26 +303,26 @@ class Tuner {
     // Evaluate once per epoch of training and at the end of the rung.
     const std::int64_t per_epoch = steps_for(1.0, first) > 0 && sweep_.budget.unit == BudgetUnit::kEpochs
                                        ? steps_for(1.0, first) : std::max<std::int64_t>(to - from, 1);
-    std::vector<trainers::SlotMetrics> last;
+    std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
     for (std::int64_t done = from; done < to;) {
       const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);
       trainer.train(chunk);
       done += chunk;
-      last = trainer.evaluate();
-      for (const auto& m : last) {
+      for (const auto& m : trainer.evaluate()) {
+        latest[m.trial_id] = m;
         records_.at(m.trial_id).history.push_back({{"step", m.step}, {"train_loss", m.train_loss},
                                                    {"val_loss", m.val_loss}, {"val_accuracy", m.val_accuracy}});
       }
     }
     double best = std::numeric_limits<double>::quiet_NaN();
-    for (std::int64_t b = 0; b < models; ++b) {
-      const auto& m = last.at(static_cast<std::size_t>(b));
+    for (std::int64_t id : array.trial_ids) {
+      const auto& m = latest.at(id);
       TrialRecord& r = records_.at(m.trial_id);
       r.budget = array.to_budget;
       r.metric = metric_of(m);
       r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
                  : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
-      saved_[m.trial_id] = {model->extract_slot(b), trainer.optimizer().export_slot(b), to};
+      saved_[m.trial_id] = {trainer.extract(id), trainer.export_optimizer(id), to};
       if (!options_.dir.empty()) {
         RungResult rung{array.to_budget, r.metric, r.status, to, 0};
         rungs_[m.trial_id].push_back(

@@ -136,6 +136,10 @@ torch::nn::Sequential FusedMlp::make_plain() const {
   return net;
 }
 
+std::shared_ptr<ArrayClassifier> FusedMlp::resized(std::int64_t models) const {
+  return std::make_shared<FusedMlp>(models, inputs_, depth_, width_, activation_, dropout_, classes_, options_);
+}
+
 void FusedMlp::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
   const auto linears = layers_of<torch::nn::LinearImpl>(plain);
   for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->load_slot(slot, torch::nn::Linear(linears.at(i)));
@@ -187,6 +191,10 @@ torch::nn::Sequential FusedCnn::make_plain() const {
       torch::nn::Linear(120, 84), plain_activation(activation_), torch::nn::Linear(84, classes_));
   net->to(options_.dtype().toScalarType());
   return net;
+}
+
+std::shared_ptr<ArrayClassifier> FusedCnn::resized(std::int64_t models) const {
+  return std::make_shared<FusedCnn>(models, width_, activation_, dropout_, classes_, options_);
 }
 
 void FusedCnn::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {

@@ -40,7 +40,33 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
     if (initialise) model_->init_slot(i, t.seed);
     model_->set_dropout(i, t.dropout);
   }
+  smoothing_ = each(&SlotTrial::label_smoothing);
+  std::vector<fusion::LrSchedule> schedules;
+  for (const auto& t : trials_) schedules.emplace_back(t.lr, t.schedule);
+  build_optimizer(std::move(schedules));
+  if (!options_.strategies.empty()) {
+    model_->set_strategies(options_.strategies);
+  } else if (b > 1) {
+    model_->tune_strategies(batch(data_.train, epoch_order(data_.train.size(), options_.data_seed, 0), 0,
+                                  options_.batch_size).images);
+  }
+  status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);
+  best_.assign(static_cast<std::size_t>(b), -INFINITY);
+  loss_sum_.assign(static_cast<std::size_t>(b), 0.0);
+  bad_evals_.assign(static_cast<std::size_t>(b), 0);
+  seek(0);
+}
+
+// The optimizer over the current model's parameters, with every slot's
+// hyperparameters, and the schedules driving its learning rates.
+void ArrayTrainer::build_optimizer(std::vector<fusion::LrSchedule> schedules) {
+  auto each = [this](double SlotTrial::*field) {
+    std::vector<double> out;
+    for (const auto& t : trials_) out.push_back(t.*field);
+    return out;
+  };
   const auto& opt = options_.optimizer;
+  const auto b = static_cast<std::int64_t>(trials_.size());
   auto params = model_->parameters();
   if (opt == "sgd") {
     fusion::FusedSgdOptions o;
@@ -70,35 +96,29 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   } else {
     throw std::invalid_argument("unknown optimizer " + opt);
   }
-  smoothing_ = each(&SlotTrial::label_smoothing);
-  std::vector<fusion::LrSchedule> schedules;
-  for (const auto& t : trials_) schedules.emplace_back(t.lr, t.schedule);
   scheduler_ = std::make_unique<fusion::FusedLrScheduler>(*optimizer_, std::move(schedules));
-  if (!options_.strategies.empty()) {
-    model_->set_strategies(options_.strategies);
-  } else if (b > 1) {
-    model_->tune_strategies(batch(data_.train, epoch_order(data_.train.size(), options_.data_seed, 0), 0,
-                                  options_.batch_size).images);
-  }
-  status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);
-  best_.assign(static_cast<std::size_t>(b), -INFINITY);
-  loss_sum_.assign(static_cast<std::size_t>(b), 0.0);
-  bad_evals_.assign(static_cast<std::size_t>(b), 0);
-  seek(0);
 }
 
 void ArrayTrainer::seek(std::int64_t steps) {
   // Schedules count the trial's own steps, wherever it trained before.
   for (std::int64_t b = 0; b < model_->models(); ++b) scheduler_->set_steps(b, steps);
-  // Dropout masks follow each trial's seed and position, not the array it is in.
-  for (std::size_t i = 0; i < trials_.size(); ++i) {
-    model_->seed_dropout(static_cast<std::int64_t>(i), trials_[i].seed ^ (static_cast<std::uint64_t>(steps) * 0x9e3779b97f4a7c15ULL));
-  }
   const std::int64_t per_epoch = (data_.train.size() + options_.batch_size - 1) / options_.batch_size;
   step_ = steps;
+  reseed_dropout();
   epoch_ = steps / per_epoch;
   batch_in_epoch_ = steps % per_epoch;
   order_ = epoch_order(data_.train.size(), options_.data_seed, epoch_);
+}
+
+void ArrayTrainer::reseed_dropout() {
+  // Dropout masks follow each trial's seed and the step they start from, not
+  // the array or slot it is in: reseeded wherever training can stop or resume
+  // (here and at every evaluation), a trial draws the same masks whether it
+  // trained on, moved to another slot, or resumed from a checkpoint.
+  for (std::size_t i = 0; i < trials_.size(); ++i) {
+    model_->seed_dropout(static_cast<std::int64_t>(i),
+                         trials_[i].seed ^ (static_cast<std::uint64_t>(step_) * 0x9e3779b97f4a7c15ULL));
+  }
 }
 
 std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
@@ -190,6 +210,7 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
   std::vector<SlotMetrics> out;
   for (std::int64_t i = 0; i < b; ++i) {
     const auto k = static_cast<std::size_t>(i);
+    if (status_[k] != SlotStatus::kRunning) continue;  // stopped before: its metrics are final
     SlotMetrics m;
     m.trial_id = trials_[k].trial_id;
     m.step = step_;
@@ -217,11 +238,94 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
       scheduler_->observe(i, -watched(m));
     }
     m.status = status_[k];
-    loss_sum_[k] = 0;
     out.push_back(m);
   }
+  std::fill(loss_sum_.begin(), loss_sum_.end(), 0.0);
   loss_steps_ = 0;
+  reseed_dropout();
+  compact();
   return out;
+}
+
+void ArrayTrainer::compact() {
+  std::vector<std::size_t> survivors;
+  for (std::size_t k = 0; k < status_.size(); ++k) {
+    if (status_[k] == SlotStatus::kRunning) survivors.push_back(k);
+  }
+  const double stopped = static_cast<double>(status_.size() - survivors.size());
+  if (options_.compact_fraction <= 0 || survivors.empty() || stopped == 0 ||
+      stopped < options_.compact_fraction * static_cast<double>(status_.size())) {
+    return;
+  }
+  for (const auto& [slot, plain] : frozen_) {
+    departed_[trials_[static_cast<std::size_t>(slot)].trial_id] = {plain, optimizer_->export_slot(slot)};
+  }
+  // The survivors move, with their optimizer state, schedules and per-slot
+  // bookkeeping, into a new array of just them.
+  auto next = model_->resized(static_cast<std::int64_t>(survivors.size()));
+  next->set_strategies(model_->strategies());  // the measured choice, not a new timing: same numbers
+  std::vector<SlotTrial> trials;
+  std::vector<fusion::LrSchedule> schedules;
+  std::vector<fusion::SlotState> states;
+  std::vector<std::int64_t> steps;
+  std::vector<double> best, smoothing;
+  std::vector<std::int64_t> bad;
+  for (std::size_t i = 0; i < survivors.size(); ++i) {
+    const auto k = survivors[i];
+    const auto slot = static_cast<std::int64_t>(k);
+    next->load_slot(static_cast<std::int64_t>(i), model_->extract_slot(slot));
+    next->set_dropout(static_cast<std::int64_t>(i), trials_[k].dropout);
+    trials.push_back(trials_[k]);
+    schedules.push_back(scheduler_->schedule(slot));
+    states.push_back(optimizer_->export_slot(slot));
+    steps.push_back(scheduler_->steps(slot));
+    best.push_back(best_[k]);
+    bad.push_back(bad_evals_[k]);
+    smoothing.push_back(smoothing_[k]);
+  }
+  model_ = next;
+  trials_ = std::move(trials);
+  build_optimizer(std::move(schedules));
+  for (std::size_t i = 0; i < trials_.size(); ++i) {
+    const auto slot = static_cast<std::int64_t>(i);
+    optimizer_->import_slot(slot, states[i]);
+    scheduler_->set_steps(slot, steps[i]);
+  }
+  status_.assign(trials_.size(), SlotStatus::kRunning);
+  best_ = std::move(best);
+  bad_evals_ = std::move(bad);
+  smoothing_ = std::move(smoothing);
+  loss_sum_.assign(trials_.size(), 0.0);
+  frozen_.clear();
+  reseed_dropout();
+}
+
+std::int64_t ArrayTrainer::slot_of(std::int64_t trial_id) const {
+  for (std::size_t k = 0; k < trials_.size(); ++k) {
+    if (trials_[k].trial_id == trial_id) return static_cast<std::int64_t>(k);
+  }
+  return -1;
+}
+
+std::vector<std::int64_t> ArrayTrainer::trial_ids() const {
+  std::vector<std::int64_t> out;
+  for (const auto& t : trials_) out.push_back(t.trial_id);
+  return out;
+}
+
+torch::nn::Sequential ArrayTrainer::extract(std::int64_t trial_id) const {
+  if (auto it = departed_.find(trial_id); it != departed_.end()) return it->second.model;
+  const std::int64_t slot = slot_of(trial_id);
+  if (slot < 0) throw std::out_of_range("trial " + std::to_string(trial_id) + " is not in this array");
+  if (auto it = frozen_.find(slot); it != frozen_.end()) return it->second;
+  return model_->extract_slot(slot);
+}
+
+fusion::SlotState ArrayTrainer::export_optimizer(std::int64_t trial_id) const {
+  if (auto it = departed_.find(trial_id); it != departed_.end()) return it->second.optimizer;
+  const std::int64_t slot = slot_of(trial_id);
+  if (slot < 0) throw std::out_of_range("trial " + std::to_string(trial_id) + " is not in this array");
+  return optimizer_->export_slot(slot);
 }
 
 }  // namespace hfta::trainers

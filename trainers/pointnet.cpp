@@ -70,6 +70,10 @@ torch::nn::Sequential FusedPointNet::make_plain() const {
   return net;
 }
 
+std::shared_ptr<ArrayClassifier> FusedPointNet::resized(std::int64_t models) const {
+  return std::make_shared<FusedPointNet>(models, dropout_, classes_, options_);
+}
+
 void FusedPointNet::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
   const auto convs = layers_of<torch::nn::Conv1dImpl>(plain);
   const auto linears = layers_of<torch::nn::LinearImpl>(plain);

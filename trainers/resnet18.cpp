@@ -116,6 +116,10 @@ torch::nn::Sequential FusedResNet18::make_plain() const {
   return net;
 }
 
+std::shared_ptr<ArrayClassifier> FusedResNet18::resized(std::int64_t models) const {
+  return std::make_shared<FusedResNet18>(models, width_, small_input_, classes_, options_);
+}
+
 void FusedResNet18::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
   const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
   const auto bns = layers_of<torch::nn::BatchNorm2dImpl>(plain);

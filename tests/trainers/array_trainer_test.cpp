@@ -128,3 +128,112 @@ TEST(ClassificationData, SplitNormalisationAndSharedOrder) {
 
 }  // namespace
 }  // namespace hfta::trainers
+
+namespace hfta::trainers {
+namespace {
+
+// Four trials with dropout, Adam and a step schedule; trials 11 and 12 diverge
+// (learning rate 1e4) at the first evaluation, so half the array stops.
+std::vector<SlotTrial> half_diverging() {
+  std::vector<SlotTrial> t(4);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    t[i].trial_id = 10 + static_cast<std::int64_t>(i), t[i].seed = 100 + i, t[i].lr = 1e-3, t[i].dropout = 0.2;
+  }
+  t[1].lr = t[2].lr = 1e4;
+  t[3].schedule.kind = fusion::ScheduleKind::kStep, t[3].schedule.step_size = 7, t[3].schedule.gamma = 0.5;
+  return t;
+}
+
+ArrayTrainerOptions adam_options(double compact_fraction) {
+  ArrayTrainerOptions o;
+  o.optimizer = "adam";
+  o.batch_size = 32;
+  o.data_seed = 3;
+  o.divergence = 50;
+  o.compact_fraction = compact_fraction;
+  return o;
+}
+
+std::shared_ptr<FusedMlp> small_mlp(std::int64_t models) {
+  return std::make_shared<FusedMlp>(models, 784, 1, 32, "relu", 0.2, 10, at::TensorOptions().dtype(at::kDouble));
+}
+
+// Train 10 steps, evaluate (the diverged stop), train 15 more, evaluate, train 5.
+std::vector<std::vector<double>> run_schedule(ArrayTrainer& t) {
+  t.train(10);
+  t.evaluate();
+  auto losses = t.train(15);
+  t.evaluate();
+  for (auto& row : t.train(5)) losses.push_back(row);
+  return losses;
+}
+
+void expect_same_model(const torch::nn::Sequential& a, const torch::nn::Sequential& b) {
+  const auto pa = a->parameters(), pb = b->parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (std::size_t k = 0; k < pa.size(); ++k) EXPECT_TRUE(at::allclose(pa[k], pb[k], 0, 1e-12, true)) << k;
+}
+
+TEST(ArrayTrainer, CompactionKeepsSurvivorsExactlyOnTheirTrajectories) {
+  const auto trials = half_diverging();
+  ArrayTrainer compacted(small_mlp(4), trials, adam_options(0.5), data());
+  ArrayTrainer kept(small_mlp(4), trials, adam_options(0), data());
+  ArrayTrainer survivors_only(small_mlp(2), {trials[0], trials[3]}, adam_options(0.5), data());
+  const auto a = run_schedule(compacted), b = run_schedule(kept), c = run_schedule(survivors_only);
+
+  // The stopped models left: two slots remain, holding the survivors.
+  EXPECT_EQ(compacted.trial_ids(), (std::vector<std::int64_t>{10, 13}));
+  EXPECT_EQ(compacted.model().models(), 2);
+  EXPECT_EQ(kept.model().models(), 4);
+  for (std::size_t s = 0; s < a.size(); ++s) {
+    ASSERT_EQ(a[s].size(), 2u);
+    EXPECT_NEAR(a[s][0], b[s][0], 1e-12) << "step " << s;
+    EXPECT_NEAR(a[s][1], b[s][3], 1e-12) << "step " << s;
+    EXPECT_NEAR(a[s][0], c[s][0], 1e-12) << "step " << s;
+    EXPECT_NEAR(a[s][1], c[s][1], 1e-12) << "step " << s;
+  }
+  for (std::int64_t id : {10, 13}) {
+    SCOPED_TRACE("trial " + std::to_string(id));
+    expect_same_model(compacted.extract(id), kept.extract(id));
+    expect_same_model(compacted.extract(id), survivors_only.extract(id));
+    const auto sa = compacted.export_optimizer(id), sb = kept.export_optimizer(id);
+    EXPECT_EQ(sa.step, sb.step);
+    EXPECT_TRUE(at::allclose(sa.buffers[0].at("exp_avg_sq"), sb.buffers[0].at("exp_avg_sq"), 0, 1e-15));
+  }
+  // The stopped trials are still there to read, as they stopped.
+  expect_same_model(compacted.extract(11), kept.extract(11));
+  EXPECT_EQ(compacted.export_optimizer(12).step, kept.export_optimizer(12).step);
+}
+
+TEST(ArrayTrainer, ATrialResumesInAnotherSlotOfAnotherArrayAsIfNeverStopped) {
+  auto trials = half_diverging();
+  trials[1].lr = trials[2].lr = 2e-3;  // no divergence here
+  const std::vector<SlotTrial> pair = {trials[3], trials[0]};
+  // Straight through: 2k steps with an evaluation at k.
+  ArrayTrainer straight(small_mlp(2), pair, adam_options(0.5), data());
+  straight.train(12);
+  straight.evaluate();
+  const auto straight_losses = straight.train(12);
+
+  // k steps, then trial 13's checkpoint (its model through a file) into slot 2 of a new array of three.
+  ArrayTrainer first(small_mlp(2), pair, adam_options(0.5), data());
+  first.train(12);
+  first.evaluate();
+  const std::string path = ::testing::TempDir() + "/trial13.pt";
+  torch::save(first.extract(13), path);
+  torch::nn::Sequential loaded = small_mlp(1)->make_plain();
+  torch::load(loaded, path);
+  const fusion::SlotState state = first.export_optimizer(13);
+
+  auto model = small_mlp(3);
+  model->load_slot(2, loaded);
+  ArrayTrainer second(model, {trials[1], trials[2], trials[3]}, adam_options(0.5), data(), /*initialise=*/false);
+  second.optimizer().import_slot(2, state);
+  second.seek(12);
+  const auto losses = second.train(12);
+  for (std::size_t s = 0; s < losses.size(); ++s) EXPECT_NEAR(losses[s][2], straight_losses[s][0], 1e-12) << s;
+  expect_same_model(second.extract(13), straight.extract(13));
+}
+
+}  // namespace
+}  // namespace hfta::trainers

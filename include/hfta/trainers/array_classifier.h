@@ -24,6 +24,8 @@ class ArrayClassifier : public torch::nn::Module {
   virtual at::Tensor forward(const at::Tensor& images) = 0;
   /// A freshly initialised plain model of the same shape.
   virtual torch::nn::Sequential make_plain() const = 0;
+  /// A new array of `models` models of the same shape (for compaction).
+  virtual std::shared_ptr<ArrayClassifier> resized(std::int64_t models) const = 0;
   virtual void load_slot(std::int64_t slot, const torch::nn::Sequential& plain) = 0;
   virtual torch::nn::Sequential extract_slot(std::int64_t slot) const = 0;
   /// Model b's dropout rate.
@@ -55,6 +57,7 @@ class FusedMlp : public ArrayClassifier {
            const at::TensorOptions& tensor_options = {});
   at::Tensor forward(const at::Tensor& images) override;
   torch::nn::Sequential make_plain() const override;
+  std::shared_ptr<ArrayClassifier> resized(std::int64_t models) const override;
   void load_slot(std::int64_t slot, const torch::nn::Sequential& plain) override;
   torch::nn::Sequential extract_slot(std::int64_t slot) const override;
   void set_dropout(std::int64_t slot, double p) override;
@@ -77,6 +80,7 @@ class FusedCnn : public ArrayClassifier {
            std::int64_t classes = 10, const at::TensorOptions& tensor_options = {});
   at::Tensor forward(const at::Tensor& images) override;
   torch::nn::Sequential make_plain() const override;
+  std::shared_ptr<ArrayClassifier> resized(std::int64_t models) const override;
   void load_slot(std::int64_t slot, const torch::nn::Sequential& plain) override;
   torch::nn::Sequential extract_slot(std::int64_t slot) const override;
   void set_dropout(std::int64_t slot, double p) override;

@@ -38,6 +38,9 @@ struct ArrayTrainerOptions {
   double divergence = 0;          ///< > 0: a training loss above it counts as diverged
   std::string metric = "val_accuracy";  ///< what early stopping watches
   bool maximize = true;
+  /// Rebuild the array without its stopped models once at least this fraction
+  /// of its slots has stopped (0: never), so they cost nothing more.
+  double compact_fraction = 0.5;
   /// The array's op strategies (ArrayClassifier::strategies); empty: measured
   /// on the first batch when the array is built (B > 1).
   std::vector<fusion::Strategy> strategies;
@@ -71,9 +74,18 @@ class ArrayTrainer {
   /// step's per-model training loss [steps][B].
   std::vector<std::vector<double>> train(std::int64_t steps);
 
-  /// Evaluates every slot on the validation set, applies early stopping and
-  /// divergence (stopped slots are frozen: they change no more), keyed by trial id.
+  /// Evaluates every running slot on the validation set and applies early
+  /// stopping and divergence: stopped slots are frozen (they change no more),
+  /// and once enough have stopped the array is compacted. Returns the metrics
+  /// of the trials that were running, in slot order, keyed by trial id.
   std::vector<SlotMetrics> evaluate();
+
+  /// The trials in the array's slots, in slot order (compaction removes stopped ones).
+  std::vector<std::int64_t> trial_ids() const;
+  /// A trial's model as its plain module, and its optimizer state, wherever it
+  /// is: in a slot, or removed by compaction.
+  torch::nn::Sequential extract(std::int64_t trial_id) const;
+  fusion::SlotState export_optimizer(std::int64_t trial_id) const;
 
   ArrayClassifier& model() { return *model_; }
   fusion::FusedOptimizer& optimizer() { return *optimizer_; }
@@ -95,8 +107,19 @@ class ArrayTrainer {
   std::vector<double> smoothing_;
   std::map<std::int64_t, torch::nn::Sequential> frozen_;  ///< stopped slots as they stopped
 
+  // A trial compaction removed: how it stopped.
+  struct Departed {
+    torch::nn::Sequential model;
+    fusion::SlotState optimizer;
+  };
+  std::map<std::int64_t, Departed> departed_;
+
   double watched(const SlotMetrics& m) const;
   void clip_gradients();
+  void build_optimizer(std::vector<fusion::LrSchedule> schedules);
+  void reseed_dropout();
+  void compact();
+  std::int64_t slot_of(std::int64_t trial_id) const;  ///< -1: not in a slot
 };
 
 /// Per-model mean cross-entropy of logits [B, N, C] against labels [N]: a [B]

@@ -25,6 +25,7 @@ class FusedResNet18 : public ArrayClassifier {
                 const at::TensorOptions& tensor_options = {});
   at::Tensor forward(const at::Tensor& images) override;
   torch::nn::Sequential make_plain() const override;
+  std::shared_ptr<ArrayClassifier> resized(std::int64_t models) const override;
   void load_slot(std::int64_t slot, const torch::nn::Sequential& plain) override;
   torch::nn::Sequential extract_slot(std::int64_t slot) const override;
   void set_dropout(std::int64_t, double) override {}  // ResNet-18 has no dropout
