@@ -11,6 +11,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev libbenchmark-dev zlib1g-dev
   dataset-fashion-mnist   # the real dataset, gzipped IDX files under /usr/share/datasets/fashion-mnist
   ccache                  # optional, but makes rebuilds of LibTorch code bearable on two cores
+  python3-torch           # PyTorch 1.13 for Python: the test that exported state dicts load with torch.load
+  gnuplot-nox             # draws the benchmark plots (experiments/plot_throughput.sh)
 )
 
 sudo_cmd=()

@@ -80,12 +80,15 @@ std::string results_csv(const nlohmann::json& results) {
   std::ostringstream out;
   out << "id,status,budget,metric,seed";
   for (const auto& p : params) out << "," << csv_field(p);
-  out << ",best\n";
+  out << ",best,weights,state_dict\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << t.at("metric") << ","
         << t.at("seed");
     for (const auto& p : params) out << "," << (t.at("params").contains(p) ? csv_field(t.at("params").at(p)) : "");
-    out << "," << (t.at("id") == best_id ? "true" : "false") << "\n";
+    out << "," << (t.at("id") == best_id ? "true" : "false");
+    const nlohmann::json files = t.value("files", nlohmann::json::object());
+    for (const char* f : {"weights", "state_dict"}) out << "," << (files.contains(f) ? csv_field(files.at(f)) : "");
+    out << "\n";
   }
   return out.str();
 }

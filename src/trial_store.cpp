@@ -14,17 +14,21 @@
 
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/sweep_json.h"
+#include "hfta/core/trial_export.h"
 
 namespace hfta::core {
 namespace {
+
+std::uint32_t crc_of(const std::string& s) {
+  return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
+}
 
 std::uint32_t file_crc(const std::string& path, bool* ok) {
   std::ifstream in(path, std::ios::binary);
   *ok = static_cast<bool>(in);
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  const std::string s = bytes.str();
-  return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
+  return crc_of(bytes.str());
 }
 
 nlohmann::json rung_json(const RungResult& r) {
@@ -55,18 +59,11 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
     }
   }
   const std::string path = dir + "/checkpoint.pt";
-  archive.save_to(path + ".tmp");
-  {
-    // Flush the archive to disk before it replaces the previous checkpoint.
-    FILE* f = std::fopen((path + ".tmp").c_str(), "rb");
-    if (f) {
-      fsync(fileno(f));
-      std::fclose(f);
-    }
-  }
-  if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
-  bool ok = false;
-  latest.checkpoint_crc = file_crc(path, &ok);
+  std::ostringstream checkpoint;
+  archive.save_to(checkpoint);
+  write_atomically(path, checkpoint.str());
+  latest.checkpoint_crc = crc_of(checkpoint.str());
+  export_weights(model, dir);
   rungs.push_back(latest);
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : record.params) params[k] = to_json(v);

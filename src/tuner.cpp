@@ -17,6 +17,7 @@
 #include "hfta/core/search_setup.h"
 #include "hfta/fusion/device_memory.h"
 #include "hfta/trainers/catalog.h"
+#include "hfta/core/trial_export.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/fusion/fused_optimizer.h"
@@ -417,8 +418,12 @@ SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options) {
 nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result) {
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : result.trials) {
+    // Files relative to the experiment directory (trial_store.h, trial_export.h).
+    const std::string dir = "trials/" + std::to_string(t.id) + "/";
     trials.push_back({{"id", t.id}, {"params", params_json(t.params)}, {"seed", t.seed}, {"status", t.status},
-                      {"budget", t.budget}, {"metric", t.metric}, {"history", t.history}});
+                      {"budget", t.budget}, {"metric", t.metric}, {"history", t.history},
+                      {"files", {{"checkpoint", dir + "checkpoint.pt"}, {"weights", dir + kWeightsFile},
+                                 {"state_dict", dir + kStateDictFile}}}});
   }
   nlohmann::json best = nullptr;
   if (result.best >= 0) {

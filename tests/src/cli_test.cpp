@@ -171,9 +171,15 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_NE(status.out.find("finished, 17 trials (17 completed)"), std::string::npos) << status.out;
   const Result csv = run("export " + dir_ + "/fused --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best\n", 0), 0u) << csv.out;
+  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict\n", 0), 0u) << csv.out;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 18);
-  EXPECT_EQ(csv.out.find(",true\n") != std::string::npos, true);  // the best trial is marked
+  EXPECT_NE(csv.out.find(",true,trials/"), std::string::npos);  // the best trial is marked
+  // Every trial's weights are exported for C++ and Python.
+  for (const auto& t : results.at("trials")) {
+    for (const char* f : {"checkpoint", "weights", "state_dict"}) {
+      EXPECT_TRUE(exists(dir_ + "/fused/" + t.at("files").at(f).get<std::string>())) << t.at("id") << " " << f;
+    }
+  }
   ASSERT_EQ(run("export " + dir_ + "/fused --output " + dir_ + "/export.json").code, 0);
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/export.json")), results);
   EXPECT_EQ(run("export " + dir_ + "/nowhere").code, 2);

@@ -31,7 +31,8 @@ class ExperimentLock {
 std::optional<nlohmann::json> read_results(const std::string& dir);
 
 /// Every trial as CSV: id, status, budget, metric, seed, one column per
-/// parameter (empty where a trial lacks it), and whether it is the best.
+/// parameter (empty where a trial lacks it), whether it is the best, and its
+/// exported weights (C++ and Python files, relative to the directory).
 std::string results_csv(const nlohmann::json& results);
 
 }  // namespace hfta::core

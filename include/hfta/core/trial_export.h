@@ -1,0 +1,21 @@
+// A trial's trained weights as files anyone can load without hfta-tune:
+//   weights.pt     the plain LibTorch module (torch::nn::Sequential), for C++:
+//                  build the same Sequential, then torch::load(model, path);
+//   state_dict.pt  its state dict, for Python: torch.load(path) gives a dict
+//                  of tensors under the names of the equivalent torch.nn model
+//                  (documented per model in the README), for load_state_dict.
+#pragma once
+
+#include <string>
+
+#include <torch/nn/modules/container/sequential.h>
+
+namespace hfta::core {
+
+inline constexpr const char* kWeightsFile = "weights.pt";
+inline constexpr const char* kStateDictFile = "state_dict.pt";
+
+/// Writes both files into `dir`, each atomically.
+void export_weights(const torch::nn::Sequential& model, const std::string& dir);
+
+}  // namespace hfta::core

@@ -1,0 +1,27 @@
+#include "hfta/core/trial_export.h"
+
+#include <sstream>
+
+#include <ATen/core/Dict.h>
+#include <torch/serialize.h>
+
+#include "hfta/core/experiment_dir.h"
+
+namespace hfta::core {
+
+void export_weights(const torch::nn::Sequential& model, const std::string& dir) {
+  std::ostringstream module_bytes;
+  torch::serialize::OutputArchive archive;
+  model->save(archive);
+  archive.save_to(module_bytes);
+  write_atomically(dir + "/" + kWeightsFile, module_bytes.str());
+
+  // Parameters, then buffers, in module order: what torch.nn's state_dict() lists.
+  c10::Dict<std::string, at::Tensor> state;
+  for (const auto& p : model->named_parameters()) state.insert(p.key(), p.value().detach().cpu().contiguous());
+  for (const auto& b : model->named_buffers()) state.insert(b.key(), b.value().detach().cpu().contiguous());
+  const std::vector<char> bytes = torch::pickle_save(state);
+  write_atomically(dir + "/" + kStateDictFile, std::string(bytes.begin(), bytes.end()));
+}
+
+}  // namespace hfta::core
