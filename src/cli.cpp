@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <map>
 #include <ostream>
@@ -79,11 +80,19 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, std::ostr
   }
   write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
-      << ", fusion " << (fuse ? "auto" : "off") << std::endl;
+      << ", fusion " << (fuse ? "auto" : "off") << "\n";
+  const SweepPlan plan = make_plan(sweep, fuse, "cpu", fusion::available_memory_bytes(c10::Device(c10::kCPU)));
+  out << to_text(plan, sweep) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
   options.log = &out;
   options.dir = dir;
+  // A live line only on a terminal; pipes and files get one line per array.
+  options.live = &out == &std::cout && ::isatty(STDOUT_FILENO);
+  options.totals.work = plan.trained_budget;
+  for (const auto& bracket : plan.brackets) {
+    for (const auto& rung : bracket.rungs) options.totals.results += rung.n;
+  }
   SweepResult result;
   try {
     result = run_sweep(sweep, options);

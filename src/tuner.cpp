@@ -29,6 +29,8 @@ namespace {
 
 using search::Config;
 
+constexpr std::int64_t kProgressSteps = 50;  // training steps between progress updates
+
 // A model option's catalog default, as written in YAML; null when the model has no such option.
 const std::string* model_default(const SweepConfig& s, const std::string& name) {
   const auto* model = trainers::find_model(s.task.model);
@@ -65,7 +67,9 @@ class Tuner {
   Tuner(const SweepConfig& sweep, const TunerOptions& options)
       : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
         scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir),
-        sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU))) {
+        sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU))),
+        progress_(options.log, options.live, options.totals, sweep.metric.name, sweep.metric.goal,
+                  to_string(sweep.budget.unit)) {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
@@ -75,8 +79,8 @@ class Tuner {
         records_[id] = stored.record;
         rungs_[id] = stored.rungs;
       }
-      if (options.log && !records_.empty()) {
-        *options.log << "resuming: " << records_.size() << " trial(s) have finished rungs" << std::endl;
+      if (!records_.empty()) {
+        progress_.message("resuming: " + std::to_string(records_.size()) + " trial(s) have finished rungs");
       }
     }
   }
@@ -108,6 +112,7 @@ class Tuner {
         train_splitting_on_oom(array, sizer_, [this](const search::ArrayPlan& a) { train_array(a); });
       }
     }
+    progress_.finish();
     return result();
   }
 
@@ -128,6 +133,11 @@ class Tuner {
                                                  : search::TrialStatus::kDiverged;
     scheduler_->report({id, r.budget, r.metric, status});
     searcher_->observe(id, records_.at(id).params, r.budget, r.metric);
+    double from = 0;  // the rung it trained from: its previous one
+    for (const auto& earlier : rungs_.at(id)) {
+      if (earlier.budget < r.budget) from = std::max(from, earlier.budget);
+    }
+    progress_.replayed(r.budget - from, r.metric);
   }
 
   // Loads a trial's checkpoint from disk into saved_, checking its CRC.
@@ -138,7 +148,7 @@ class Tuner {
     fusion::SlotState state;
     std::string problem;
     if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
-      if (options_.log) *options_.log << "trial " << id << ": " << problem << "; training it again from the start\n";
+      progress_.message("trial " + std::to_string(id) + ": " + problem + "; training it again from the start");
       return false;
     }
     saved_[id] = {model, state, r->steps};
@@ -234,7 +244,7 @@ class Tuner {
       }
     } catch (const std::exception& e) {
       strategies_.clear();  // measured again: only speed depends on them
-      if (options_.log) *options_.log << strategies_path() << ": " << e.what() << "; measuring again\n";
+      progress_.message(strategies_path() + ": " + e.what() + "; measuring again");
     }
   }
 
@@ -301,13 +311,22 @@ class Tuner {
       for (std::int64_t b = 0; b < models; ++b) trainer.optimizer().import_slot(b, saved_.at(array.trial_ids[b]).optimizer);
     }
     trainer.seek(from);
+    progress_.array_started(models, array.from_budget, array.to_budget);
+    // Budget units per step, summed over the array's models: the ETA's measure of work.
+    const double work_per_step = static_cast<double>(models) * (array.to_budget - array.from_budget) /
+                                 static_cast<double>(std::max<std::int64_t>(to - from, 1));
     // Evaluate once per epoch of training and at the end of the rung.
     const std::int64_t per_epoch = steps_for(1.0, first) > 0 && sweep_.budget.unit == BudgetUnit::kEpochs
                                        ? steps_for(1.0, first) : std::max<std::int64_t>(to - from, 1);
     std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
     for (std::int64_t done = from; done < to;) {
       const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);
-      trainer.train(chunk);
+      // In pieces, so the progress line moves between evaluations (the same training).
+      for (std::int64_t piece = 0; piece < chunk; piece += kProgressSteps) {
+        const std::int64_t n = std::min(kProgressSteps, chunk - piece);
+        trainer.train(n);
+        progress_.advanced(work_per_step * static_cast<double>(n));
+      }
       done += chunk;
       for (const auto& m : trainer.evaluate()) {
         latest[m.trial_id] = m;
@@ -336,13 +355,10 @@ class Tuner {
       scheduler_->report(result);
       searcher_->observe(m.trial_id, r.params, array.to_budget, r.metric);
       if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
+      progress_.result(r.metric);
     }
-    if (options_.log) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      *options_.log << "array of " << models << " trial(s) " << array.from_budget << " -> " << array.to_budget
-                    << " " << to_string(sweep_.budget.unit) << ": " << (to - from) << " steps in " << secs
-                    << " s, best " << sweep_.metric.name << " " << best << std::endl;  // live, even in a pipe
-    }
+    progress_.array_finished(to - from, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                             best);
   }
 
   double metric_of(const trainers::SlotMetrics& m) const {
@@ -376,6 +392,7 @@ class Tuner {
   ArraySizer sizer_;
   std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
   std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape
+  Progress progress_;
 };
 
 nlohmann::json params_json(const Config& c) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hfta/core/progress.h"
 #include "hfta/core/sweep_config.h"
 #include "hfta/search/search_space.h"
 
@@ -18,6 +19,8 @@ struct TunerOptions {
   bool fuse = true;             ///< false: --fusion off, every trial alone
   std::string dir;              ///< experiment directory: rung checkpoints; "" keeps them in memory
   std::ostream* log = nullptr;  ///< progress lines
+  bool live = false;            ///< log is a terminal: one live progress line, redrawn
+  ProgressTotals totals;        ///< what the plan expects, for counts and the ETA
 };
 
 /// One trial's outcome.

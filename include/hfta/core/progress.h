@@ -1,0 +1,59 @@
+// What a running sweep shows: on a terminal one live line, redrawn as work
+// advances (rung, array, results so far, best metric, elapsed and ETA); into a
+// pipe or file, one plain line per finished array instead.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "hfta/search/scheduler.h"
+
+namespace hfta::core {
+
+struct ProgressTotals {
+  double work = 0;            ///< the plan's trained budget (budget units summed over models)
+  std::int64_t results = 0;   ///< rung results the plan expects (sum of n_i over all rungs)
+};
+
+class Progress {
+ public:
+  Progress(std::ostream* out, bool live, ProgressTotals totals, std::string metric, search::Goal goal,
+           std::string unit);
+
+  /// A rung result from an earlier run, replayed on resume: `work` was done before.
+  void replayed(double work, double metric);
+  /// An array of `models` trials starts training from `from` to `to`.
+  void array_started(std::int64_t models, double from, double to);
+  /// `work` more budget units (summed over the array's models) are trained.
+  void advanced(double work);
+  /// A rung result: one more of the totals, and maybe a new best.
+  void result(double metric);
+  /// The array is done: a plain line (plain mode), or a redraw (live mode).
+  void array_finished(std::int64_t steps, double seconds, double array_best);
+  /// A message between progress updates (live mode clears the line first).
+  void message(const std::string& text);
+  /// Ends the live line before the final table.
+  void finish();
+
+  /// "1:05" or "1:02:03".
+  static std::string clock(double seconds);
+
+ private:
+  std::string status() const;
+  void draw();
+
+  std::ostream* out_;
+  bool live_;
+  ProgressTotals totals_;
+  std::string metric_, unit_;
+  search::Goal goal_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double work_before_ = 0, work_now_ = 0;
+  std::int64_t results_ = 0, models_ = 0;
+  double from_ = 0, to_ = 0, best_ = 0;
+  bool has_best_ = false, drawn_ = false;
+};
+
+}  // namespace hfta::core

@@ -1,0 +1,53 @@
+// The progress display: plain lines into pipes, one redrawn line on terminals.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "hfta/core/progress.h"
+
+namespace hfta::core {
+namespace {
+
+TEST(Progress, PlainModePrintsOneLinePerArrayWithCountsBestAndEta) {
+  std::ostringstream out;
+  Progress p(&out, /*live=*/false, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
+  p.replayed(10, 0.5);  // from an earlier run: counts, but no time to estimate from
+  p.array_started(3, 0, 30);
+  p.advanced(90);
+  EXPECT_EQ(out.str(), "");  // nothing until the array finishes
+  p.result(0.7);
+  p.result(0.6);
+  p.array_finished(30, 2.0, 0.7);
+  const std::string line = out.str();
+  EXPECT_NE(line.find("array of 3 trial(s) 0 -> 30 steps: 30 steps in 0:02, best val_accuracy 0.7"), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("results 3/4, best val_accuracy 0.7"), std::string::npos) << line;
+  EXPECT_EQ(line.find("ETA"), std::string::npos) << line;  // no work left: 10 + 90 of 100
+  EXPECT_EQ(line.find('\r'), std::string::npos);
+}
+
+TEST(Progress, LiveModeRedrawsOneLineAndClearsItForMessages) {
+  std::ostringstream out;
+  Progress p(&out, /*live=*/true, {1000, 9}, "val_loss", search::Goal::kMinimize, "epochs");
+  p.array_started(9, 0, 1);
+  p.advanced(9);
+  p.result(0.4);
+  p.result(0.3);
+  p.array_finished(391, 3.0, 0.3);
+  EXPECT_NE(out.str().find("\rarray B=9 0->1 epochs | results 2/9, best val_loss 0.3"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("ETA"), std::string::npos);
+  EXPECT_NE(out.str().find("\033[K"), std::string::npos);
+  p.message("resuming: 2 trial(s)");
+  EXPECT_NE(out.str().find("\r\033[Kresuming: 2 trial(s)\n"), std::string::npos);
+  p.finish();
+  EXPECT_EQ(out.str().back(), '\n');
+}
+
+TEST(Progress, ClockFormat) {
+  EXPECT_EQ(Progress::clock(0), "0:00");
+  EXPECT_EQ(Progress::clock(65.4), "1:05");
+  EXPECT_EQ(Progress::clock(3723), "1:02:03");
+}
+
+}  // namespace
+}  // namespace hfta::core
