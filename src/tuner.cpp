@@ -1,12 +1,15 @@
 #include "hfta/core/tuner.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -30,6 +33,20 @@ namespace {
 using search::Config;
 
 constexpr std::int64_t kProgressSteps = 50;  // training steps between progress updates
+
+// Trials whose training throws, for testing failure handling end to end:
+// HFTA_TUNE_FAULT_TRIALS=3,7 (comma-separated ids). Unset: none.
+std::set<std::int64_t> fault_injection() {
+  std::set<std::int64_t> out;
+  if (const char* v = std::getenv("HFTA_TUNE_FAULT_TRIALS")) {
+    std::stringstream s(v);
+    std::string id;
+    while (std::getline(s, id, ',')) {
+      if (!id.empty()) out.insert(std::stoll(id));
+    }
+  }
+  return out;
+}
 
 // A model option's catalog default, as written in YAML; null when the model has no such option.
 const std::string* model_default(const SweepConfig& s, const std::string& name) {
@@ -108,15 +125,52 @@ class Tuner {
         }
       }
       auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
-      for (const auto& array : packer_.pack(items, capacity)) {
-        train_splitting_on_oom(array, sizer_, [this](const search::ArrayPlan& a) { train_array(a); });
-      }
+      for (const auto& array : packer_.pack(items, capacity)) train_isolating_failures(array);
     }
     progress_.finish();
     return result();
   }
 
  private:
+  // Trains an array; when it throws (not for memory: that splits it), the trials
+  // not yet reported are retried in halves until the one that throws is alone,
+  // and it is marked failed with the message. The others train as usual.
+  void train_isolating_failures(const search::ArrayPlan& array) {
+    std::map<std::int64_t, std::size_t> history;
+    for (std::int64_t id : array.trial_ids) history[id] = records_.at(id).history.size();
+    try {
+      train_splitting_on_oom(array, sizer_, [this](const search::ArrayPlan& a) { train_array(a); });
+    } catch (const std::exception& e) {
+      search::ArrayPlan rest = array;
+      rest.trial_ids.clear();
+      for (std::int64_t id : array.trial_ids) {
+        if (reported_.count({id, array.to_budget})) continue;
+        auto& h = records_.at(id).history;  // drop what the failed attempt evaluated
+        while (h.size() > history.at(id)) h.erase(h.size() - 1);
+        rest.trial_ids.push_back(id);
+      }
+      if (rest.trial_ids.size() == 1) return fail(rest.trial_ids.front(), rest.to_budget, e.what());
+      const auto [first, second] = search::split_in_two(rest);
+      train_isolating_failures(first);
+      train_isolating_failures(second);
+    }
+  }
+
+  void fail(std::int64_t id, double budget, const std::string& message) {
+    TrialRecord& r = records_.at(id);
+    r.status = "failed";
+    r.error = message;
+    r.budget = budget;
+    r.metric = std::numeric_limits<double>::quiet_NaN();
+    // Never promoted: the scheduler sees it as diverged, with the worst metric.
+    const double worst = sweep_.metric.goal == Goal::kMaximize ? -std::numeric_limits<double>::infinity()
+                                                               : std::numeric_limits<double>::infinity();
+    scheduler_->report({id, budget, worst, search::TrialStatus::kDiverged});
+    reported_.insert({id, budget});
+    progress_.message("trial " + std::to_string(id) + " failed: " + message);
+    progress_.result(r.metric);
+  }
+
   // The rung result an earlier run recorded for this trial and budget, if any.
   const RungResult* finished(std::int64_t id, double budget) const {
     auto it = rungs_.find(id);
@@ -260,6 +314,9 @@ class Tuner {
 
   void train_array(const search::ArrayPlan& array) {
     const auto t0 = std::chrono::steady_clock::now();
+    for (std::int64_t id : array.trial_ids) {
+      if (fault_trials_.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");
+    }
     const Config& first = records_.at(array.trial_ids.front()).params;
     const auto models = static_cast<std::int64_t>(array.trial_ids.size());
     auto model = build(models, first);
@@ -353,6 +410,7 @@ class Tuner {
                                  : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
                                                                                : search::TrialStatus::kDiverged};
       scheduler_->report(result);
+      reported_.insert({m.trial_id, array.to_budget});
       searcher_->observe(m.trial_id, r.params, array.to_budget, r.metric);
       if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
       progress_.result(r.metric);
@@ -371,7 +429,7 @@ class Tuner {
     SweepResult out;
     for (const auto& [id, r] : records_) out.trials.push_back(r);
     for (std::size_t i = 0; i < out.trials.size(); ++i) {
-      if (out.trials[i].status == "diverged") continue;
+      if (out.trials[i].status == "diverged" || out.trials[i].status == "failed") continue;
       if (out.best < 0 || search::better(out.trials[i].metric, out.trials[out.best].metric, sweep_.metric.goal) ||
           (out.trials[i].metric == out.trials[out.best].metric && out.trials[i].budget > out.trials[out.best].budget)) {
         out.best = static_cast<std::int64_t>(i);
@@ -393,6 +451,8 @@ class Tuner {
   std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
   std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape
   Progress progress_;
+  std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
+  std::set<std::int64_t> fault_trials_ = fault_injection();
 };
 
 nlohmann::json params_json(const Config& c) {
@@ -441,6 +501,7 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result)
                       {"budget", t.budget}, {"metric", t.metric}, {"history", t.history},
                       {"files", {{"checkpoint", dir + "checkpoint.pt"}, {"weights", dir + kWeightsFile},
                                  {"state_dict", dir + kStateDictFile}}}});
+    if (t.status == "failed") trials.back()["error"] = t.error;
   }
   nlohmann::json best = nullptr;
   if (result.best >= 0) {

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <random>
 #include <fstream>
 #include <algorithm>
 #include <map>
@@ -257,6 +259,85 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   const Result edited = run("resume " + dir_ + "/cut");
   EXPECT_EQ(edited.code, 2);
   EXPECT_NE(edited.err.find("search.eta"), std::string::npos) << edited.err;
+}
+
+TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  setenv("HFTA_TUNE_FAULT_TRIALS", "2", 1);  // trial 2's training throws, as a shape error would
+  const Result r = run("run " + sweep + " --out " + dir_ + "/faulty");
+  unsetenv("HFTA_TUNE_FAULT_TRIALS");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("trial 2 failed: injected fault"), std::string::npos) << r.out;
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
+  const auto faulty = nlohmann::json::parse(slurp(dir_ + "/faulty/results.json"));
+  ASSERT_EQ(faulty.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    const auto& t = faulty.at("trials")[i];
+    if (t.at("id") == 2) {
+      EXPECT_EQ(t.at("status"), "failed");
+      EXPECT_NE(t.at("error").get<std::string>().find("injected fault"), std::string::npos);
+      EXPECT_TRUE(t.at("metric").is_null());
+    } else if (whole.at("trials")[i].at("budget") == t.at("budget")) {
+      // Its array-mates trained as they would have anyway.
+      EXPECT_EQ(t.at("metric"), whole.at("trials")[i].at("metric")) << t.at("id");
+    }
+  }
+  EXPECT_NE(faulty.at("best").at("id"), 2);
+}
+
+// Starts hfta-tune in the background (exec'd, so its pid is the tuner's own).
+pid_t spawn_tuner(const std::string& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + std::string(HFTA_TUNE_BINARY) + " " + args + " >/dev/null 2>&1").c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
+  // Four brackets (budgets 10 to 270 steps), long enough for several kills.
+  std::string text = kTinySweep;
+  text.replace(text.find("max: 90"), 7, "max: 270");
+  const std::string sweep = write_sweep("longer.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  const std::string dir = dir_ + "/killed";
+  std::mt19937 rng(2026);
+  std::uniform_int_distribution<int> delay_ms(400, 1500);  // start-up takes about 0.5 s, the sweep 4 s
+  int kills = 0;
+  bool finished = false;
+  for (int round = 0; round < 8 && !finished; ++round) {
+    const pid_t pid = spawn_tuner(round == 0 ? "run " + sweep + " --out " + dir : "resume " + dir);
+    if (round == 0) {
+      // A kill before the directory exists leaves nothing to resume: wait for its setup.
+      while (!exists(dir + "/run.json")) usleep(10000);
+    }
+    usleep(static_cast<useconds_t>(delay_ms(rng)) * 1000);
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ++kills;
+    } else {
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+      finished = true;
+    }
+  }
+  EXPECT_GE(kills, 3);
+  RecordProperty("kills", kills);
+  if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
+  const auto again = nlohmann::json::parse(slurp(dir + "/results.json"));
+  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
+    EXPECT_EQ(again.at("trials")[i].at("metric"), whole.at("trials")[i].at("metric"));
+    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
+    EXPECT_EQ(again.at("trials")[i].at("status"), whole.at("trials")[i].at("status"));
+  }
+  EXPECT_EQ(again.at("best"), whole.at("best"));
 }
 
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {

@@ -29,6 +29,7 @@ struct TrialRecord {
   search::Config params;
   std::uint64_t seed = 0;
   std::string status = "completed";  ///< completed, stopped, diverged, failed
+  std::string error;                 ///< why it failed
   double budget = 0;                 ///< budget units reached
   double metric = 0;                 ///< the sweep's metric at that budget
   nlohmann::json history = nlohmann::json::array();  ///< every evaluation
