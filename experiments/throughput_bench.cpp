@@ -32,6 +32,11 @@
 #include <torch/optim/adam.h>
 #include <torch/version.h>
 
+#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
+#include <c10/cuda/CUDACachingAllocator.h>  // LibTorch with CUDA: peak memory per array
+#define HFTA_CUDA_ALLOCATOR_STATS 1
+#endif
+
 #include "hfta/fusion/host_allocator.h"
 #include "hfta/trainers/array_trainer.h"
 #include "hfta/trainers/fashion_mnist_data.h"
@@ -54,6 +59,7 @@ struct Args {
   std::vector<std::int64_t> models = {1, 2, 4, 8, 16, 32};
   std::vector<std::string> modes = {"serial", "concurrent", "fused"};
   std::string json;
+  std::string device = "cpu";  // or cuda, cuda:N
   bool child = false;  // one model for the concurrent mode, driven over stdin/stdout
 };
 
@@ -75,16 +81,23 @@ ClassificationData bench_data(const Args& a) {
     PointCloudOptions p;
     p.points = o.count("points") ? std::stoll(o.at("points")) : 1024;
     p.train_size = 2048, p.validation_size = 8, p.test_size = 0;
-    return make_point_clouds(p);
+    return to_device(make_point_clouds(p), at::Device(a.device));
   }
   FashionMnistOptions f;
   f.limit = 8192, f.validation_size = 8, f.pad_to_32 = a.model == "resnet18";
-  return load_fashion_mnist_data(f);
+  return to_device(load_fashion_mnist_data(f), at::Device(a.device));
 }
 
-// The batches every mode sees, prepared once.
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// On a GPU, every measurement ends when the device has finished its work.
+void synchronize(const Args& a) {
+  if (a.device != "cpu") at::zeros({1}, at::TensorOptions().device(a.device)).cpu();
+}
+
+// The batches every mode sees, prepared once, on the device.
 std::vector<Split> batches(const ClassificationData& d, const Args& a) {
-  const at::Tensor order = epoch_order(d.train.size(), 0, 0);
+  const at::Tensor order = epoch_order(d.train.size(), 0, 0).to(d.train.images.device());
   const std::int64_t per_epoch = d.train.size() / a.batch;
   std::vector<Split> out;
   for (std::int64_t i = 0; i < a.warmup + a.steps; ++i) out.push_back(batch(d.train, order, i % per_epoch, a.batch));
@@ -104,13 +117,41 @@ struct PlainTrainer {
 PlainTrainer plain_trainer(const Args& a, std::int64_t classes, std::uint64_t seed) {
   torch::manual_seed(seed);
   auto net = make_classifier(a.model, 1, model_options(a), classes)->make_plain();
+  net->to(at::Device(a.device));
   for (const auto& m : net->modules()) {
     if (auto d = std::dynamic_pointer_cast<torch::nn::DropoutImpl>(m)) d->options.p(a.dropout);
   }
   return {net, std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3))};
 }
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// Peak bytes the caching allocator held on the device since the last call; 0 on the CPU.
+double peak_device_bytes(const Args& a) {
+#ifdef HFTA_CUDA_ALLOCATOR_STATS
+  if (a.device != "cpu") {
+    const int index = at::Device(a.device).has_index() ? at::Device(a.device).index() : 0;
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    const auto stats = alloc::getDeviceStats(index);
+    const double peak = static_cast<double>(stats.allocated_bytes[static_cast<std::size_t>(alloc::StatType::AGGREGATE)].peak);
+    alloc::resetPeakStats(index);
+    return peak;
+  }
+#endif
+  (void)a;
+  return 0;
+}
+
+// The device's float32 matrix-product rate (GFLOP/s), for the fraction the arrays reach.
+double matmul_gflops(const Args& a) {
+  const std::int64_t n = a.device == "cpu" ? 1024 : 8192;
+  const auto x = at::randn({n, n}, at::TensorOptions().device(a.device));
+  at::Tensor y = at::mm(x, x);
+  synchronize(a);
+  const int reps = a.device == "cpu" ? 5 : 20;
+  const auto start = Clock::now();
+  for (int i = 0; i < reps; ++i) y = at::mm(x, x);
+  synchronize(a);
+  return 2.0 * static_cast<double>(n * n * n) * reps / seconds_since(start) / 1e9;
+}
 
 // Serial: model after model, each over all the steps.
 double serial(const Args& a, const ClassificationData& d, const std::vector<Split>& bs, std::int64_t models) {
@@ -119,14 +160,16 @@ double serial(const Args& a, const ClassificationData& d, const std::vector<Spli
   for (auto& t : ts) {
     for (std::int64_t s = 0; s < a.warmup; ++s) t.step(bs[s]);
   }
+  synchronize(a);
   const auto start = Clock::now();
   for (auto& t : ts) {
     for (std::int64_t s = a.warmup; s < a.warmup + a.steps; ++s) t.step(bs[s]);
   }
+  synchronize(a);
   return seconds_since(start);
 }
 
-double fused(const Args& a, const ClassificationData& d, std::int64_t models) {
+double fused(const Args& a, const ClassificationData& d, std::int64_t models, double* peak_bytes) {
   std::vector<SlotTrial> slots;
   for (std::int64_t b = 0; b < models; ++b) {
     SlotTrial t;
@@ -136,11 +179,19 @@ double fused(const Args& a, const ClassificationData& d, std::int64_t models) {
   ArrayTrainerOptions o;
   o.optimizer = "adam";
   o.batch_size = a.batch;
-  ArrayTrainer trainer(make_classifier(a.model, models, model_options(a), d.classes), slots, o, d);
+  o.record_losses = false;  // as the tuner trains
+  ArrayTrainer trainer(make_classifier(a.model, models, model_options(a), d.classes,
+                                       at::TensorOptions().device(a.device)),
+                       slots, o, d);
+  peak_device_bytes(a);  // from here
   trainer.train(a.warmup);
+  synchronize(a);
   const auto start = Clock::now();
   trainer.train(a.steps);
-  return seconds_since(start);
+  synchronize(a);
+  const double seconds = seconds_since(start);
+  *peak_bytes = peak_device_bytes(a);
+  return seconds;
 }
 
 // The concurrent mode's child: warm up, say "ready", wait for "go", train, report.
@@ -149,10 +200,12 @@ int child(const Args& a) {
   const auto bs = batches(d, a);
   auto t = plain_trainer(a, d.classes, 0);
   for (std::int64_t s = 0; s < a.warmup; ++s) t.step(bs[s]);
+  synchronize(a);
   std::cout << "ready" << std::endl;
   std::string go;
   std::getline(std::cin, go);
   for (std::int64_t s = a.warmup; s < a.warmup + a.steps; ++s) t.step(bs[s]);
+  synchronize(a);
   std::cout << "done" << std::endl;
   return 0;
 }
@@ -196,7 +249,7 @@ double concurrent(const Args& a, std::int64_t models) {
   std::vector<std::string> argv = {"throughput_bench", "--child", "--model", a.model, "--batch",
                                    std::to_string(a.batch), "--steps", std::to_string(a.steps),
                                    "--warmup", std::to_string(a.warmup), "--threads", "1",
-                                   "--dropout", std::to_string(a.dropout)};
+                                   "--dropout", std::to_string(a.dropout), "--device", a.device};
   for (const auto& o : a.options) argv.insert(argv.end(), {"--option", o});
   std::vector<Child> children;
   for (std::int64_t b = 0; b < models; ++b) children.push_back(spawn_child(argv));
@@ -259,6 +312,7 @@ int main(int argc, char** argv) {
   app.add_option("--models", a.models, "array sizes B")->delimiter(',');
   app.add_option("--modes", a.modes, "serial, concurrent, fused")->delimiter(',');
   app.add_option("--json", a.json, "write the results here");
+  app.add_option("--device", a.device, "cpu, cuda or cuda:N");
   app.add_flag("--child", a.child)->group("");
   CLI11_PARSE(app, argc, argv);
   hfta::fusion::configure_host_allocator();
@@ -275,10 +329,13 @@ int main(int argc, char** argv) {
   const auto fp = estimate_footprint(a.model, numeric);
   // Training costs about three forward passes (forward, and two products per layer backward).
   const double flops_per_sample = fp ? 6.0 * fp->macs_per_sample : 0.0;
+  const double peak_gflops = matmul_gflops(a);
 
   nlohmann::json rows = nlohmann::json::array();
   std::cout << "model " << a.model << ", batch " << a.batch << ", " << a.steps << " steps x " << a.repeats
-            << " repeats, " << a.threads << " thread(s), dropout " << a.dropout << "; model-samples/s (median)\n"
+            << " repeats, " << a.device << " (matmul " << std::fixed << std::setprecision(0) << peak_gflops
+            << " GFLOP/s)" << std::defaultfloat << ", " << a.threads << " thread(s), dropout " << a.dropout
+            << "; model-samples/s (median)\n"
             << std::setw(4) << "B" << std::setw(12) << "serial" << std::setw(12) << "concurrent" << std::setw(12)
             << "fused" << std::setw(14) << "fused/serial" << std::setw(18) << "fused/concurrent" << std::setw(14)
             << "fused GFLOP/s" << "\n";
@@ -286,18 +343,23 @@ int main(int argc, char** argv) {
   for (std::int64_t models : a.models) {
     const double samples = static_cast<double>(models * a.steps * a.batch);
     std::map<std::string, std::vector<double>> rates;
+    double peak = 0;
     for (std::int64_t r = 0; r < a.repeats; ++r) {
       // Interleaved, so drift on a shared machine hits every mode alike.
       if (has("serial")) rates["serial"].push_back(samples / serial(a, data, bs, models));
       if (has("concurrent")) rates["concurrent"].push_back(samples / concurrent(a, models));
-      if (has("fused")) rates["fused"].push_back(samples / fused(a, data, models));
+      if (has("fused")) rates["fused"].push_back(samples / fused(a, data, models, &peak));
     }
     nlohmann::json row = {{"models", models}};
     for (const auto& [mode, v] : rates) row[mode] = median(v);
     auto get = [&](const char* m) { return row.contains(m) ? row[m].get<double>() : 0.0; };
     if (get("serial") > 0 && get("fused") > 0) row["fused_over_serial"] = get("fused") / get("serial");
     if (get("concurrent") > 0 && get("fused") > 0) row["fused_over_concurrent"] = get("fused") / get("concurrent");
-    if (flops_per_sample > 0 && get("fused") > 0) row["fused_gflops"] = get("fused") * flops_per_sample / 1e9;
+    if (flops_per_sample > 0 && get("fused") > 0) {
+      row["fused_gflops"] = get("fused") * flops_per_sample / 1e9;
+      row["fused_fraction_of_matmul"] = row["fused_gflops"].get<double>() / peak_gflops;
+    }
+    if (peak > 0) row["fused_peak_bytes"] = peak;
     auto cell = [&](const char* key, int width, int precision) {
       std::ostringstream s;
       if (row.contains(key)) s << std::fixed << std::setprecision(precision) << row[key].get<double>();
@@ -312,9 +374,10 @@ int main(int argc, char** argv) {
   }
   if (!a.json.empty()) {
     nlohmann::json out = {{"benchmark", "throughput"}, {"model", a.model}, {"options", model_options(a)},
-                          {"device", "cpu"}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
+                          {"device", a.device}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
                           {"repeats", a.repeats}, {"threads", a.threads}, {"optimizer", "adam"}, {"dropout", a.dropout},
-                          {"flops_per_sample", flops_per_sample}, {"machine", machine()}, {"results", rows}};
+                          {"flops_per_sample", flops_per_sample}, {"matmul_gflops", peak_gflops},
+                          {"machine", machine()}, {"results", rows}};
     std::ofstream(a.json) << out.dump(2) << "\n";
     std::cout << "wrote " << a.json << "\n";
   }

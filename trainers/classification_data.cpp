@@ -7,6 +7,11 @@
 
 namespace hfta::trainers {
 
+ClassificationData to_device(const ClassificationData& data, const at::Device& device) {
+  auto move = [&](const Split& s) { return Split{s.images.to(device), s.labels.to(device)}; };
+  return {move(data.train), move(data.validation), move(data.test), data.classes};
+}
+
 at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
   return at::randperm(size, gen, at::TensorOptions().dtype(at::kLong));

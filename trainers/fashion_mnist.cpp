@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -10,6 +11,12 @@
 #include <ATen/ATen.h>
 
 namespace hfta::trainers {
+
+std::string fashion_mnist_dir() {
+  const char* dir = std::getenv("HFTA_FASHION_MNIST_DIR");
+  return dir && *dir ? dir : kFashionMnistDir;
+}
+
 namespace {
 
 struct GzCloser {

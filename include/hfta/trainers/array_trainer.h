@@ -44,6 +44,9 @@ struct ArrayTrainerOptions {
   /// The array's op strategies (ArrayClassifier::strategies); empty: measured
   /// on the first batch when the array is built (B > 1).
   std::vector<fusion::Strategy> strategies;
+  /// train() returns every step's losses; false returns none, so a GPU never
+  /// waits for the host between steps.
+  bool record_losses = true;
 };
 
 /// A trial's state in the array.
@@ -71,7 +74,7 @@ class ArrayTrainer {
   void seek(std::int64_t steps);
 
   /// Trains `steps` batches (continuing the shared data stream); returns each
-  /// step's per-model training loss [steps][B].
+  /// step's per-model training loss [steps][B] (empty without record_losses).
   std::vector<std::vector<double>> train(std::int64_t steps);
 
   /// Evaluates every running slot on the validation set and applies early
@@ -96,11 +99,14 @@ class ArrayTrainer {
   std::shared_ptr<ArrayClassifier> model_;
   std::vector<SlotTrial> trials_;
   ArrayTrainerOptions options_;
-  const ClassificationData& data_;
+  at::Device device_;                 ///< where the model is: batches are cut there
+  ClassificationData device_copy_;    ///< the data on device_, when that is not the CPU
+  const ClassificationData& data_;    ///< the data on device_
   std::unique_ptr<fusion::FusedOptimizer> optimizer_;
   std::unique_ptr<fusion::FusedLrScheduler> scheduler_;
   std::vector<SlotStatus> status_;
-  std::vector<double> best_, loss_sum_;
+  std::vector<double> best_;
+  at::Tensor loss_sum_;  ///< [B] on device_: training losses since the last evaluation
   std::vector<std::int64_t> bad_evals_;
   std::int64_t step_ = 0, loss_steps_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
   at::Tensor order_;
@@ -118,6 +124,7 @@ class ArrayTrainer {
   void clip_gradients();
   void build_optimizer(std::vector<fusion::LrSchedule> schedules);
   void reseed_dropout();
+  at::Tensor order(std::int64_t epoch) const;  ///< epoch_order on device_
   void compact();
   std::int64_t slot_of(std::int64_t trial_id) const;  ///< -1: not in a slot
 };

@@ -22,6 +22,9 @@ struct ClassificationData {
   std::int64_t classes = 10;
 };
 
+/// A copy of `data` on `device`.
+ClassificationData to_device(const ClassificationData& data, const at::Device& device);
+
 /// The order of the training set in epoch `epoch`: a permutation drawn from
 /// (seed, epoch) alone, so fused and unfused runs, and resumed ones, see the
 /// same batches in the same order.

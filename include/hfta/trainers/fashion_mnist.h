@@ -10,6 +10,10 @@ namespace hfta::trainers {
 /// Where Debian's dataset-fashion-mnist package puts the files.
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
+/// $HFTA_FASHION_MNIST_DIR when set (machines without the package, such as a GPU
+/// machine the files were carried to), else kFashionMnistDir.
+std::string fashion_mnist_dir();
+
 /// One split of Fashion-MNIST as it is on disk.
 struct FashionMnistSplit {
   at::Tensor images;  ///< [N, 28, 28] uint8
@@ -18,7 +22,7 @@ struct FashionMnistSplit {
 
 /// Reads the 60,000 training or the 10,000 test images. Throws std::runtime_error
 /// naming the file and the Debian package when a file is missing or malformed.
-FashionMnistSplit load_fashion_mnist(bool train, const std::string& dir = kFashionMnistDir);
+FashionMnistSplit load_fashion_mnist(bool train, const std::string& dir = fashion_mnist_dir());
 
 /// Reads one gzipped IDX file (magic, dimensions, uint8 data) into a uint8 tensor.
 at::Tensor read_idx_gz(const std::string& path);

@@ -18,7 +18,7 @@ inline constexpr double kFashionMnistStd = 0.3530;
 struct FashionMnistOptions {
   std::int64_t validation_size = 10000;  ///< the last images of the training file
   bool pad_to_32 = false;                ///< for ResNet and MobileNet
-  std::string dir = kFashionMnistDir;
+  std::string dir = fashion_mnist_dir();
   std::int64_t limit = 0;                ///< > 0: use only the first `limit` training images (tests)
 };
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Run on a Debian 12 machine that reaches Debian's archive. Downloads what
+# hfta-tune builds against besides LibTorch and CUDA (JSON, CLI, YAML, GoogleTest,
+# Google Benchmark, zlib headers) and the Fashion-MNIST files, and unpacks them
+# into .deps/ (git-ignored; about 33 MiB), to carry with the source tree to a GPU
+# machine that has PyTorch but no package registry (scripts/gpu/build-and-bench.sh).
+# No package is installed here; nothing is committed.
+# Usage: scripts/gpu/prepare-deps.sh [DIR]   (default: .deps in the repository)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dest=$(realpath -m "${1:-.deps}")
+packages=(
+  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libyaml-cpp0.7
+  libgtest-dev googletest libbenchmark-dev libbenchmark1debian zlib1g-dev
+  dataset-fashion-mnist
+)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+chmod 777 "$work"  # apt's download user must write there
+(cd "$work" && apt-get download -q "${packages[@]}" 2>&1 | grep -v "unsandboxed" || true)
+for p in "${packages[@]}"; do
+  ls "$work"/"${p}"_*.deb > /dev/null || { echo "prepare-deps: could not download $p" >&2; exit 1; }
+done
+rm -rf "$dest"
+mkdir -p "$dest"
+for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$dest"; done
+echo "prepare-deps: $(du -sh "$dest" | cut -f1) in $dest"
