@@ -24,4 +24,7 @@ done
 rm -rf "$dest"
 mkdir -p "$dest"
 for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$dest"; done
+# zlib1g-dev's libz.so points at this machine's exact libz version: point it at the
+# soname every x86-64 Linux has instead.
+ln -sf /lib/x86_64-linux-gnu/libz.so.1 "$dest/usr/lib/x86_64-linux-gnu/libz.so"
 echo "prepare-deps: $(du -sh "$dest" | cut -f1) in $dest"
