@@ -108,9 +108,10 @@ class Tuner {
       const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       auto jobs = scheduler_->next_jobs(std::numeric_limits<std::size_t>::max(), now);
       if (jobs.empty()) {
-        // ASHA holds promotions for a short wait; nothing else runs meanwhile.
-        scheduler_->next_jobs(std::numeric_limits<std::size_t>::max(), now + 3600);
-        continue;
+        // ASHA holds promotions for a short wait so later ones can join the
+        // array; with nothing else to train, release them now.
+        jobs = scheduler_->next_jobs(std::numeric_limits<std::size_t>::max(), now + 3600);
+        if (jobs.empty()) throw std::logic_error("the scheduler has nothing to run but is not finished");
       }
       std::vector<search::PackItem> items;
       for (const auto& job : jobs) {
@@ -467,7 +468,7 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   std::vector<std::string> out;
   if (!trainers::is_trainable(sweep.task.model)) {
     out.push_back("task.model: training " + sweep.task.model +
-                  " is not yet available (mlp, cnn, pointnet and resnet18 are)");
+                  " is not yet available (mlp, cnn, pointnet, resnet18 and mobilenet_v3_small are)");
   }
   if (sweep.find_parameter("points")) {
     out.push_back("parameters.points: the point count shapes the dataset; set it under task, not as a parameter");

@@ -4,6 +4,7 @@
 
 #include "hfta/trainers/catalog.h"
 #include "hfta/trainers/fashion_mnist_data.h"
+#include "hfta/trainers/mobilenet_v3.h"
 #include "hfta/trainers/point_clouds.h"
 #include "hfta/trainers/pointnet.h"
 #include "hfta/trainers/resnet18.h"
@@ -26,7 +27,8 @@ std::int64_t integer(const std::string& model, const ModelOptions& options, cons
 }  // namespace
 
 bool is_trainable(const std::string& model) {
-  return model == "mlp" || model == "cnn" || model == "pointnet" || model == "resnet18";
+  return model == "mlp" || model == "cnn" || model == "pointnet" || model == "resnet18" ||
+         model == "mobilenet_v3_small";
 }
 
 std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
@@ -45,6 +47,9 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
     return std::make_shared<FusedResNet18>(models, integer(model, o, "width"),
                                            option(model, o, "small_input") == "true", classes, t);
   }
+  if (model == "mobilenet_v3_small") {
+    return std::make_shared<FusedMobileNetV3Small>(models, std::stod(option(model, o, "width_mult")), 0.0, classes, t);
+  }
   throw std::invalid_argument("training model " + model + " is not yet available");
 }
 
@@ -55,7 +60,7 @@ ClassificationData load_classification_data(const std::string& model, const Mode
     return make_point_clouds(o);
   }
   FashionMnistOptions o;
-  o.pad_to_32 = model == "resnet18";
+  o.pad_to_32 = model == "resnet18" || model == "mobilenet_v3_small";
   return load_fashion_mnist_data(o);
 }
 

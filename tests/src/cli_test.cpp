@@ -189,11 +189,11 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
 }
 
 TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
-  const std::string mobilenet = write_sweep("mobilenet.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: mobilenet_v3_small\n"}}));
-  const Result r = run("run " + mobilenet + " --out " + dir_ + "/mobilenet");
+  const std::string lm = write_sweep("lm.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: transformer_lm\n"}, {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"}}));
+  const Result r = run("run " + lm + " --out " + dir_ + "/lm");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("task.model"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir_ + "/mobilenet"));
+  EXPECT_FALSE(exists(dir_ + "/lm"));
   const std::string multistep = write_sweep(
       "multistep.yaml", hfta::test::sweep_yaml({{"parameters", "parameters:\n  lr: {values: [0.1]}\n"
                                                                 "  schedule: {values: [multistep]}\n"}}));
@@ -284,6 +284,20 @@ TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {
     }
   }
   EXPECT_NE(faulty.at("best").at("id"), 2);
+}
+
+TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
+  std::string text = kTinySweep;
+  const std::string hyperband = "search: {method: hyperband, eta: 3}";
+  text.replace(text.find(hyperband), hyperband.size(), "search: {method: asha, eta: 3, trials: 9, promotion_wait: 30}");
+  const std::string sweep = write_sweep("asha.yaml", text);
+  const Result r = run("run " + sweep + " --out " + dir_ + "/asha");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ + "/asha/results.json"));
+  ASSERT_EQ(results.at("trials").size(), 9u);
+  int at_top = 0;
+  for (const auto& t : results.at("trials")) at_top += t.at("budget").get<double>() == 90;
+  EXPECT_EQ(at_top, 1);  // 9 trials, eta 3: three reach 30 steps, one reaches 90
 }
 
 // Starts hfta-tune in the background (exec'd, so its pid is the tuner's own).

@@ -151,3 +151,33 @@ TEST(ArrayStrategies, TuningMeasuresEveryOpAndLeavesTheModelAsItWas) {
 
 }  // namespace
 }  // namespace hfta::trainers
+
+#include "hfta/trainers/mobilenet_v3.h"
+
+namespace hfta::trainers {
+namespace {
+
+TEST(MobileNetV3Small, PlainFormHasTorchvisionsParameterCount) {
+  // torchvision's mobilenet_v3_small has 2,542,856 parameters for 3 channels and
+  // 1000 classes; one input channel removes 16*2*9 and ten classes 1024*990+990.
+  EXPECT_EQ(count_parameters(FusedMobileNetV3Small(1, 1.0, 0.2).make_plain()), 2542856 - 288 - 1014750);
+}
+
+TEST(MobileNetV3Small, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+  std::vector<SlotTrial> trials = {{0, 51, 0.02, 0.9, 0.0}, {1, 52, 0.01, 0.0, 1e-3}, {2, 53, 0.03, 0.5, 1e-4}};
+  ArrayTrainerOptions o;
+  o.batch_size = 16;
+  o.data_seed = 4;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  // Looser than 1e-9: the fused kernels sum in another order, and the gradients
+  // of MobileNet's batch norms over small maps (4x4 to 1x1 of 16 samples at
+  // 32x32 input) cancel heavily, leaving about 1e-12 after two steps and 1e-9
+  // after 30. A wrong computation would be off by orders of magnitude more.
+  expect_same_as_alone(std::make_shared<FusedMobileNetV3Small>(3, 0.25, 0.0, 10, f64), trials, o, 2,
+                       padded_images(), 1e-10);
+  expect_same_as_alone(std::make_shared<FusedMobileNetV3Small>(3, 0.25, 0.0, 10, f64), trials, o, 30,
+                       padded_images(), 1e-8);
+}
+
+}  // namespace
+}  // namespace hfta::trainers

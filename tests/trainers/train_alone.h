@@ -63,10 +63,11 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
   return losses;
 }
 
-// The bounds: 1e-4 in float32, 1e-9 in float64.
+// The bounds: 1e-4 in float32, 1e-9 in float64 (or `tolerance`).
 inline void expect_same_as_alone(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
-                          ArrayTrainerOptions options, std::int64_t steps, const ClassificationData& d = data()) {
-  const double tol = model->dtype() == at::kDouble ? 1e-9 : 1e-4;
+                                 ArrayTrainerOptions options, std::int64_t steps, const ClassificationData& d = data(),
+                                 double tolerance = 0) {
+  const double tol = tolerance > 0 ? tolerance : model->dtype() == at::kDouble ? 1e-9 : 1e-4;
   ArrayTrainer trainer(model, trials, options, d);
   const auto fused_losses = trainer.train(steps);
   for (std::size_t i = 0; i < trials.size(); ++i) {

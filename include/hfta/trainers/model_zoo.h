@@ -19,13 +19,15 @@ using ModelOptions = std::map<std::string, std::string>;
 /// Whether make_classifier builds `model`.
 bool is_trainable(const std::string& model);
 
-/// An array of `models` copies of `model` (mlp, cnn, pointnet, resnet18). Dropout
+/// An array of `models` copies of `model` (mlp, cnn, pointnet, resnet18,
+/// mobilenet_v3_small). Dropout
 /// starts at 0: each slot's rate is set per trial.
 std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
                                                  const ModelOptions& options, std::int64_t classes,
                                                  const at::TensorOptions& tensor_options = {});
 
-/// The dataset `model` trains on: Fashion-MNIST (padded to 32x32 for ResNet-18),
+/// The dataset `model` trains on: Fashion-MNIST (padded to 32x32 for ResNet-18
+/// and MobileNetV3),
 /// or point clouds with the `points` option, generated from a fixed seed so
 /// every sweep sees the same clouds.
 ClassificationData load_classification_data(const std::string& model, const ModelOptions& options);
