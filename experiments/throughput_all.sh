@@ -23,4 +23,5 @@ run mlp-256-b128-t2 --model mlp --option width=256 --batch 128 --dropout 0.2 --s
 # Larger models at CPU scale (GPU scale: points=1024, width=64).
 run pointnet-p128-b32 --model pointnet --option points=128 --batch 32 --steps 10 --models 1,2,4,8,16
 run resnet18-w8-b32 --model resnet18 --option width=8 --batch 32 --steps 5 --models 1,2,4,8 --repeats 3
+run mobilenet-w05-b32 --model mobilenet_v3_small --option width_mult=0.5 --batch 32 --steps 5 --models 1,2,4,8
 experiments/plot_throughput.sh "$out"/throughput-*-cpu.json
