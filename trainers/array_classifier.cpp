@@ -141,14 +141,12 @@ std::shared_ptr<ArrayClassifier> FusedMlp::resized(std::int64_t models) const {
 }
 
 void FusedMlp::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->load_slot(slot, torch::nn::Linear(linears.at(i)));
+  load_layers<torch::nn::Linear>(layers_, plain, slot);
 }
 
 torch::nn::Sequential FusedMlp::extract_slot(std::int64_t slot) const {
   torch::nn::Sequential plain = make_plain();
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  for (std::size_t i = 0; i < layers_.size(); ++i) copy_out(layers_[i], slot, *linears[i]);
+  extract_layers<torch::nn::Linear>(layers_, plain, slot);
   return plain;
 }
 
@@ -198,24 +196,14 @@ std::shared_ptr<ArrayClassifier> FusedCnn::resized(std::int64_t models) const {
 }
 
 void FusedCnn::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
-  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  conv1_->load_slot(slot, torch::nn::Conv2d(convs.at(0)));
-  conv2_->load_slot(slot, torch::nn::Conv2d(convs.at(1)));
-  fc1_->load_slot(slot, torch::nn::Linear(linears.at(0)));
-  fc2_->load_slot(slot, torch::nn::Linear(linears.at(1)));
-  fc3_->load_slot(slot, torch::nn::Linear(linears.at(2)));
+  load_layers<torch::nn::Conv2d>(std::vector{conv1_, conv2_}, plain, slot);
+  load_layers<torch::nn::Linear>(std::vector{fc1_, fc2_, fc3_}, plain, slot);
 }
 
 torch::nn::Sequential FusedCnn::extract_slot(std::int64_t slot) const {
   torch::nn::Sequential plain = make_plain();
-  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  copy_out(conv1_, slot, *convs[0]);
-  copy_out(conv2_, slot, *convs[1]);
-  copy_out(fc1_, slot, *linears[0]);
-  copy_out(fc2_, slot, *linears[1]);
-  copy_out(fc3_, slot, *linears[2]);
+  extract_layers<torch::nn::Conv2d>(std::vector{conv1_, conv2_}, plain, slot);
+  extract_layers<torch::nn::Linear>(std::vector{fc1_, fc2_, fc3_}, plain, slot);
   return plain;
 }
 

@@ -203,24 +203,16 @@ std::shared_ptr<ArrayClassifier> FusedMobileNetV3Small::resized(std::int64_t mod
 }
 
 void FusedMobileNetV3Small::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
-  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
-  const auto bns = layers_of<torch::nn::BatchNorm2dImpl>(plain);
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  for (std::size_t i = 0; i < convs_.size(); ++i) convs_[i]->load_slot(slot, Conv2d(convs.at(i)));
-  for (std::size_t i = 0; i < bns_.size(); ++i) bns_[i]->load_slot(slot, BatchNorm2d(bns.at(i)));
-  fc1_->load_slot(slot, torch::nn::Linear(linears.at(0)));
-  fc2_->load_slot(slot, torch::nn::Linear(linears.at(1)));
+  load_layers<Conv2d>(convs_, plain, slot);
+  load_layers<BatchNorm2d>(bns_, plain, slot);
+  load_layers<torch::nn::Linear>(std::vector{fc1_, fc2_}, plain, slot);
 }
 
 torch::nn::Sequential FusedMobileNetV3Small::extract_slot(std::int64_t slot) const {
   torch::nn::Sequential plain = make_plain();
-  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
-  const auto bns = layers_of<torch::nn::BatchNorm2dImpl>(plain);
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  for (std::size_t i = 0; i < convs_.size(); ++i) copy_out(convs_[i], slot, *convs[i]);
-  for (std::size_t i = 0; i < bns_.size(); ++i) copy_out_batch_norm(bns_[i], slot, *bns[i]);
-  copy_out(fc1_, slot, *linears[0]);
-  copy_out(fc2_, slot, *linears[1]);
+  extract_layers<Conv2d>(convs_, plain, slot);
+  extract_layers<BatchNorm2d>(bns_, plain, slot);
+  extract_layers<torch::nn::Linear>(std::vector{fc1_, fc2_}, plain, slot);
   return plain;
 }
 

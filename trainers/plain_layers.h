@@ -4,9 +4,11 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/any.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/utils.h>
@@ -52,6 +54,28 @@ void copy_out_batch_norm(const Fused& fused, std::int64_t slot, Plain& plain) {
   plain.running_mean.copy_(from->running_mean);
   plain.running_var.copy_(from->running_var);
   plain.num_batches_tracked.copy_(from->num_batches_tracked);
+}
+
+/// Loads slot `slot` of each fused layer from the plain model's layers of type
+/// `Plain` (a holder: torch::nn::Conv2d, torch::nn::BatchNorm2d, ...), in order.
+template <typename Plain, typename Fused>
+void load_layers(std::vector<Fused> fused, const torch::nn::Sequential& plain, std::int64_t slot) {  // handles: copies share the layers
+  const auto layers = layers_of<typename Plain::Impl>(plain);
+  for (std::size_t i = 0; i < fused.size(); ++i) fused[i]->load_slot(slot, Plain(layers.at(i)));
+}
+
+/// Copies slot `slot` of each fused layer into the plain model's layers of type
+/// `Plain`, in order (batch norms with their running statistics).
+template <typename Plain, typename Fused>
+void extract_layers(const std::vector<Fused>& fused, const torch::nn::Sequential& plain, std::int64_t slot) {
+  const auto layers = layers_of<typename Plain::Impl>(plain);
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    if constexpr (std::is_same_v<Plain, torch::nn::BatchNorm1d> || std::is_same_v<Plain, torch::nn::BatchNorm2d>) {
+      copy_out_batch_norm(fused[i], slot, *layers.at(i));
+    } else {
+      copy_out(fused[i], slot, *layers.at(i));
+    }
+  }
 }
 
 }  // namespace hfta::trainers

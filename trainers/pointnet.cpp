@@ -75,22 +75,16 @@ std::shared_ptr<ArrayClassifier> FusedPointNet::resized(std::int64_t models) con
 }
 
 void FusedPointNet::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
-  const auto convs = layers_of<torch::nn::Conv1dImpl>(plain);
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  const auto bns = layers_of<torch::nn::BatchNorm1dImpl>(plain);
-  for (std::size_t i = 0; i < convs_.size(); ++i) convs_[i]->load_slot(slot, torch::nn::Conv1d(convs.at(i)));
-  for (std::size_t i = 0; i < linears_.size(); ++i) linears_[i]->load_slot(slot, torch::nn::Linear(linears.at(i)));
-  for (std::size_t i = 0; i < bns_.size(); ++i) bns_[i]->load_slot(slot, torch::nn::BatchNorm1d(bns.at(i)));
+  load_layers<torch::nn::Conv1d>(convs_, plain, slot);
+  load_layers<torch::nn::Linear>(linears_, plain, slot);
+  load_layers<torch::nn::BatchNorm1d>(bns_, plain, slot);
 }
 
 torch::nn::Sequential FusedPointNet::extract_slot(std::int64_t slot) const {
   torch::nn::Sequential plain = make_plain();
-  const auto convs = layers_of<torch::nn::Conv1dImpl>(plain);
-  const auto linears = layers_of<torch::nn::LinearImpl>(plain);
-  const auto bns = layers_of<torch::nn::BatchNorm1dImpl>(plain);
-  for (std::size_t i = 0; i < convs_.size(); ++i) copy_out(convs_[i], slot, *convs[i]);
-  for (std::size_t i = 0; i < linears_.size(); ++i) copy_out(linears_[i], slot, *linears[i]);
-  for (std::size_t i = 0; i < bns_.size(); ++i) copy_out_batch_norm(bns_[i], slot, *bns[i]);
+  extract_layers<torch::nn::Conv1d>(convs_, plain, slot);
+  extract_layers<torch::nn::Linear>(linears_, plain, slot);
+  extract_layers<torch::nn::BatchNorm1d>(bns_, plain, slot);
   return plain;
 }
 

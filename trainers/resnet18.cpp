@@ -121,24 +121,16 @@ std::shared_ptr<ArrayClassifier> FusedResNet18::resized(std::int64_t models) con
 }
 
 void FusedResNet18::load_slot(std::int64_t slot, const torch::nn::Sequential& plain) {
-  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
-  const auto bns = layers_of<torch::nn::BatchNorm2dImpl>(plain);
-  for (std::size_t i = 0; i < convs_.size(); ++i) {
-    convs_[i]->load_slot(slot, Conv2d(convs.at(i)));
-    bns_[i]->load_slot(slot, BatchNorm2d(bns.at(i)));
-  }
-  fc_->load_slot(slot, torch::nn::Linear(layers_of<torch::nn::LinearImpl>(plain).at(0)));
+  load_layers<Conv2d>(convs_, plain, slot);
+  load_layers<BatchNorm2d>(bns_, plain, slot);
+  load_layers<torch::nn::Linear>(std::vector{fc_}, plain, slot);
 }
 
 torch::nn::Sequential FusedResNet18::extract_slot(std::int64_t slot) const {
   torch::nn::Sequential plain = make_plain();
-  const auto convs = layers_of<torch::nn::Conv2dImpl>(plain);
-  const auto bns = layers_of<torch::nn::BatchNorm2dImpl>(plain);
-  for (std::size_t i = 0; i < convs_.size(); ++i) {
-    copy_out(convs_[i], slot, *convs[i]);
-    copy_out_batch_norm(bns_[i], slot, *bns[i]);
-  }
-  copy_out(fc_, slot, *layers_of<torch::nn::LinearImpl>(plain).at(0));
+  extract_layers<Conv2d>(convs_, plain, slot);
+  extract_layers<BatchNorm2d>(bns_, plain, slot);
+  extract_layers<torch::nn::Linear>(std::vector{fc_}, plain, slot);
   return plain;
 }
 
