@@ -38,7 +38,9 @@ std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
       break;
     case OptionType::kString:
       if (auto* s = std::get_if<std::string>(&value)) {
-        if (std::find(option.allowed.begin(), option.allowed.end(), *s) != option.allowed.end()) {
+        if (option.fractions) {
+          if (trainers::parse_fractions(*s)) fitted = value;
+        } else if (std::find(option.allowed.begin(), option.allowed.end(), *s) != option.allowed.end()) {
           fitted = value;
         } else {
           *why = expected + did_you_mean(*s, option.allowed);

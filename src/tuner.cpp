@@ -249,15 +249,19 @@ class Tuner {
     fusion::ScheduleOptions o;
     const std::string kind = text(c, sweep_, "schedule", "constant");
     const std::map<std::string, ScheduleKind> kinds = {
-        {"constant", ScheduleKind::kConstant}, {"step", ScheduleKind::kStep},
+        {"constant", ScheduleKind::kConstant}, {"step", ScheduleKind::kStep}, {"multistep", ScheduleKind::kMultiStep},
         {"exponential", ScheduleKind::kExponential}, {"cosine", ScheduleKind::kCosine},
         {"cosine_restarts", ScheduleKind::kCosineRestarts}, {"one_cycle", ScheduleKind::kOneCycle},
         {"plateau", ScheduleKind::kPlateau}};
-    o.kind = kinds.at(kind);  // multistep is refused before training (no milestones parameter)
+    o.kind = kinds.at(kind);
     auto hp = [&](const char* name) {
       return number(c, sweep_, name, std::stod(trainers::find_training_hyperparameter(name)->default_value));
     };
     const std::int64_t total = steps_for(static_cast<double>(sweep_.budget.max), c);
+    // Milestones are fractions of the sweep's full budget, in training steps.
+    for (double f : *trainers::parse_fractions(text(c, sweep_, "milestones", "0.5,0.75"))) {
+      o.milestones.push_back(std::llround(f * static_cast<double>(total)));
+    }
     o.step_size = static_cast<std::int64_t>(hp("step_size"));
     o.gamma = hp("gamma");
     o.t_max = hp("t_max") > 0 ? static_cast<std::int64_t>(hp("t_max")) : total;
@@ -477,14 +481,6 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   if ((feature_transform != sweep.task.options.end() && search::to_string(feature_transform->second) == "true") ||
       sweep.find_parameter("feature_transform")) {
     out.push_back("feature_transform: PointNet's feature transform is not yet available");
-  }
-  // A multi-step schedule needs milestones, which the sweep format cannot express yet.
-  if (const auto* p = sweep.find_parameter("schedule")) {
-    for (const auto& v : p->values) {
-      if (search::to_string(v) == "multistep") {
-        out.push_back("parameters.schedule: the multistep schedule needs milestones, not yet available");
-      }
-    }
   }
   return out;
 }

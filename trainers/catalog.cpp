@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -115,6 +116,13 @@ std::vector<ModelSpec> build_models() {
   };
 }
 
+OptionSpec milestones() {
+  OptionSpec o = text("milestones", "0.5,0.75", {}, false,
+                      "multistep schedule: where, as fractions of the full budget, the learning rate is multiplied by gamma");
+  o.fractions = true;
+  return o;
+}
+
 std::vector<OptionSpec> build_training_hyperparameters() {
   return {
       text("optimizer", "sgd", {"sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta"}, true,
@@ -136,6 +144,7 @@ std::vector<OptionSpec> build_training_hyperparameters() {
            {"constant", "step", "multistep", "exponential", "cosine", "cosine_restarts",
             "one_cycle", "plateau"},
            false, "learning-rate schedule"),
+      milestones(),
       integer("step_size", 1, 1, 1e12, false, "step schedule period"),
       real("gamma", "0.1", 0, true, 1, false, false, "step/exponential decay factor"),
       integer("t_max", 0, 0, 1e12, false, "cosine period (0: the trial's budget)"),
@@ -179,7 +188,28 @@ bool OptionSpec::in_range(double v) const {
   return above && below;
 }
 
+std::optional<std::vector<double>> parse_fractions(const std::string& text) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    double v = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || !(v > 0 && v < 1) ||
+        (!out.empty() && v <= out.back())) {
+      return std::nullopt;
+    }
+    out.push_back(v);
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::string OptionSpec::range_text() const {
+  if (type == OptionType::kString && fractions) {
+    return "a comma-separated, increasing list of fractions in (0, 1)";
+  }
   if (type == OptionType::kString) {
     std::string out = "one of ";
     for (size_t i = 0; i < allowed.size(); ++i) out += (i ? ", " : "") + allowed[i];

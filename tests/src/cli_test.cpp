@@ -194,13 +194,12 @@ TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("task.model"), std::string::npos) << r.err;
   EXPECT_FALSE(exists(dir_ + "/lm"));
-  const std::string multistep = write_sweep(
-      "multistep.yaml", hfta::test::sweep_yaml({{"parameters", "parameters:\n  lr: {values: [0.1]}\n"
-                                                                "  schedule: {values: [multistep]}\n"}}));
-  const Result m = run("run " + multistep + " --out " + dir_ + "/multistep");
-  EXPECT_EQ(m.code, 2);
-  EXPECT_NE(m.err.find("parameters.schedule"), std::string::npos) << m.err;
-  EXPECT_FALSE(exists(dir_ + "/multistep"));
+  const std::string transform = write_sweep(
+      "transform.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: pointnet\n  options: {feature_transform: true}\n"}}));
+  const Result t = run("run " + transform + " --out " + dir_ + "/transform");
+  EXPECT_EQ(t.code, 2);
+  EXPECT_NE(t.err.find("feature_transform"), std::string::npos) << t.err;
+  EXPECT_FALSE(exists(dir_ + "/transform"));
 }
 
 TEST_F(Cli, TinyBudgetsOtherOptimizersAndLabelSmoothingTrain) {
@@ -213,7 +212,8 @@ parameters:
   lr: {values: [0.01, 0.001, 0.005]}
   optimizer: {value: rmsprop}
   label_smoothing: {value: 0.1}
-  schedule: {values: [cosine, plateau, step]}
+  schedule: {values: [cosine, plateau, multistep]}
+  milestones: {value: "0.3,0.6"}
   grad_clip: {value: 1.0}
 )");
   const Result r = run("run " + sweep + " --out " + dir_ + "/samples");

@@ -129,6 +129,12 @@ TEST(SweepRejection, ChoiceValueOutsideTheOptionsRange) {
   expect_rejected(yaml, "parameters.momentum.values[1]", "values:", "in [0, 1)");
 }
 
+TEST(SweepRejection, MilestonesThatAreNotIncreasingFractions) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr: {value: 0.1}\n  milestones:\n    values: [\"0.3,0.6\", \"0.8,0.5\"]\n"}});
+  expect_rejected(yaml, "parameters.milestones.values[1]", "values:", "increasing list of fractions in (0, 1)");
+}
+
 TEST(SweepRejection, RangeOutsideTheOptionsRange) {
   const auto yaml = sweep_yaml({{"parameters",
                                  "parameters:\n  momentum:\n    distribution: uniform\n"

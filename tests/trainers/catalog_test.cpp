@@ -19,7 +19,11 @@ void expect_valid_default(const OptionSpec& o) {
       EXPECT_TRUE(o.in_range(std::stod(o.default_value))) << o.default_value << " " << o.range_text();
       break;
     case OptionType::kString:
-      EXPECT_NE(std::find(o.allowed.begin(), o.allowed.end(), o.default_value), o.allowed.end());
+      if (o.fractions) {
+        EXPECT_TRUE(parse_fractions(o.default_value).has_value()) << o.default_value;
+      } else {
+        EXPECT_NE(std::find(o.allowed.begin(), o.allowed.end(), o.default_value), o.allowed.end());
+      }
       break;
   }
   EXPECT_FALSE(o.help.empty());
@@ -53,6 +57,14 @@ TEST(Catalog, TrainingHyperparametersHaveValidDefaults) {
   ASSERT_NE(find_training_hyperparameter("lr"), nullptr);
   EXPECT_FALSE(find_training_hyperparameter("lr")->structural);
   EXPECT_TRUE(find_training_hyperparameter("batch_size")->structural);
+}
+
+TEST(Catalog, FractionListsParseStrictly) {
+  EXPECT_EQ(parse_fractions("0.5,0.75"), (std::vector<double>{0.5, 0.75}));
+  EXPECT_EQ(parse_fractions("0.3"), (std::vector<double>{0.3}));
+  for (const char* bad : {"", "0.5,", "0.75,0.5", "0.5,0.5", "1", "0", "-0.1", "a", "0.5, 0.75", "0.5;0.75"}) {
+    EXPECT_FALSE(parse_fractions(bad).has_value()) << bad;
+  }
 }
 
 TEST(Catalog, RangesIncludeAndExcludeTheirEnds) {

@@ -4,6 +4,7 @@
 // without pulling in LibTorch.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct OptionSpec {
   bool min_open = false;
   bool max_open = false;
   std::vector<std::string> allowed;      ///< kString: the accepted values
+  bool fractions = false;                ///< kString: instead, an increasing list of fractions in (0, 1), "0.5,0.75"
   std::string help;
 
   /// True when the number is inside [min, max] (or the open ends).
@@ -33,6 +35,10 @@ struct OptionSpec {
   /// "in [0, 1)", "> 0", "one of relu, gelu" for messages.
   std::string range_text() const;
 };
+
+/// "0.5,0.75" as {0.5, 0.75}: comma-separated, strictly increasing, each in
+/// (0, 1); nullopt for anything else (the format of `fractions` options).
+std::optional<std::vector<double>> parse_fractions(const std::string& text);
 
 /// The kind of learning problem a model solves; fixes its losses and metrics.
 enum class TaskKind { kClassification, kLanguageModel, kMaskedLanguageModel, kGan };
