@@ -395,6 +395,7 @@ class Tuner {
         records_.at(m.trial_id).history.push_back({{"step", m.step}, {"train_loss", m.train_loss},
                                                    {"val_loss", m.val_loss}, {"val_accuracy", m.val_accuracy}});
       }
+      if (!trainer.any_running()) break;  // every trial stopped: the rest of the rung would change nothing
     }
     double best = std::numeric_limits<double>::quiet_NaN();
     for (std::int64_t id : array.trial_ids) {

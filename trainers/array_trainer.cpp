@@ -310,6 +310,10 @@ void ArrayTrainer::compact() {
   reseed_dropout();
 }
 
+bool ArrayTrainer::any_running() const {
+  return std::any_of(status_.begin(), status_.end(), [](SlotStatus s) { return s == SlotStatus::kRunning; });
+}
+
 std::int64_t ArrayTrainer::slot_of(std::int64_t trial_id) const {
   for (std::size_t k = 0; k < trials_.size(); ++k) {
     if (trials_[k].trial_id == trial_id) return static_cast<std::int64_t>(k);

@@ -65,13 +65,14 @@ TEST(ArrayTrainer, EvaluatesPerTrialAndStopsDivergedModels) {
   EXPECT_EQ(metrics[0].status, SlotStatus::kRunning);
   EXPECT_GT(metrics[0].val_accuracy, 0.6);  // real learning on real data
   EXPECT_GT(metrics[2].val_accuracy, 0.5);
-  // The diverged model is frozen; the others keep training.
-  const at::Tensor frozen = trainer.model().extract_slot(1)->parameters()[0].clone();
-  const at::Tensor moving = trainer.model().extract_slot(0)->parameters()[0].clone();
+  // The diverged model is frozen (and, by default, compacted away); the others keep training.
+  EXPECT_EQ(trainer.trial_ids(), (std::vector<std::int64_t>{0, 2}));
+  const at::Tensor frozen = trainer.extract(1)->parameters()[0].clone();
+  const at::Tensor moving = trainer.extract(0)->parameters()[0].clone();
   trainer.train(5);
   // (Its weights hold NaN or Inf, which only equal themselves with equal_nan.)
-  EXPECT_TRUE(at::allclose(trainer.model().extract_slot(1)->parameters()[0], frozen, 0, 0, true));
-  EXPECT_FALSE(at::equal(trainer.model().extract_slot(0)->parameters()[0], moving));
+  EXPECT_TRUE(at::allclose(trainer.extract(1)->parameters()[0], frozen, 0, 0, true));
+  EXPECT_FALSE(at::equal(trainer.extract(0)->parameters()[0], moving));
 }
 
 TEST(ArrayTrainer, PerModelSchedulesAndGradientClipping) {

@@ -39,8 +39,10 @@ struct ArrayTrainerOptions {
   std::string metric = "val_accuracy";  ///< what early stopping watches
   bool maximize = true;
   /// Rebuild the array without its stopped models once at least this fraction
-  /// of its slots has stopped (0: never), so they cost nothing more.
-  double compact_fraction = 0.5;
+  /// of its slots has stopped (0: never), so they cost nothing more. The
+  /// default rebuilds at the first stop: rebuilding moves a few tensors, while a
+  /// stopped model left in place costs a full model's compute every step.
+  double compact_fraction = 1e-9;
   /// The array's op strategies (ArrayClassifier::strategies); empty: measured
   /// on the first batch when the array is built (B > 1).
   std::vector<fusion::Strategy> strategies;
@@ -94,6 +96,8 @@ class ArrayTrainer {
   fusion::FusedOptimizer& optimizer() { return *optimizer_; }
   SlotStatus status(std::int64_t slot) const { return status_.at(static_cast<std::size_t>(slot)); }
   std::int64_t step() const { return step_; }
+  /// Whether any slot still trains (when none does, the rest of a rung is waste).
+  bool any_running() const;
 
  private:
   std::shared_ptr<ArrayClassifier> model_;
