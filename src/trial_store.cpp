@@ -31,6 +31,14 @@ std::uint32_t file_crc(const std::string& path, bool* ok) {
   return crc_of(bytes.str());
 }
 
+constexpr const char* kCheckpoint = "checkpoint.pt";
+constexpr const char* kNextCheckpoint = "checkpoint.next.pt";  // written, not yet named by trial.json
+
+void promote_next_checkpoint(const std::string& dir) {
+  const std::string next = dir + "/" + kNextCheckpoint, current = dir + "/" + kCheckpoint;
+  if (std::rename(next.c_str(), current.c_str()) != 0) throw std::runtime_error("cannot write " + current);
+}
+
 nlohmann::json rung_json(const RungResult& r) {
   return {{"budget", r.budget}, {"metric", r.metric}, {"status", r.status}, {"steps", r.steps},
           {"checkpoint_crc", r.checkpoint_crc}};
@@ -58,10 +66,11 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
       archive.write("optimizer." + std::to_string(i) + "." + name, t.cpu(), true);
     }
   }
-  const std::string path = dir + "/checkpoint.pt";
+  // The new checkpoint goes beside the old one until trial.json names it: a kill
+  // between the two writes must leave the rung trial.json records loadable.
   std::ostringstream checkpoint;
   archive.save_to(checkpoint);
-  write_atomically(path, checkpoint.str());
+  write_atomically(dir + "/" + kNextCheckpoint, checkpoint.str());
   latest.checkpoint_crc = crc_of(checkpoint.str());
   export_weights(model, dir);
   rungs.push_back(latest);
@@ -72,6 +81,7 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
   const nlohmann::json trial = {{"id", record.id}, {"params", params}, {"seed", record.seed},
                                 {"rungs", rung_list}, {"history", record.history}};
   write_atomically(dir + "/trial.json", trial.dump(1) + "\n");
+  promote_next_checkpoint(dir);
   return latest;
 }
 
@@ -106,8 +116,11 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
 
 bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                                  fusion::SlotState& optimizer, std::string* problem) const {
-  const std::string path = trial_dir(id) + "/checkpoint.pt";
+  const std::string dir = trial_dir(id), path = dir + "/" + kCheckpoint;
   bool ok = false;
+  if (file_crc(dir + "/" + kNextCheckpoint, &ok) == expected_crc && ok) {
+    promote_next_checkpoint(dir);  // killed after trial.json named it, before it moved into place
+  }
   const std::uint32_t crc = file_crc(path, &ok);
   if (!ok) {
     *problem = path + " is missing";

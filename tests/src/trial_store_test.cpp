@@ -1,0 +1,79 @@
+// A trial's checkpoint survives a kill at any moment of its rung's save: the
+// rung that trial.json records is the one that loads.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/linear.h>
+
+#include "hfta/core/trial_store.h"
+
+namespace hfta::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+torch::nn::Sequential model_filled_with(double value) {
+  torch::nn::Sequential m(torch::nn::Linear(3, 2));
+  torch::NoGradGuard no_grad;
+  for (auto& p : m->parameters()) p.fill_(value);
+  return m;
+}
+
+fusion::SlotState state_at(std::int64_t step) {
+  fusion::SlotState s;
+  s.step = step;
+  s.buffers.assign(2, {});
+  s.buffers[0]["momentum_buffer"] = at::full({2, 3}, static_cast<double>(step));
+  return s;
+}
+
+// Saves one rung of trial 0 into `dir` and returns it as recorded.
+RungResult save_rung(const std::string& dir, double weights, std::int64_t steps) {
+  TrialRecord record;
+  RungResult rung{static_cast<double>(steps), 0.5, "completed", steps, 0};
+  return TrialStore(dir).save(record, {}, rung, model_filled_with(weights), state_at(steps));
+}
+
+double loaded_weight(const std::string& dir, std::uint32_t crc, std::int64_t* step) {
+  auto m = model_filled_with(0);
+  fusion::SlotState s;
+  std::string problem;
+  EXPECT_TRUE(TrialStore(dir).load_checkpoint(0, crc, m, s, &problem)) << problem;
+  *step = s.step;
+  return m->parameters()[0][0][0].item<double>();
+}
+
+TEST(TrialStore, AKillBetweenCheckpointAndTrialJsonLoadsTheRecordedRung) {
+  const std::string base = ::testing::TempDir() + "/store-" + std::to_string(::getpid());
+  const std::string dir = base + "/run", other = base + "/other";
+  const RungResult first = save_rung(dir, 1.0, 10);
+  const RungResult second = save_rung(other, 2.0, 30);  // the bytes the next rung's save writes
+  ASSERT_NE(first.checkpoint_crc, second.checkpoint_crc);
+  const std::string next = dir + "/trials/0/checkpoint.next.pt";
+  std::int64_t step = 0;
+
+  // Killed after the next rung's checkpoint was written, before trial.json named it.
+  fs::copy_file(other + "/trials/0/checkpoint.pt", next);
+  EXPECT_EQ(loaded_weight(dir, first.checkpoint_crc, &step), 1.0);
+  EXPECT_EQ(step, 10);
+
+  // Killed after trial.json named it, before it replaced checkpoint.pt.
+  fs::copy_file(other + "/trials/0/checkpoint.pt", next, fs::copy_options::overwrite_existing);
+  EXPECT_EQ(loaded_weight(dir, second.checkpoint_crc, &step), 2.0);
+  EXPECT_EQ(step, 30);
+  EXPECT_FALSE(fs::exists(next));  // moved into place
+  EXPECT_EQ(loaded_weight(dir, second.checkpoint_crc, &step), 2.0);
+
+  // A clean save leaves only checkpoint.pt.
+  save_rung(dir, 3.0, 90);
+  EXPECT_FALSE(fs::exists(next));
+  fs::remove_all(base);
+}
+
+}  // namespace
+}  // namespace hfta::core
