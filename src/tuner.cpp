@@ -392,8 +392,10 @@ class Tuner {
       done += chunk;
       for (const auto& m : trainer.evaluate()) {
         latest[m.trial_id] = m;
-        records_.at(m.trial_id).history.push_back({{"step", m.step}, {"train_loss", m.train_loss},
-                                                   {"val_loss", m.val_loss}, {"val_accuracy", m.val_accuracy}});
+        nlohmann::json point = {{"step", m.step}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss},
+                                {"val_accuracy", m.val_accuracy}};
+        if (language_model_) point["val_perplexity"] = m.val_perplexity;
+        records_.at(m.trial_id).history.push_back(point);
       }
       if (!trainer.any_running()) break;  // every trial stopped: the rest of the rung would change nothing
     }
@@ -427,6 +429,7 @@ class Tuner {
 
   double metric_of(const trainers::SlotMetrics& m) const {
     if (sweep_.metric.name == "val_loss") return m.val_loss;
+    if (sweep_.metric.name == "val_perplexity") return m.val_perplexity;
     if (sweep_.metric.name == "train_loss") return m.train_loss;
     return m.val_accuracy;
   }
@@ -459,6 +462,7 @@ class Tuner {
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
+  const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel;
 };
 
 nlohmann::json params_json(const Config& c) {
@@ -473,10 +477,12 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   std::vector<std::string> out;
   if (!trainers::is_trainable(sweep.task.model)) {
     out.push_back("task.model: training " + sweep.task.model +
-                  " is not yet available (mlp, cnn, pointnet, resnet18 and mobilenet_v3_small are)");
+                  " is not yet available (mlp, cnn, pointnet, resnet18, mobilenet_v3_small and transformer_lm are)");
   }
-  if (sweep.find_parameter("points")) {
-    out.push_back("parameters.points: the point count shapes the dataset; set it under task, not as a parameter");
+  for (const char* data_shape : {"points", "seq_len"}) {
+    if (sweep.find_parameter(data_shape)) {
+      out.push_back(std::string("parameters.") + data_shape + ": it shapes the dataset; set it under task, not as a parameter");
+    }
   }
   auto feature_transform = sweep.task.options.find("feature_transform");
   if ((feature_transform != sweep.task.options.end() && search::to_string(feature_transform->second) == "true") ||

@@ -74,7 +74,7 @@ void ArrayClassifier::tune_strategies(const at::Tensor& example) {
   std::vector<at::Tensor> saved;
   for (const auto& b : buffers()) saved.push_back(b.clone());
   for (const auto& op : strategic_ops(*this)) op->tune_on_next_forward();
-  forward(example.to(dtype()));
+  forward(input(example));
   for (const auto& op : strategic_ops(*this)) op->cancel_tune_request();
   torch::NoGradGuard no_grad;
   std::size_t i = 0;

@@ -9,8 +9,9 @@
 
 namespace hfta::trainers {
 
-at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
+at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& targets,
                                    const std::vector<double>& smoothing) {
+  const at::Tensor labels = targets.reshape({-1});  // a language model's [N, T] targets, one per row of logits
   const std::int64_t models = logits.size(0), n = logits.size(1);
   if (std::all_of(smoothing.begin(), smoothing.end(), [](double e) { return e == 0; })) {
     const at::Tensor all = at::cross_entropy_loss(logits.reshape({models * n, -1}), labels.repeat({models}),
@@ -141,7 +142,7 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
     const Split b = batch(data_.train, order_, batch_in_epoch_++, options_.batch_size);
     optimizer_->zero_grad();
     const at::Tensor per_model =
-        per_model_cross_entropy(model_->forward(b.images.to(model_->dtype())), b.labels, smoothing_);
+        per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_);
     // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
     // Stopped models are left out, so a diverged one's NaN cannot reach anything.
     if (frozen_.empty()) {
@@ -192,8 +193,9 @@ void ArrayTrainer::clip_gradients() {
 
 double ArrayTrainer::watched(const SlotMetrics& m) const {
   // Early stopping looks for increases: a metric to minimise is negated.
-  const double v = options_.metric == "val_loss"     ? m.val_loss
-                   : options_.metric == "train_loss" ? m.train_loss
+  const double v = options_.metric == "val_loss"         ? m.val_loss
+                   : options_.metric == "val_perplexity" ? m.val_perplexity
+                   : options_.metric == "train_loss"     ? m.train_loss
                                                      : m.val_accuracy;
   return options_.maximize ? v : -v;
 }
@@ -201,17 +203,18 @@ double ArrayTrainer::watched(const SlotMetrics& m) const {
 std::vector<SlotMetrics> ArrayTrainer::evaluate() {
   torch::NoGradGuard no_grad;
   model_->eval();
-  const std::int64_t b = model_->models(), n = data_.validation.size();
+  // Predictions per example, or per position for language models.
+  const std::int64_t b = model_->models(), n = data_.validation.labels.numel();
   // Chunks a few training batches large: fewer calls, and memory near training's.
   const std::int64_t chunk = std::min<std::int64_t>(1000, 4 * options_.batch_size);
   const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor loss_sum = at::zeros({b}, on_device), correct = at::zeros({b}, on_device);
-  for (std::int64_t start = 0; start < n; start += chunk) {
-    const std::int64_t count = std::min<std::int64_t>(chunk, n - start);
-    const at::Tensor x = data_.validation.images.narrow(0, start, count).to(model_->dtype());
-    const at::Tensor y = data_.validation.labels.narrow(0, start, count);
+  for (std::int64_t start = 0, examples = data_.validation.size(); start < examples; start += chunk) {
+    const std::int64_t count = std::min<std::int64_t>(chunk, examples - start);
+    const at::Tensor x = model_->input(data_.validation.images.narrow(0, start, count));
+    const at::Tensor y = data_.validation.labels.narrow(0, start, count).reshape({-1});
     const at::Tensor logits = model_->forward(x);
-    loss_sum += per_model_cross_entropy(logits, y).to(at::kDouble) * static_cast<double>(count);
+    loss_sum += per_model_cross_entropy(logits, y).to(at::kDouble) * static_cast<double>(y.numel());
     correct += (logits.argmax(-1) == y.unsqueeze(0)).sum(1).to(at::kDouble);
   }
   model_->train();
@@ -227,6 +230,7 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
     m.train_loss = loss_steps_ ? train_loss[i].item<double>() / static_cast<double>(loss_steps_) : NAN;
     m.val_loss = loss_sum[i].item<double>() / static_cast<double>(n);
     m.val_accuracy = correct[i].item<double>() / static_cast<double>(n);
+    m.val_perplexity = std::exp(m.val_loss);
     if (status_[k] == SlotStatus::kRunning) {
       const bool diverged = !std::isfinite(m.train_loss) || !std::isfinite(m.val_loss) ||
                             (options_.divergence > 0 && m.train_loss > options_.divergence);

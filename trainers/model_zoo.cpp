@@ -8,6 +8,8 @@
 #include "hfta/trainers/point_clouds.h"
 #include "hfta/trainers/pointnet.h"
 #include "hfta/trainers/resnet18.h"
+#include "hfta/trainers/text_corpus.h"
+#include "hfta/trainers/transformer_lm.h"
 
 namespace hfta::trainers {
 namespace {
@@ -28,7 +30,7 @@ std::int64_t integer(const std::string& model, const ModelOptions& options, cons
 
 bool is_trainable(const std::string& model) {
   return model == "mlp" || model == "cnn" || model == "pointnet" || model == "resnet18" ||
-         model == "mobilenet_v3_small";
+         model == "mobilenet_v3_small" || model == "transformer_lm";
 }
 
 std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
@@ -50,6 +52,13 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
   if (model == "mobilenet_v3_small") {
     return std::make_shared<FusedMobileNetV3Small>(models, std::stod(option(model, o, "width_mult")), 0.0, classes, t);
   }
+  if (model == "transformer_lm") {
+    TransformerLmShape shape;
+    shape.d_model = integer(model, o, "d_model"), shape.heads = integer(model, o, "heads");
+    shape.layers = integer(model, o, "layers"), shape.ff = integer(model, o, "ff");
+    shape.seq_len = integer(model, o, "seq_len");
+    return std::make_shared<FusedTransformerLm>(models, classes, shape, 0.0, t);
+  }
   throw std::invalid_argument("training model " + model + " is not yet available");
 }
 
@@ -58,6 +67,11 @@ ClassificationData load_classification_data(const std::string& model, const Mode
     PointCloudOptions o;
     o.points = integer(model, options, "points");
     return make_point_clouds(o);
+  }
+  if (model == "transformer_lm") {
+    TextCorpusOptions o;
+    o.seq_len = integer(model, options, "seq_len");
+    return load_text_data(o);
   }
   FashionMnistOptions o;
   o.pad_to_32 = model == "resnet18" || model == "mobilenet_v3_small";

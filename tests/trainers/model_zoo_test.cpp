@@ -10,12 +10,6 @@
 namespace hfta::trainers {
 namespace {
 
-std::int64_t count_parameters(const torch::nn::Sequential& net) {
-  std::int64_t n = 0;
-  for (const auto& p : net->parameters()) n += p.numel();
-  return n;
-}
-
 const ClassificationData& padded_images() {
   static const ClassificationData d = [] {
     FashionMnistOptions o;

@@ -25,6 +25,12 @@ inline const ClassificationData& data() {
   return d;
 }
 
+inline std::int64_t count_parameters(const torch::nn::Sequential& net) {
+  std::int64_t n = 0;
+  for (const auto& p : net->parameters()) n += p.numel();
+  return n;
+}
+
 inline double relative(double got, double want) { return std::abs(got - want) / std::max(std::abs(want), 1e-12); }
 
 // Trains one trial alone, with the plain model and torch::optim, over the same batches.
@@ -54,7 +60,7 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
     const Split b = batch(d.train, order, index++, o.batch_size);
     opt->zero_grad();
     const at::Tensor loss =
-        torch::nn::functional::cross_entropy(plain->forward(b.images.to(array.dtype())), b.labels);
+        torch::nn::functional::cross_entropy(plain->forward(array.input(b.images)), b.labels.reshape({-1}));
     loss.backward();
     opt->step();
     losses.push_back(loss.item<double>());

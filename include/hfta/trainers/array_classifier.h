@@ -43,6 +43,10 @@ class ArrayClassifier : public torch::nn::Module {
   void tune_strategies(const at::Tensor& example);
   /// The dtype of the parameters, which inputs are converted to.
   at::ScalarType dtype() const { return parameters().front().scalar_type(); }
+  /// A batch as forward takes it: images in the parameters' dtype; token ids stay integers.
+  at::Tensor input(const at::Tensor& batch) const {
+    return batch.is_floating_point() ? batch.to(dtype()) : batch;
+  }
 
  protected:
   std::int64_t models_;

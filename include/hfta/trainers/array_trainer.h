@@ -60,7 +60,8 @@ struct SlotMetrics {
   std::int64_t step = 0;
   double train_loss = 0;  ///< mean over the steps since the previous evaluation
   double val_loss = 0;
-  double val_accuracy = 0;
+  double val_accuracy = 0;    ///< of classes, or of next tokens for language models
+  double val_perplexity = 0;  ///< exp(val_loss): the language models' measure
   SlotStatus status = SlotStatus::kRunning;
 };
 

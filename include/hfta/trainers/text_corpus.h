@@ -1,0 +1,39 @@
+// A character-level text corpus for the language models: the text read from a
+// file or a directory of files, cut into sequences of next-character targets.
+// The default corpus is the Debian package `fortunes` (2.4 MB of English
+// quotations, jokes and verse under /usr/share/games/fortunes).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hfta/trainers/classification_data.h"
+
+namespace hfta::trainers {
+
+/// $HFTA_TEXT_CORPUS when set, else /usr/share/games/fortunes.
+std::string text_corpus_path();
+
+struct TextCorpusOptions {
+  std::string path = text_corpus_path();  ///< a file, or a directory whose files are read in name order
+  std::int64_t seq_len = 128;             ///< tokens per sequence
+  std::int64_t limit = 0;                 ///< > 0: read only the first `limit` characters (tests)
+};
+
+/// The corpus's vocabulary: its distinct bytes in increasing order; token i is vocab[i].
+struct TextCorpus {
+  std::string text;
+  std::string vocab;
+};
+
+/// Reads the text. In a directory, fortune's index files (.dat) and links
+/// (.u8) are skipped, and the "%" lines that separate fortunes become blank lines.
+TextCorpus read_text_corpus(const TextCorpusOptions& options = {});
+
+/// Sequences: inputs [N, seq_len] of tokens (int64) and labels [N, seq_len], each
+/// label the token that follows its input. The text is cut into consecutive,
+/// non-overlapping sequences; of every 20, the 19th goes to validation and the
+/// 20th to test, the rest to training. `classes` is the vocabulary's size.
+ClassificationData load_text_data(const TextCorpusOptions& options = {});
+
+}  // namespace hfta::trainers
