@@ -22,6 +22,7 @@
 #include "hfta/fusion/fused_dropout.h"
 #include "hfta/fusion/fused_embedding.h"
 #include "hfta/fusion/fused_layer_norm.h"
+#include "hfta/fusion/fused_transformer_encoder_layer.h"
 #include "hfta/fusion/fused_linear.h"
 #include "hfta/fusion/fused_prelu.h"
 #include "hfta/fusion/host_allocator.h"
@@ -134,6 +135,14 @@ std::vector<Op> ops() {
          return module_case<FusedEmbedding, Embedding>(
              m, [o](std::int64_t b) { return FusedEmbedding(b, o); }, [o] { return Embedding(o); },
              {32, 16}, false, /*integer_input=*/true);
+       }},
+      {"encoder_layer_64d_ff256_64x64", [](std::int64_t m) {
+         // Sequences and batch both 64 long, so the fused [B, N, L, E] and the plain
+         // [L, N, E] layouts do the same work.
+         const auto o = TransformerEncoderLayerOptions(64, 4).dim_feedforward(256).dropout(0.0);
+         return module_case<FusedTransformerEncoderLayer, TransformerEncoderLayer>(
+             m, [o](std::int64_t b) { return FusedTransformerEncoderLayer(b, o); },
+             [o] { return TransformerEncoderLayer(o); }, {64, 64, 64}, false);
        }},
       {"dropout_256_batch128", [](std::int64_t m) {
          return module_case<FusedDropout, Dropout>(

@@ -38,11 +38,14 @@
 #endif
 
 #include "hfta/fusion/host_allocator.h"
+#include <torch/csrc/autograd/profiler_legacy.h>
+
 #include "hfta/trainers/array_trainer.h"
 #include "hfta/trainers/fashion_mnist_data.h"
 #include "hfta/trainers/footprint.h"
 #include "hfta/trainers/model_zoo.h"
 #include "hfta/trainers/point_clouds.h"
+#include "hfta/trainers/text_corpus.h"
 
 extern char** environ;
 
@@ -61,7 +64,14 @@ struct Args {
   std::string json;
   std::string device = "cpu";  // or cuda, cuda:N
   bool child = false;  // one model for the concurrent mode, driven over stdin/stdout
+  std::string profile;  // a directory: chrome traces of the timed serial and fused steps
 };
+
+// Records the ops of a timed region into DIR/NAME.json when --profile is given.
+std::unique_ptr<torch::autograd::profiler::RecordProfile> profile_into(const Args& a, const std::string& name) {
+  if (a.profile.empty()) return nullptr;
+  return std::make_unique<torch::autograd::profiler::RecordProfile>(a.profile + "/" + name + ".json");
+}
 
 ModelOptions model_options(const Args& a) {
   ModelOptions out;
@@ -82,6 +92,12 @@ ClassificationData bench_data(const Args& a) {
     p.points = o.count("points") ? std::stoll(o.at("points")) : 1024;
     p.train_size = 2048, p.validation_size = 8, p.test_size = 0;
     return to_device(make_point_clouds(p), at::Device(a.device));
+  }
+  if (a.model == "transformer_lm") {
+    TextCorpusOptions t;
+    t.seq_len = o.count("seq_len") ? std::stoll(o.at("seq_len")) : 128;
+    t.limit = 4096 * (t.seq_len + 1);
+    return to_device(load_text_data(t), at::Device(a.device));
   }
   FashionMnistOptions f;
   f.limit = 8192, f.validation_size = 8, f.pad_to_32 = a.model == "resnet18";
@@ -109,7 +125,7 @@ struct PlainTrainer {
   std::unique_ptr<torch::optim::Adam> adam;
   void step(const Split& b) {
     adam->zero_grad();
-    torch::nn::functional::cross_entropy(net->forward(b.images), b.labels).backward();
+    torch::nn::functional::cross_entropy(net->forward(b.images), b.labels.reshape({-1})).backward();
     adam->step();
   }
 };
@@ -161,6 +177,7 @@ double serial(const Args& a, const ClassificationData& d, const std::vector<Spli
     for (std::int64_t s = 0; s < a.warmup; ++s) t.step(bs[s]);
   }
   synchronize(a);
+  const auto recording = profile_into(a, "serial-B" + std::to_string(models));
   const auto start = Clock::now();
   for (auto& t : ts) {
     for (std::int64_t s = a.warmup; s < a.warmup + a.steps; ++s) t.step(bs[s]);
@@ -186,6 +203,7 @@ double fused(const Args& a, const ClassificationData& d, std::int64_t models, do
   peak_device_bytes(a);  // from here
   trainer.train(a.warmup);
   synchronize(a);
+  const auto recording = profile_into(a, "fused-B" + std::to_string(models));
   const auto start = Clock::now();
   trainer.train(a.steps);
   synchronize(a);
@@ -301,7 +319,7 @@ nlohmann::json machine() {
 int main(int argc, char** argv) {
   Args a;
   CLI::App app{"Training throughput: serial, concurrent and fused"};
-  app.add_option("--model", a.model, "mlp, cnn, pointnet or resnet18");
+  app.add_option("--model", a.model, "mlp, cnn, pointnet, resnet18, mobilenet_v3_small or transformer_lm");
   app.add_option("--option", a.options, "a model option, name=value (repeatable)");
   app.add_option("--batch", a.batch, "samples per batch");
   app.add_option("--steps", a.steps, "timed steps per repeat");
@@ -309,6 +327,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", a.repeats, "repeats; the median is reported");
   app.add_option("--dropout", a.dropout, "every model's dropout rate");
   app.add_option("--threads", a.threads, "LibTorch threads for serial and fused (concurrent: 1 per process)");
+  app.add_option("--profile", a.profile, "write chrome traces of the timed steps into this directory");
   app.add_option("--models", a.models, "array sizes B")->delimiter(',');
   app.add_option("--modes", a.modes, "serial, concurrent, fused")->delimiter(',');
   app.add_option("--json", a.json, "write the results here");

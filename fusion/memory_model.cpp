@@ -58,6 +58,9 @@ std::optional<std::int64_t> ThroughputCurve::saturation(double tolerance) const 
   if (rate_.size() < 2) return std::nullopt;
   double best = 0;
   for (const auto& [b, r] : rate_) best = std::max(best, r);
+  // Still growing at the largest size measured: larger arrays may pay more.
+  const auto last = rate_.rbegin(), before = std::next(last);
+  if (last->second >= best && last->second > before->second * (1.0 + tolerance)) return std::nullopt;
   for (const auto& [b, r] : rate_) {
     if (r >= best * (1.0 - tolerance)) return b;
   }

@@ -21,6 +21,7 @@
 #include "hfta/fusion/device_memory.h"
 #include "hfta/trainers/catalog.h"
 #include "hfta/core/trial_export.h"
+#include "hfta/core/throughput_probe.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/fusion/fused_optimizer.h"
@@ -91,6 +92,7 @@ class Tuner {
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
       load_strategies();
+      load_throughput();
       // What earlier runs in this directory finished: their rungs are not trained again.
       for (auto& [id, stored] : store_.load_all()) {
         records_[id] = stored.record;
@@ -125,6 +127,7 @@ class Tuner {
           items.push_back({t.trial_id, config_of(t.trial_id), from, job.budget});
         }
       }
+      probe_array_sizes(items);
       auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
       for (const auto& array : packer_.pack(items, capacity)) train_isolating_failures(array);
     }
@@ -298,7 +301,8 @@ class Tuner {
     std::ifstream in(strategies_path());
     if (!in) return;
     try {
-      for (const auto& [key, names] : nlohmann::json::parse(in).items()) {
+      const nlohmann::json saved = nlohmann::json::parse(in);  // items() must not outlive it
+      for (const auto& [key, names] : saved.items()) {
         for (const auto& n : names) strategies_[key].push_back(fusion::strategy_from_string(n.get<std::string>()));
       }
     } catch (const std::exception& e) {
@@ -317,36 +321,27 @@ class Tuner {
     write_atomically(strategies_path(), out.dump(2) + "\n");
   }
 
-  void train_array(const search::ArrayPlan& array) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (std::int64_t id : array.trial_ids) {
-      if (fault_trials_.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");
-    }
-    const Config& first = records_.at(array.trial_ids.front()).params;
-    const auto models = static_cast<std::int64_t>(array.trial_ids.size());
-    auto model = build(models, first);
-    std::vector<trainers::SlotTrial> slots;
-    for (std::int64_t id : array.trial_ids) {
-      const TrialRecord& r = records_.at(id);
-      const Config& c = r.params;
-      trainers::SlotTrial t{id, r.seed};
-      // Unset hyperparameters take the catalog's defaults (what the README lists).
-      auto hp = [&](const char* name) {
-        return number(c, sweep_, name, std::stod(trainers::find_training_hyperparameter(name)
-                                                      ? trainers::find_training_hyperparameter(name)->default_value
-                                                      : std::string("0")));
-      };
-      t.lr = hp("lr"), t.momentum = hp("momentum"), t.weight_decay = hp("weight_decay");
-      t.dropout = number(c, sweep_, "dropout", 0), t.beta1 = hp("beta1"), t.beta2 = hp("beta2"), t.eps = hp("eps");
-      t.dampening = hp("dampening"), t.alpha = hp("alpha"), t.rho = hp("rho"), t.lr_decay = hp("lr_decay");
-      t.label_smoothing = hp("label_smoothing");
-      t.nesterov = text(c, sweep_, "nesterov", "false") == "true";
-      t.amsgrad = text(c, sweep_, "amsgrad", "false") == "true";
-      t.centered = text(c, sweep_, "centered", "false") == "true";
-      t.grad_clip = hp("grad_clip");
-      t.schedule = schedule_of(c);
-      slots.push_back(t);
-    }
+  // A trial's slot: its hyperparameters, unset ones at the catalog's defaults (what the README lists).
+  trainers::SlotTrial slot_of(std::int64_t id, const Config& c, std::uint64_t seed) const {
+    trainers::SlotTrial t{id, seed};
+    auto hp = [&](const char* name) {
+      const auto* spec = trainers::find_training_hyperparameter(name);
+      return number(c, sweep_, name, std::stod(spec ? spec->default_value : std::string("0")));
+    };
+    t.lr = hp("lr"), t.momentum = hp("momentum"), t.weight_decay = hp("weight_decay");
+    t.dropout = number(c, sweep_, "dropout", 0), t.beta1 = hp("beta1"), t.beta2 = hp("beta2"), t.eps = hp("eps");
+    t.dampening = hp("dampening"), t.alpha = hp("alpha"), t.rho = hp("rho"), t.lr_decay = hp("lr_decay");
+    t.label_smoothing = hp("label_smoothing");
+    t.nesterov = text(c, sweep_, "nesterov", "false") == "true";
+    t.amsgrad = text(c, sweep_, "amsgrad", "false") == "true";
+    t.centered = text(c, sweep_, "centered", "false") == "true";
+    t.grad_clip = hp("grad_clip");
+    t.schedule = schedule_of(c);
+    return t;
+  }
+
+  // What every model of an array shares (optimizer, batches, early stopping).
+  trainers::ArrayTrainerOptions array_options(const Config& first) const {
     trainers::ArrayTrainerOptions o;
     o.optimizer = text(first, sweep_, "optimizer", "sgd");
     o.batch_size = batch_size(first);
@@ -358,6 +353,77 @@ class Tuner {
       o.min_delta = sweep_.early_stopping.min_delta;
       o.divergence = sweep_.early_stopping.divergence;
     }
+    return o;
+  }
+
+  // Before the first arrays of a fusion key, measures how fast arrays of 1, 2,
+  // 4, ... of its models train (throughput_probe.h), so that the sizer caps
+  // arrays where larger ones stop paying. Kept in the experiment directory: a
+  // resumed run packs as the interrupted one did.
+  void probe_array_sizes(const std::vector<search::PackItem>& items) {
+    if (!options_.fuse) return;
+    std::map<std::string, std::vector<const search::PackItem*>> by_key;
+    for (const auto& item : items) by_key[packer_.fusion_key(item.params)].push_back(&item);
+    for (const auto& [key, members] : by_key) {
+      if (members.size() < 2 || throughput_.count(key)) continue;
+      const Config& example = members.front()->params;
+      // Up to the arrays this round can form; a curve still rising there leaves larger ones uncapped.
+      const std::int64_t most = std::min<std::int64_t>(sizer_.capacity(key, example),
+                                                       static_cast<std::int64_t>(members.size()));
+      if (most < 2) continue;
+      auto make_step = [&](std::int64_t b) -> ArrayStep {
+        std::vector<trainers::SlotTrial> slots;
+        for (std::int64_t i = 0; i < b; ++i) slots.push_back(slot_of(i, example, static_cast<std::uint64_t>(i)));
+        auto trainer = std::make_shared<trainers::ArrayTrainer>(build(b, example), slots, array_options(example), data_);
+        return [trainer] { trainer->train(1); };
+      };
+      keep_throughput(key, probe_throughput(make_step, most));
+      std::string rates;
+      for (const auto& [b, r] : throughput_.at(key)) rates += " B=" + std::to_string(b) + " " + std::to_string(std::lround(r));
+      progress_.message("array sizes measured (model-steps/s):" + rates + "; arrays of at most " +
+                        std::to_string(sizer_.capacity(key, example)));
+    }
+  }
+
+  std::string throughput_path() const { return options_.dir + "/throughput.json"; }
+
+  void load_throughput() {
+    std::ifstream in(throughput_path());
+    if (!in) return;
+    try {
+      const nlohmann::json saved = nlohmann::json::parse(in);  // items() must not outlive it
+      for (const auto& [key, rates] : saved.items()) {
+        std::map<std::int64_t, double> r;
+        for (const auto& [b, rate] : rates.items()) r[std::stoll(b)] = rate.get<double>();
+        keep_throughput(key, r);
+      }
+    } catch (const std::exception& e) {
+      progress_.message(throughput_path() + ": " + e.what() + "; measuring again");
+    }
+  }
+
+  void keep_throughput(const std::string& key, const std::map<std::int64_t, double>& rates) {
+    throughput_[key] = rates;
+    for (const auto& [b, r] : rates) sizer_.observe_throughput(key, b, r);
+    if (options_.dir.empty()) return;
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : throughput_) {
+      for (const auto& [b, r] : v) out[k][std::to_string(b)] = r;
+    }
+    write_atomically(throughput_path(), out.dump(2) + "\n");
+  }
+
+  void train_array(const search::ArrayPlan& array) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::int64_t id : array.trial_ids) {
+      if (fault_trials_.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");
+    }
+    const Config& first = records_.at(array.trial_ids.front()).params;
+    const auto models = static_cast<std::int64_t>(array.trial_ids.size());
+    auto model = build(models, first);
+    std::vector<trainers::SlotTrial> slots;
+    for (std::int64_t id : array.trial_ids) slots.push_back(slot_of(id, records_.at(id).params, records_.at(id).seed));
+    trainers::ArrayTrainerOptions o = array_options(first);
     const bool resumed = array.from_budget > 0;
     if (resumed) {
       for (std::int64_t b = 0; b < models; ++b) model->load_slot(b, saved_.at(array.trial_ids[b]).model);
@@ -459,6 +525,7 @@ class Tuner {
   ArraySizer sizer_;
   std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
   std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape
+  std::map<std::string, std::map<std::int64_t, double>> throughput_;  ///< model-steps/s by fusion key and B
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();

@@ -7,6 +7,7 @@ constexpr double kFloat = 4;                       // bytes per float32
 constexpr double kWorkspace = 64.0 * 1024 * 1024;  // allocator slack and kernel workspace
 constexpr double kImage = 28 * 28;                 // Fashion-MNIST pixels
 constexpr double kClasses = 10;
+constexpr double kByteVocabulary = 256;            // a character model's largest vocabulary
 
 double option(const std::map<std::string, double>& options, const std::string& name, double def) {
   auto it = options.find(name);
@@ -83,6 +84,22 @@ Footprint resnet18(const std::map<std::string, double>& o) {
   return f;
 }
 
+Footprint transformer_lm(const std::map<std::string, double>& o) {
+  const double d = option(o, "d_model", 256), heads = option(o, "heads", 4), layers = option(o, "layers", 2);
+  const double ff = option(o, "ff", 1024), t = option(o, "seq_len", 128);
+  const double vocab = option(o, "vocab", kByteVocabulary);
+  Footprint f;
+  f.input_per_sample = 2 * t;  // int64 token ids
+  const double layer = (3 * d * d + 3 * d) + (d * d + d) + (d * ff + ff) + (ff * d + d) + 4 * d;
+  f.parameters = vocab * d + t * d + layers * layer + (d * vocab + vocab);
+  // Per layer: q, k, v, context, projection, two residual sums and norms (about
+  // 12 T d), scores, softmax and its dropout (3 heads T^2), the feed-forward
+  // hidden layer, its activation and dropout (3 T ff); then the logits and softmax.
+  f.activations_per_sample = 2 * t * d + layers * (12 * t * d + 3 * heads * t * t + 3 * t * ff) + 2 * t * vocab;
+  f.macs_per_sample = layers * (4 * t * d * d + 2 * t * t * d + 2 * t * d * ff) + t * d * vocab;
+  return f;
+}
+
 }  // namespace
 
 std::optional<Footprint> estimate_footprint(const std::string& model,
@@ -91,6 +108,7 @@ std::optional<Footprint> estimate_footprint(const std::string& model,
   if (model == "cnn") return cnn(options);
   if (model == "pointnet") return pointnet(options);
   if (model == "resnet18") return resnet18(options);
+  if (model == "transformer_lm") return transformer_lm(options);
   return std::nullopt;
 }
 

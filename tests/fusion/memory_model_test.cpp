@@ -53,6 +53,18 @@ TEST(ThroughputCurve, StopsGrowingWhereModelsPerSecondStopGrowing) {
   t.record(32, 390);
   EXPECT_EQ(t.saturation(0.05), 8);  // 400 is within 5% of the best, 405
   EXPECT_EQ(t.saturation(0.0), 16);
+
+  ThroughputCurve growing;
+  growing.record(1, 100);
+  growing.record(2, 190);
+  growing.record(4, 350);
+  EXPECT_FALSE(growing.saturation(0.05).has_value());  // 4 models may not be the limit
+
+  ThroughputCurve losing;  // compute-bound on a CPU: one model at a time is fastest
+  losing.record(1, 100);
+  losing.record(2, 97);
+  losing.record(4, 85);
+  EXPECT_EQ(losing.saturation(0.05), 1);
 }
 
 TEST(DeviceMemory, CpuReportsAvailableMemory) {

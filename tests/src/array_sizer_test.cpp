@@ -30,7 +30,7 @@ TEST(ArraySizer, MaxArrayCapsAndUnknownModelsGetIt) {
   const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 8\n");
   ArraySizer sizer(sweep, 64.0 * (1 << 30));
   EXPECT_EQ(sizer.capacity("k", {}), 8);
-  const SweepConfig lm = load_sweep_string(test::sweep_yaml({{"task", "task:\n  model: transformer_lm\n"}, {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"}}));
+  const SweepConfig lm = load_sweep_string(test::sweep_yaml({{"task", "task:\n  model: bert\n"}, {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"}}));
   ArraySizer unknown(lm, 1 << 30);
   EXPECT_EQ(unknown.capacity("k", {}), lm.fusion.max_array);
   EXPECT_FALSE(unknown.predicted_bytes("k", {}, 4).has_value());

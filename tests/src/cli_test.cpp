@@ -1,6 +1,8 @@
 // The hfta-tune executable as a user runs it: exit codes, messages, nothing written on rejection.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -189,17 +191,50 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
 }
 
 TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
-  const std::string lm = write_sweep("lm.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: transformer_lm\n"}, {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"}}));
-  const Result r = run("run " + lm + " --out " + dir_ + "/lm");
+  const std::string bert = write_sweep("bert.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: bert\n"}, {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"}}));
+  const Result r = run("run " + bert + " --out " + dir_ + "/bert");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("task.model"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(dir_ + "/lm"));
+  EXPECT_FALSE(exists(dir_ + "/bert"));
   const std::string transform = write_sweep(
       "transform.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: pointnet\n  options: {feature_transform: true}\n"}}));
   const Result t = run("run " + transform + " --out " + dir_ + "/transform");
   EXPECT_EQ(t.code, 2);
   EXPECT_NE(t.err.find("feature_transform"), std::string::npos) << t.err;
   EXPECT_FALSE(exists(dir_ + "/transform"));
+}
+
+const char* kTinyLanguageModel = R"(name: tiny-lm
+task: {model: transformer_lm, batch_size: 16, options: {d_model: 32, heads: 2, layers: 1, ff: 64, seq_len: 32}}
+metric: {name: val_perplexity, goal: minimize}
+budget: {unit: steps, min: 20, max: 60}
+search: {method: sha, trials: 3, eta: 3}
+parameters:
+  optimizer: {value: adam}
+  lr: {values: [0.003, 0.001, 0.0003]}
+  dropout: {value: 0.1}
+)";
+
+TEST_F(Cli, LanguageModelSweepRecordsPerplexity) {
+  const std::string sweep = write_sweep("lm.yaml", kTinyLanguageModel);
+  const Result r = run("run " + sweep + " --out " + dir_ + "/lm");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ + "/lm/results.json"));
+  ASSERT_EQ(results.at("trials").size(), 3u);
+  for (const auto& t : results.at("trials")) {
+    const auto& last = t.at("history").back();
+    EXPECT_NEAR(last.at("val_perplexity").get<double>(), std::exp(last.at("val_loss").get<double>()), 1e-9);
+    EXPECT_EQ(t.at("metric"), last.at("val_perplexity"));
+  }
+  // It learned: an untrained model's perplexity is about the vocabulary's size (about 100).
+  EXPECT_LT(results.at("best").at("metric").get<double>(), 30);
+
+  // The sequence length shapes the dataset every model of the sweep shares.
+  std::string per_trial = kTinyLanguageModel;
+  per_trial += "  seq_len: {values: [16, 32], fuse: false}\n";
+  const Result refused = run("run " + write_sweep("lm2.yaml", per_trial) + " --out " + dir_ + "/lm2");
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("parameters.seq_len"), std::string::npos) << refused.err;
 }
 
 TEST_F(Cli, TinyBudgetsOtherOptimizersAndLabelSmoothingTrain) {

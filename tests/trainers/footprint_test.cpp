@@ -7,6 +7,7 @@
 #include "hfta/trainers/footprint.h"
 #include "hfta/trainers/pointnet.h"
 #include "hfta/trainers/resnet18.h"
+#include "hfta/trainers/transformer_lm.h"
 
 namespace hfta::trainers {
 namespace {
@@ -59,6 +60,12 @@ TEST(Footprint, ZooParametersMatchThePlainModels) {
   ASSERT_TRUE(f.has_value());
   EXPECT_DOUBLE_EQ(f->parameters, count(*FusedPointNet(1, 0.3).make_plain()));
   EXPECT_DOUBLE_EQ(f->input_per_sample, 3 * 256);
+  TransformerLmShape shape;
+  shape.d_model = 64, shape.heads = 4, shape.layers = 3, shape.ff = 128, shape.seq_len = 32;
+  const auto lm = estimate_footprint("transformer_lm", {{"d_model", 64}, {"heads", 4}, {"layers", 3}, {"ff", 128},
+                                                         {"seq_len", 32}, {"vocab", 97}});
+  ASSERT_TRUE(lm.has_value());
+  EXPECT_DOUBLE_EQ(lm->parameters, count(*FusedTransformerLm(1, 97, shape, 0.1).make_plain()));
 }
 
 TEST(Footprint, BytesGrowWithBatchAndOptimizerState) {

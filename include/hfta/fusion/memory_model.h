@@ -47,7 +47,8 @@ class ThroughputCurve {
   void record(std::int64_t models, double models_per_second);
 
   /// The smallest measured B whose throughput is within `tolerance` of the best
-  /// measured one; nullopt before two sizes are measured.
+  /// measured one; nullopt before two sizes are measured, and while the largest
+  /// measured size is still more than `tolerance` faster than the one before.
   std::optional<std::int64_t> saturation(double tolerance = 0.05) const;
 
  private:

@@ -1,0 +1,29 @@
+// Measures how fast arrays of a fusion key train at growing sizes, so the
+// packer never builds an array slower than training its models one after
+// another. Where per-op overhead dominates (small models), larger arrays win;
+// where arithmetic dominates on a CPU, one model's forward and backward stay
+// in cache and a large array can lose to the plain loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+
+namespace hfta::core {
+
+/// One training step of an array of the given size, already built and warmed up.
+using ArrayStep = std::function<void()>;
+
+struct ProbeOptions {
+  double seconds_each = 0.1;   ///< time each size for about this long (at least 2 steps)
+  double past_peak = 0.9;      ///< stop once a size falls below this share of the best rate
+  std::function<double()> now; ///< seconds; a steady clock when empty
+};
+
+/// Models x steps per second of arrays of 1, 2, 4, ... up to `most` models (and
+/// `most` itself). `make_step(B)` builds an array of B and returns its step; the
+/// first step of each is a warm-up. Stops early once past the peak.
+std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
+                                                std::int64_t most, const ProbeOptions& options = {});
+
+}  // namespace hfta::core

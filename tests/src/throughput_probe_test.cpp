@@ -1,0 +1,47 @@
+// The array-size probe measures 1, 2, 4, ... models against a clock and stops
+// past the peak; here the clock is simulated, so the test times nothing.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "hfta/core/throughput_probe.h"
+
+namespace hfta::core {
+namespace {
+
+// A step of an array of B costs `cost(B)` simulated seconds; records what was built.
+struct Simulated {
+  double clock = 0;
+  std::vector<std::int64_t> built;
+  std::map<std::int64_t, double> probe(double (*cost)(std::int64_t), std::int64_t most) {
+    ProbeOptions o;
+    o.now = [this] { return clock; };
+    o.seconds_each = 1.0;
+    return probe_throughput(
+        [this, cost](std::int64_t b) -> ArrayStep {
+          built.push_back(b);
+          return [this, cost, b] { clock += cost(b); };
+        },
+        most, o);
+  }
+};
+
+TEST(ThroughputProbe, OverheadBoundModelsAreMeasuredUpToTheLargestArray) {
+  Simulated s;  // a fixed 10 ms of overhead per step and 1 ms of arithmetic per model
+  const auto rates = s.probe([](std::int64_t b) { return 0.010 + 0.001 * static_cast<double>(b); }, 12);
+  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2, 4, 8, 12}));
+  EXPECT_NEAR(rates.at(1), 1 / 0.011, 1e-6);
+  EXPECT_NEAR(rates.at(12), 12 / 0.022, 1e-6);
+}
+
+TEST(ThroughputProbe, StopsOnceLargerArraysFallBehind) {
+  Simulated s;  // each model costs more in a larger array (its working set leaves the cache)
+  const auto rates = s.probe([](std::int64_t b) { return 0.1 * static_cast<double>(b) * (1 + 0.1 * static_cast<double>(b - 1)); }, 64);
+  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2, 4}));  // 4 is below 90% of 1's rate
+  EXPECT_GT(rates.at(1), rates.at(2));
+  // Every size ran at least two timed steps plus a warm-up, for at least a simulated second.
+  EXPECT_GE(s.clock, 3.0);
+}
+
+}  // namespace
+}  // namespace hfta::core
