@@ -11,7 +11,8 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
   std::map<std::int64_t, double> rates;
-  double best = 0;
+  double best = 0, last_gain = 0;
+  int flat = 0;  // sizes in a row without a gain
   for (std::int64_t b = 1; b <= most; b = b == most ? most + 1 : std::min(2 * b, most)) {
     const ArrayStep step = make_step(b);
     step();  // warm-up: first-touch allocations, op strategy tuning
@@ -26,7 +27,12 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
     const double rate = static_cast<double>(b * steps) / std::max(elapsed, 1e-9);
     rates[b] = rate;
     best = std::max(best, rate);
-    if (rate < options.past_peak * best) break;
+    if (rate > last_gain * (1 + options.gain)) {
+      last_gain = rate, flat = 0;
+    } else {
+      ++flat;
+    }
+    if (rate < options.past_peak * best || flat >= 2) break;
   }
   return rates;
 }

@@ -529,7 +529,8 @@ class Tuner {
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
-  const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel;
+  const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
+                               trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
 };
 
 nlohmann::json params_json(const Config& c) {
@@ -544,9 +545,9 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   std::vector<std::string> out;
   if (!trainers::is_trainable(sweep.task.model)) {
     out.push_back("task.model: training " + sweep.task.model +
-                  " is not yet available (mlp, cnn, pointnet, resnet18, mobilenet_v3_small and transformer_lm are)");
+                  " is not yet available (mlp, cnn, pointnet, resnet18, mobilenet_v3_small, transformer_lm and bert are)");
   }
-  for (const char* data_shape : {"points", "seq_len"}) {
+  for (const char* data_shape : {"points", "seq_len", "mask_prob"}) {
     if (sweep.find_parameter(data_shape)) {
       out.push_back(std::string("parameters.") + data_shape + ": it shapes the dataset; set it under task, not as a parameter");
     }

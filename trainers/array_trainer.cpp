@@ -10,20 +10,28 @@
 namespace hfta::trainers {
 
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& targets,
-                                   const std::vector<double>& smoothing) {
+                                   const std::vector<double>& smoothing, bool masked) {
   const at::Tensor labels = targets.reshape({-1});  // a language model's [N, T] targets, one per row of logits
   const std::int64_t models = logits.size(0), n = logits.size(1);
+  // Masked: ignored rows count 0 and the mean is over the counted ones.
+  const at::Tensor counted = masked ? (labels != kIgnoreLabel) : at::Tensor();
+  auto mean = [&](const at::Tensor& per_row) {  // [models, n] -> [models]
+    return masked ? per_row.sum(1) / counted.sum().to(per_row.scalar_type()) : per_row.mean(1);
+  };
   if (std::all_of(smoothing.begin(), smoothing.end(), [](double e) { return e == 0; })) {
     const at::Tensor all = at::cross_entropy_loss(logits.reshape({models * n, -1}), labels.repeat({models}),
-                                                  {}, at::Reduction::None);
-    return all.view({models, n}).mean(1);
+                                                  {}, at::Reduction::None, kIgnoreLabel);
+    return mean(all.view({models, n}));
   }
   // PyTorch's label smoothing: (1 - e) * NLL + e * mean over classes of -log p.
   const at::Tensor logp = at::log_softmax(logits, -1);
-  const at::Tensor nll = -logp.gather(-1, labels.view({1, n, 1}).expand({models, n, 1})).squeeze(-1);
+  const at::Tensor index = masked ? labels.clamp_min(0) : labels;
+  const at::Tensor nll = -logp.gather(-1, index.view({1, n, 1}).expand({models, n, 1})).squeeze(-1);
   const at::Tensor uniform = -logp.mean(-1);
   const at::Tensor e = at::tensor(smoothing, at::kDouble).to(logits.options()).view({models, 1});
-  return ((1 - e) * nll + e * uniform).mean(1);
+  at::Tensor per_row = (1 - e) * nll + e * uniform;
+  if (masked) per_row = per_row * counted.to(per_row.scalar_type());
+  return mean(per_row);
 }
 
 ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
@@ -47,6 +55,7 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
     model_->set_dropout(i, t.dropout);
   }
   smoothing_ = each(&SlotTrial::label_smoothing);
+  masked_ = (data_.train.labels == kIgnoreLabel).any().item<bool>();
   std::vector<fusion::LrSchedule> schedules;
   for (const auto& t : trials_) schedules.emplace_back(t.lr, t.schedule);
   build_optimizer(std::move(schedules));
@@ -142,7 +151,7 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
     const Split b = batch(data_.train, order_, batch_in_epoch_++, options_.batch_size);
     optimizer_->zero_grad();
     const at::Tensor per_model =
-        per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_);
+        per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_, masked_);
     // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
     // Stopped models are left out, so a diverged one's NaN cannot reach anything.
     if (frozen_.empty()) {
@@ -203,8 +212,8 @@ double ArrayTrainer::watched(const SlotMetrics& m) const {
 std::vector<SlotMetrics> ArrayTrainer::evaluate() {
   torch::NoGradGuard no_grad;
   model_->eval();
-  // Predictions per example, or per position for language models.
-  const std::int64_t b = model_->models(), n = data_.validation.labels.numel();
+  // Predictions per example, or per (masked) position for language models.
+  const std::int64_t b = model_->models(), n = (data_.validation.labels != kIgnoreLabel).sum().item<std::int64_t>();
   // Chunks a few training batches large: fewer calls, and memory near training's.
   const std::int64_t chunk = std::min<std::int64_t>(1000, 4 * options_.batch_size);
   const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
@@ -213,9 +222,12 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
     const std::int64_t count = std::min<std::int64_t>(chunk, examples - start);
     const at::Tensor x = model_->input(data_.validation.images.narrow(0, start, count));
     const at::Tensor y = data_.validation.labels.narrow(0, start, count).reshape({-1});
+    const at::Tensor counted = y != kIgnoreLabel;
+    const auto rows = counted.sum().item<std::int64_t>();
+    if (rows == 0) continue;
     const at::Tensor logits = model_->forward(x);
-    loss_sum += per_model_cross_entropy(logits, y).to(at::kDouble) * static_cast<double>(y.numel());
-    correct += (logits.argmax(-1) == y.unsqueeze(0)).sum(1).to(at::kDouble);
+    loss_sum += per_model_cross_entropy(logits, y, {}, masked_).to(at::kDouble) * static_cast<double>(rows);
+    correct += ((logits.argmax(-1) == y.unsqueeze(0)) & counted.unsqueeze(0)).sum(1).to(at::kDouble);
   }
   model_->train();
   loss_sum = loss_sum.cpu(), correct = correct.cpu();

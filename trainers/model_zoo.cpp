@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "hfta/trainers/bert.h"
 #include "hfta/trainers/catalog.h"
 #include "hfta/trainers/fashion_mnist_data.h"
 #include "hfta/trainers/mobilenet_v3.h"
@@ -30,7 +31,7 @@ std::int64_t integer(const std::string& model, const ModelOptions& options, cons
 
 bool is_trainable(const std::string& model) {
   return model == "mlp" || model == "cnn" || model == "pointnet" || model == "resnet18" ||
-         model == "mobilenet_v3_small" || model == "transformer_lm";
+         model == "mobilenet_v3_small" || model == "transformer_lm" || model == "bert";
 }
 
 std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
@@ -59,6 +60,10 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
     shape.seq_len = integer(model, o, "seq_len");
     return std::make_shared<FusedTransformerLm>(models, classes, shape, 0.0, t);
   }
+  if (model == "bert") {
+    return std::make_shared<FusedBert>(models, classes,
+                                       bert_shape(option(model, o, "size"), integer(model, o, "seq_len")), 0.0, t);
+  }
   throw std::invalid_argument("training model " + model + " is not yet available");
 }
 
@@ -72,6 +77,11 @@ ClassificationData load_classification_data(const std::string& model, const Mode
     TextCorpusOptions o;
     o.seq_len = integer(model, options, "seq_len");
     return load_text_data(o);
+  }
+  if (model == "bert") {
+    TextCorpusOptions o;
+    o.seq_len = integer(model, options, "seq_len");
+    return load_masked_text_data(o, std::stod(option(model, options, "mask_prob")));
   }
   FashionMnistOptions o;
   o.pad_to_32 = model == "resnet18" || model == "mobilenet_v3_small";

@@ -35,6 +35,13 @@ std::vector<std::shared_ptr<Module>> layers_of(const torch::nn::Sequential& plai
   return out;
 }
 
+/// Copies every parameter of `from` into the same-named one of `to` (any device).
+inline void copy_parameters(const torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  const auto source = from.named_parameters();
+  for (auto& p : to.named_parameters()) p.value().copy_(source[p.key()]);
+}
+
 /// Copies a fused layer's slot into a plain layer: weight and bias.
 template <typename Fused, typename Plain>
 void copy_out(const Fused& fused, std::int64_t slot, Plain& plain) {

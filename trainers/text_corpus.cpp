@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 namespace hfta::trainers {
 namespace {
@@ -69,15 +70,10 @@ TextCorpus read_text_corpus(const TextCorpusOptions& options) {
   return corpus;
 }
 
-ClassificationData load_text_data(const TextCorpusOptions& options) {
-  if (options.seq_len < 1) throw std::invalid_argument("seq_len must be at least 1");
-  const TextCorpus corpus = read_text_corpus(options);
-  const std::int64_t t = options.seq_len;
-  const std::int64_t sequences = (static_cast<std::int64_t>(corpus.text.size()) - 1) / t;
-  if (sequences < 20) {
-    throw std::runtime_error(options.path + ": " + std::to_string(corpus.text.size()) +
-                             " characters are too few for 20 sequences of " + std::to_string(t));
-  }
+namespace {
+
+// The corpus as token ids.
+at::Tensor tokens_of(const TextCorpus& corpus) {
   std::array<std::int64_t, 256> token{};
   for (std::size_t i = 0; i < corpus.vocab.size(); ++i) {
     token[static_cast<unsigned char>(corpus.vocab[i])] = static_cast<std::int64_t>(i);
@@ -85,10 +81,23 @@ ClassificationData load_text_data(const TextCorpusOptions& options) {
   at::Tensor all = at::empty({static_cast<std::int64_t>(corpus.text.size())}, at::kLong);
   auto* p = all.data_ptr<std::int64_t>();
   for (std::size_t i = 0; i < corpus.text.size(); ++i) p[i] = token[static_cast<unsigned char>(corpus.text[i])];
-  // Sequence i reads characters [i t, (i + 1) t] : inputs are the first t, labels the last t.
-  const at::Tensor inputs = all.narrow(0, 0, sequences * t).view({sequences, t});
-  const at::Tensor labels = all.narrow(0, 1, sequences * t).view({sequences, t});
-  const at::Tensor which = at::arange(sequences, at::kLong).remainder(20);
+  return all;
+}
+
+// How many sequences of `t` (plus the one character a label may read past them) the text holds.
+std::int64_t sequence_count(const TextCorpusOptions& options, const TextCorpus& corpus) {
+  if (options.seq_len < 1) throw std::invalid_argument("seq_len must be at least 1");
+  const std::int64_t sequences = (static_cast<std::int64_t>(corpus.text.size()) - 1) / options.seq_len;
+  if (sequences < 20) {
+    throw std::runtime_error(options.path + ": " + std::to_string(corpus.text.size()) +
+                             " characters are too few for 20 sequences of " + std::to_string(options.seq_len));
+  }
+  return sequences;
+}
+
+// Of every 20 sequences the 19th goes to validation and the 20th to test.
+ClassificationData split(const at::Tensor& inputs, const at::Tensor& labels, std::int64_t classes) {
+  const at::Tensor which = at::arange(inputs.size(0), at::kLong).remainder(20);
   auto pick = [&](const at::Tensor& mask) {
     const at::Tensor rows = mask.nonzero().squeeze(1);
     return Split{inputs.index_select(0, rows), labels.index_select(0, rows)};
@@ -97,8 +106,38 @@ ClassificationData load_text_data(const TextCorpusOptions& options) {
   data.train = pick(which < 18);
   data.validation = pick(which == 18);
   data.test = pick(which == 19);
-  data.classes = static_cast<std::int64_t>(corpus.vocab.size());
+  data.classes = classes;
   return data;
+}
+
+}  // namespace
+
+ClassificationData load_text_data(const TextCorpusOptions& options) {
+  const TextCorpus corpus = read_text_corpus(options);
+  const std::int64_t t = options.seq_len, sequences = sequence_count(options, corpus);
+  const at::Tensor all = tokens_of(corpus);
+  // Sequence i reads characters [i t, (i + 1) t] : inputs are the first t, labels the last t.
+  return split(all.narrow(0, 0, sequences * t).view({sequences, t}), all.narrow(0, 1, sequences * t).view({sequences, t}),
+               static_cast<std::int64_t>(corpus.vocab.size()));
+}
+
+ClassificationData load_masked_text_data(const TextCorpusOptions& options, double mask_prob, std::uint64_t seed) {
+  const TextCorpus corpus = read_text_corpus(options);
+  const std::int64_t t = options.seq_len, sequences = sequence_count(options, corpus);
+  const auto vocab = static_cast<std::int64_t>(corpus.vocab.size());
+  const at::Tensor original = tokens_of(corpus).narrow(0, 0, sequences * t).view({sequences, t});
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  at::Tensor chosen = at::rand({sequences, t}, gen, at::kDouble) < mask_prob;
+  // At least one position per sequence, so no sequence has an empty loss.
+  const at::Tensor forced = at::randint(t, {sequences, 1}, gen, at::kLong);
+  chosen.scatter_(1, forced, chosen.gather(1, forced) | (chosen.sum(1, true) == 0));
+  const at::Tensor roll = at::rand({sequences, t}, gen, at::kDouble);
+  const at::Tensor random_tokens = at::randint(vocab, {sequences, t}, gen, at::kLong);
+  at::Tensor inputs = original.clone();
+  inputs = at::where(chosen & (roll < 0.8), at::full_like(inputs, vocab), inputs);
+  inputs = at::where(chosen & (roll >= 0.8) & (roll < 0.9), random_tokens, inputs);
+  const at::Tensor labels = at::where(chosen, original, at::full_like(original, kIgnoreLabel));
+  return split(inputs, labels, vocab + 1);
 }
 
 }  // namespace hfta::trainers

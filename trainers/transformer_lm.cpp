@@ -7,19 +7,9 @@
 #include <torch/nn/modules/linear.h>
 
 #include "hfta/fusion/layout.h"
+#include "plain_layers.h"
 
 namespace hfta::trainers {
-namespace {
-
-// Copies every parameter of `from` into the same-named one of `to` (any device).
-void copy_parameters(const torch::nn::Module& from, torch::nn::Module& to) {
-  torch::NoGradGuard no_grad;
-  const auto source = from.named_parameters();
-  for (auto& p : to.named_parameters()) p.value().copy_(source[p.key()]);
-}
-
-}  // namespace
-
 at::Tensor causal_mask(std::int64_t length, const at::TensorOptions& options) {
   return at::full({length, length}, -std::numeric_limits<double>::infinity(), options).triu(1);
 }
@@ -39,16 +29,16 @@ at::Tensor TokenPositionEmbeddingImpl::forward(const at::Tensor& tokens) {
   return token->forward(tokens) + position->forward(positions);
 }
 
-CausalEncoderLayerImpl::CausalEncoderLayerImpl(torch::nn::TransformerEncoderLayerOptions options)
-    : options_(std::move(options)) {
+EncoderLayerImpl::EncoderLayerImpl(torch::nn::TransformerEncoderLayerOptions options, bool causal)
+    : options_(std::move(options)), causal_(causal) {
   reset();
 }
 
-void CausalEncoderLayerImpl::reset() { layer = register_module("layer", torch::nn::TransformerEncoderLayer(options_)); }
+void EncoderLayerImpl::reset() { layer = register_module("layer", torch::nn::TransformerEncoderLayer(options_)); }
 
-at::Tensor CausalEncoderLayerImpl::forward(const at::Tensor& x) {
+at::Tensor EncoderLayerImpl::forward(const at::Tensor& x) {
   // LibTorch's layer takes [T, N, d].
-  const at::Tensor mask = causal_mask(x.size(1), x.options());
+  const at::Tensor mask = causal_ ? causal_mask(x.size(1), x.options()) : at::Tensor();
   return layer->forward(x.transpose(0, 1), mask).transpose(0, 1);
 }
 
@@ -92,7 +82,7 @@ torch::nn::Sequential FusedTransformerLm::make_plain() const {
   Sequential net;
   net->push_back(TokenPositionEmbedding(vocab_, shape_.seq_len, shape_.d_model));
   net->push_back(Dropout(dropout_));
-  for (std::int64_t i = 0; i < shape_.layers; ++i) net->push_back(CausalEncoderLayer(layer_options()));
+  for (std::int64_t i = 0; i < shape_.layers; ++i) net->push_back(EncoderLayer(layer_options(), /*causal=*/true));
   net->push_back(Linear(shape_.d_model, vocab_));
   net->push_back(Flatten(FlattenOptions().start_dim(0).end_dim(1)));
   net->to(options_.dtype().toScalarType());
@@ -109,7 +99,7 @@ void FusedTransformerLm::load_slot(std::int64_t slot, const torch::nn::Sequentia
   position_->load_slot(slot, embedding->position);
   for (std::int64_t i = 0; i < shape_.layers; ++i) {
     layers_[static_cast<std::size_t>(i)]->load_slot(
-        slot, plain->ptr(static_cast<std::size_t>(2 + i))->as<CausalEncoderLayerImpl>()->layer);
+        slot, plain->ptr(static_cast<std::size_t>(2 + i))->as<EncoderLayerImpl>()->layer);
   }
   head_->load_slot(slot, torch::nn::Linear(std::dynamic_pointer_cast<torch::nn::LinearImpl>(
                              plain->ptr(static_cast<std::size_t>(2 + shape_.layers)))));
@@ -122,7 +112,7 @@ torch::nn::Sequential FusedTransformerLm::extract_slot(std::int64_t slot) const 
   copy_parameters(*position_->extract_slot(slot), *embedding->position);
   for (std::int64_t i = 0; i < shape_.layers; ++i) {
     copy_parameters(*layers_[static_cast<std::size_t>(i)]->extract_slot(slot),
-                    *plain->ptr(static_cast<std::size_t>(2 + i))->as<CausalEncoderLayerImpl>()->layer);
+                    *plain->ptr(static_cast<std::size_t>(2 + i))->as<EncoderLayerImpl>()->layer);
   }
   copy_parameters(*head_->extract_slot(slot), *plain->ptr(static_cast<std::size_t>(2 + shape_.layers)));
   return plain;

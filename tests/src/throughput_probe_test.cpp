@@ -37,10 +37,17 @@ TEST(ThroughputProbe, OverheadBoundModelsAreMeasuredUpToTheLargestArray) {
 TEST(ThroughputProbe, StopsOnceLargerArraysFallBehind) {
   Simulated s;  // each model costs more in a larger array (its working set leaves the cache)
   const auto rates = s.probe([](std::int64_t b) { return 0.1 * static_cast<double>(b) * (1 + 0.1 * static_cast<double>(b - 1)); }, 64);
-  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2, 4}));  // 4 is below 90% of 1's rate
+  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2}));  // 2 is below 95% of 1's rate
   EXPECT_GT(rates.at(1), rates.at(2));
   // Every size ran at least two timed steps plus a warm-up, for at least a simulated second.
-  EXPECT_GE(s.clock, 3.0);
+  EXPECT_GE(s.clock, 2.0);
+}
+
+TEST(ThroughputProbe, StopsOnAPlateau) {
+  Simulated s;  // arithmetic-bound: every model costs the same, alone or fused
+  const auto rates = s.probe([](std::int64_t b) { return 0.1 * static_cast<double>(b); }, 64);
+  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2, 4}));  // two sizes in a row without a gain
+  EXPECT_NEAR(rates.at(4), rates.at(1), 1e-9);
 }
 
 }  // namespace

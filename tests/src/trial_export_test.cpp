@@ -16,6 +16,8 @@
 #include <torch/serialize.h>
 
 #include "hfta/core/trial_export.h"
+#include "hfta/trainers/bert.h"
+#include "hfta/trainers/transformer_lm.h"
 
 namespace hfta::core {
 namespace {
@@ -77,6 +79,47 @@ TEST(TrialExport, WeightsLoadInLibTorchAndStateDictsInPyTorch) {
     EXPECT_NEAR(v, flat[i].item<double>(), 1e-6) << i;
   }
   std::filesystem::remove_all(dir);
+}
+
+// Exports `model`, loads its state dict into the Python form `python_model`
+// (an expression over scripts/plain_models.py) and compares their outputs on tokens.
+void expect_python_form_matches(torch::nn::Sequential model, const std::string& python_model) {
+  const std::string dir = ::testing::TempDir() + "/export-lm-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  model->eval();
+  export_weights(model, dir);
+  const at::Tensor want = model->forward(at::arange(12, at::kLong).remainder(20).reshape({2, 6}));
+  const std::string out = run_python(
+      "import sys, torch\n"
+      "sys.path.insert(0, \"" HFTA_SOURCE_DIR "/scripts\")\n"
+      "import plain_models\n"
+      "net = plain_models." + python_model + "\n"
+      "net.load_state_dict(torch.load(\"" + dir + "/" + kStateDictFile + "\"))\n"
+      "net.eval()\n"
+      "with torch.no_grad():\n"
+      "    y = net(torch.arange(12).remainder(20).reshape(2, 6))\n"
+      "print(\" \".join(repr(v) for v in y.flatten().tolist()))\n");
+  std::istringstream values(out);
+  const at::Tensor flat = want.flatten();
+  for (std::int64_t i = 0; i < flat.numel(); ++i) {
+    double v = 0;
+    ASSERT_TRUE(values >> v) << "python said: " << out;
+    EXPECT_NEAR(v, flat[i].item<double>(), 1e-5) << i;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrialExport, LanguageModelStateDictsLoadIntoThePythonForms) {
+  if (run_python("import torch").find("Error") != std::string::npos) {
+    GTEST_SKIP() << kPython << " cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  }
+  torch::manual_seed(5);
+  trainers::TransformerLmShape lm;
+  lm.d_model = 16, lm.heads = 2, lm.layers = 2, lm.ff = 32, lm.seq_len = 8;
+  expect_python_form_matches(trainers::FusedTransformerLm(1, 20, lm, 0.1).make_plain(),
+                             "transformer_lm(20, d_model=16, heads=2, layers=2, ff=32, seq_len=8, dropout=0.1)");
+  expect_python_form_matches(trainers::FusedBert(1, 21, trainers::bert_shape("tiny", 8), 0.1).make_plain(),
+                             "bert(21, size=\"tiny\", seq_len=8, dropout=0.1)");
 }
 
 }  // namespace

@@ -16,13 +16,14 @@ using ArrayStep = std::function<void()>;
 
 struct ProbeOptions {
   double seconds_each = 0.1;   ///< time each size for about this long (at least 2 steps)
-  double past_peak = 0.9;      ///< stop once a size falls below this share of the best rate
+  double past_peak = 0.95;     ///< stop once a size falls below this share of the best rate
+  double gain = 0.05;          ///< or once two sizes in a row gained less than this over the last gain
   std::function<double()> now; ///< seconds; a steady clock when empty
 };
 
 /// Models x steps per second of arrays of 1, 2, 4, ... up to `most` models (and
 /// `most` itself). `make_step(B)` builds an array of B and returns its step; the
-/// first step of each is a warm-up. Stops early once past the peak.
+/// first step of each is a warm-up. Stops early once past the peak or on a plateau.
 std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
                                                 std::int64_t most, const ProbeOptions& options = {});
 

@@ -116,6 +116,7 @@ class ArrayTrainer {
   std::int64_t step_ = 0, loss_steps_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
   at::Tensor order_;
   std::vector<double> smoothing_;
+  bool masked_ = false;  ///< labels hold kIgnoreLabel (masked language models)
   std::map<std::int64_t, torch::nn::Sequential> frozen_;  ///< stopped slots as they stopped
 
   // A trial compaction removed: how it stopped.
@@ -134,9 +135,11 @@ class ArrayTrainer {
   std::int64_t slot_of(std::int64_t trial_id) const;  ///< -1: not in a slot
 };
 
-/// Per-model mean cross-entropy of logits [B, N, C] against labels [N]: a [B]
-/// tensor; `smoothing` (one per model, or empty) is PyTorch's label_smoothing.
+/// Per-model mean cross-entropy of logits [B, N, C] against labels [N] (or
+/// [N, T] with N*T rows of logits): a [B] tensor; `smoothing` (one per model, or
+/// empty) is PyTorch's label_smoothing. `masked`: labels may be kIgnoreLabel,
+/// and the mean is over the others, as PyTorch's ignore_index.
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
-                                   const std::vector<double>& smoothing = {});
+                                   const std::vector<double>& smoothing = {}, bool masked = false);
 
 }  // namespace hfta::trainers

@@ -9,7 +9,12 @@
 
 namespace hfta::trainers {
 
-/// Inputs [N, ...] (images [N, 1, 28, 28], point clouds [N, 3, P]) and labels [N].
+/// A label that no loss or accuracy counts (PyTorch's default ignore_index):
+/// the unmasked positions of a masked-language-model sequence.
+inline constexpr std::int64_t kIgnoreLabel = -100;
+
+/// Inputs [N, ...] (images [N, 1, 28, 28], point clouds [N, 3, P], token
+/// sequences [N, T]) and labels [N], or [N, T] for sequences.
 struct Split {
   at::Tensor images;
   at::Tensor labels;

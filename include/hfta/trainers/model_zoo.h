@@ -20,8 +20,8 @@ using ModelOptions = std::map<std::string, std::string>;
 bool is_trainable(const std::string& model);
 
 /// An array of `models` copies of `model` (mlp, cnn, pointnet, resnet18,
-/// mobilenet_v3_small, transformer_lm; for language models `classes` is the
-/// vocabulary's size). Dropout
+/// mobilenet_v3_small, transformer_lm, bert; for language models `classes` is
+/// the vocabulary's size). Dropout
 /// starts at 0: each slot's rate is set per trial.
 std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
                                                  const ModelOptions& options, std::int64_t classes,
@@ -29,7 +29,8 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
 
 /// The dataset `model` trains on: Fashion-MNIST (padded to 32x32 for ResNet-18
 /// and MobileNetV3),
-/// the text corpus in sequences of `seq_len` for language models,
+/// the text corpus in sequences of `seq_len` for language models (masked with
+/// `mask_prob`, from a fixed seed, for BERT),
 /// or point clouds with the `points` option, generated from a fixed seed so
 /// every sweep sees the same clouds.
 ClassificationData load_classification_data(const std::string& model, const ModelOptions& options);

@@ -36,4 +36,15 @@ TextCorpus read_text_corpus(const TextCorpusOptions& options = {});
 /// 20th to test, the rest to training. `classes` is the vocabulary's size.
 ClassificationData load_text_data(const TextCorpusOptions& options = {});
 
+/// Sequences for a masked language model: the text in consecutive sequences of
+/// seq_len characters, split as load_text_data's. In each, every position is
+/// chosen with probability `mask_prob` (at least one per sequence); a chosen
+/// token becomes the mask token (id: the vocabulary's size) 80% of the time, a
+/// random character 10%, and stays 10% (BERT's recipe). Labels hold the
+/// original token at chosen positions and kIgnoreLabel elsewhere. The masks are
+/// drawn once from `seed` (static masking, as BERT's original preprocessing),
+/// so every model and every run sees the same. `classes` counts the mask token.
+ClassificationData load_masked_text_data(const TextCorpusOptions& options, double mask_prob,
+                                         std::uint64_t seed = 0);
+
 }  // namespace hfta::trainers

@@ -31,18 +31,20 @@ class TokenPositionEmbeddingImpl : public torch::nn::Cloneable<TokenPositionEmbe
 };
 TORCH_MODULE(TokenPositionEmbedding);
 
-/// torch::nn::TransformerEncoderLayer on batch-first [N, T, dim] with the causal mask.
-class CausalEncoderLayerImpl : public torch::nn::Cloneable<CausalEncoderLayerImpl> {
+/// torch::nn::TransformerEncoderLayer on batch-first [N, T, dim]; `causal`:
+/// with the causal mask (language models), else every position sees all (BERT).
+class EncoderLayerImpl : public torch::nn::Cloneable<EncoderLayerImpl> {
  public:
-  explicit CausalEncoderLayerImpl(torch::nn::TransformerEncoderLayerOptions options);
+  EncoderLayerImpl(torch::nn::TransformerEncoderLayerOptions options, bool causal);
   void reset() override;
   at::Tensor forward(const at::Tensor& x);
   torch::nn::TransformerEncoderLayer layer{nullptr};
 
  private:
   torch::nn::TransformerEncoderLayerOptions options_;
+  bool causal_;
 };
-TORCH_MODULE(CausalEncoderLayer);
+TORCH_MODULE(EncoderLayer);
 
 struct TransformerLmShape {
   std::int64_t d_model = 256, heads = 4, layers = 2, ff = 1024, seq_len = 128;
@@ -53,7 +55,7 @@ struct TransformerLmShape {
 /// layers with ReLU, as torch::nn::TransformerEncoderLayer.
 /// Plain form (names as an nn.Sequential in PyTorch): 0 TokenPositionEmbedding
 /// (token: Embedding(vocab, d), position: Embedding(seq_len, d), summed),
-/// 1 Dropout, 2..layers+1 CausalEncoderLayer (layer: TransformerEncoderLayer(d,
+/// 1 Dropout, 2..layers+1 EncoderLayer (layer: TransformerEncoderLayer(d,
 /// heads, ff, dropout) called with the causal mask), then Linear(d, vocab) and
 /// Flatten(0, 1).
 class FusedTransformerLm : public ArrayClassifier {

@@ -1,0 +1,75 @@
+"""PyTorch forms of hfta-tune's models whose plain form is not made of stock
+torch.nn layers alone: a trial's state_dict.pt loads into them with
+load_state_dict. The layer order and names match the C++ plain forms
+(trainers/transformer_lm.h).
+
+    import sys; sys.path.insert(0, "scripts")
+    import torch, plain_models
+    net = plain_models.transformer_lm(vocab=97, d_model=64, heads=4, layers=2, ff=256, seq_len=64)
+    net.load_state_dict(torch.load("runs/NAME/trials/2/state_dict.pt"))
+
+The vocabulary is the corpus's distinct bytes in increasing order: token i is
+the i-th smallest byte value that occurs in the text; BERT adds the mask token
+after them (trainers/text_corpus.h).
+"""
+import torch
+from torch import nn
+
+
+class TokenPositionEmbedding(nn.Module):
+    """Token plus learned position embeddings: tokens [N, T] -> [N, T, d]."""
+
+    def __init__(self, vocab, seq_len, d_model):
+        super().__init__()
+        self.token = nn.Embedding(vocab, d_model)
+        self.position = nn.Embedding(seq_len, d_model)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        return self.token(tokens) + self.position(positions)
+
+
+class EncoderLayer(nn.Module):
+    """A post-norm encoder layer on [N, T, d]; causal: each position attends to itself and those before."""
+
+    def __init__(self, d_model, heads, ff, dropout, activation="relu", causal=True):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d_model, heads, ff, dropout, activation, batch_first=True)
+        self.causal = causal
+
+    def forward(self, x):
+        if not self.causal:
+            return self.layer(x)
+        t = x.shape[1]
+        mask = torch.full((t, t), float("-inf"), device=x.device, dtype=x.dtype).triu(1)
+        return self.layer(x, src_mask=mask)
+
+
+def transformer_lm(vocab, d_model=256, heads=4, layers=2, ff=1024, seq_len=128, dropout=0.0):
+    """tokens [N, T] -> next-token logits [N * T, vocab]."""
+    return nn.Sequential(
+        TokenPositionEmbedding(vocab, seq_len, d_model),
+        nn.Dropout(dropout),
+        *[EncoderLayer(d_model, heads, ff, dropout) for _ in range(layers)],
+        nn.Linear(d_model, vocab),
+        nn.Flatten(0, 1),
+    )
+
+
+BERT_SIZES = {"tiny": (2, 128, 2), "mini": (4, 256, 4), "small": (4, 512, 8), "medium": (8, 512, 8)}
+
+
+def bert(vocab, size="medium", seq_len=128, dropout=0.0):
+    """masked tokens [N, T] -> logits [N * T, vocab] at every position (vocab counts the mask token)."""
+    layers, hidden, heads = BERT_SIZES[size]
+    return nn.Sequential(
+        TokenPositionEmbedding(vocab, seq_len, hidden),
+        nn.LayerNorm(hidden),
+        nn.Dropout(dropout),
+        *[EncoderLayer(hidden, heads, 4 * hidden, dropout, "gelu", causal=False) for _ in range(layers)],
+        nn.Linear(hidden, hidden),
+        nn.GELU(),
+        nn.LayerNorm(hidden),
+        nn.Linear(hidden, vocab),
+        nn.Flatten(0, 1),
+    )
