@@ -93,11 +93,12 @@ ClassificationData bench_data(const Args& a) {
     p.train_size = 2048, p.validation_size = 8, p.test_size = 0;
     return to_device(make_point_clouds(p), at::Device(a.device));
   }
-  if (a.model == "transformer_lm") {
+  if (a.model == "transformer_lm" || a.model == "bert") {
     TextCorpusOptions t;
     t.seq_len = o.count("seq_len") ? std::stoll(o.at("seq_len")) : 128;
     t.limit = 4096 * (t.seq_len + 1);
-    return to_device(load_text_data(t), at::Device(a.device));
+    const double mask_prob = o.count("mask_prob") ? std::stod(o.at("mask_prob")) : 0.15;
+    return to_device(a.model == "bert" ? load_masked_text_data(t, mask_prob) : load_text_data(t), at::Device(a.device));
   }
   FashionMnistOptions f;
   f.limit = 8192, f.validation_size = 8, f.pad_to_32 = a.model == "resnet18";
@@ -319,7 +320,7 @@ nlohmann::json machine() {
 int main(int argc, char** argv) {
   Args a;
   CLI::App app{"Training throughput: serial, concurrent and fused"};
-  app.add_option("--model", a.model, "mlp, cnn, pointnet, resnet18, mobilenet_v3_small or transformer_lm");
+  app.add_option("--model", a.model, "mlp, cnn, pointnet, resnet18, mobilenet_v3_small, transformer_lm or bert");
   app.add_option("--option", a.options, "a model option, name=value (repeatable)");
   app.add_option("--batch", a.batch, "samples per batch");
   app.add_option("--steps", a.steps, "timed steps per repeat");

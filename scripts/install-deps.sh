@@ -10,6 +10,7 @@ packages=(
   libopenblas0-openmp     # fast BLAS; without it LibTorch uses the reference BLAS (~13x slower matmul)
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev libbenchmark-dev zlib1g-dev
   dataset-fashion-mnist   # the real dataset, gzipped IDX files under /usr/share/datasets/fashion-mnist
+  fortunes                # the language models' text corpus, under /usr/share/games/fortunes
   ccache                  # optional, but makes rebuilds of LibTorch code bearable on two cores
   python3-torch           # PyTorch 1.13 for Python: the test that exported state dicts load with torch.load
   gnuplot-nox             # draws the benchmark plots (experiments/plot_throughput.sh)

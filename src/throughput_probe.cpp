@@ -23,7 +23,7 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
       step();
       ++steps;
       elapsed = now() - start;
-    } while (steps < 2 || elapsed < options.seconds_each);
+    } while (elapsed < options.seconds_each);
     const double rate = static_cast<double>(b * steps) / std::max(elapsed, 1e-9);
     rates[b] = rate;
     best = std::max(best, rate);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -44,6 +45,11 @@ nlohmann::json rung_json(const RungResult& r) {
           {"checkpoint_crc", r.checkpoint_crc}};
 }
 
+// JSON has no NaN: a diverged or failed trial's metric is written as null.
+double metric_of(const nlohmann::json& j) {
+  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
+}
+
 search::ParamValue value_of(const nlohmann::json& j) {
   if (j.is_boolean()) return j.get<bool>();
   if (j.is_number_integer()) return j.get<std::int64_t>();
@@ -74,15 +80,26 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
   latest.checkpoint_crc = crc_of(checkpoint.str());
   export_weights(model, dir);
   rungs.push_back(latest);
+  write_trial_json(record, rungs);
+  promote_next_checkpoint(dir);
+  return latest;
+}
+
+void TrialStore::save_failure(const TrialRecord& record, std::vector<RungResult> rungs, double budget) {
+  std::filesystem::create_directories(trial_dir(record.id));
+  rungs.push_back({budget, std::numeric_limits<double>::quiet_NaN(), "failed", 0, 0});
+  write_trial_json(record, rungs);  // the checkpoint stays the last rung's
+}
+
+void TrialStore::write_trial_json(const TrialRecord& record, const std::vector<RungResult>& rungs) const {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : record.params) params[k] = to_json(v);
   nlohmann::json rung_list = nlohmann::json::array();
   for (const auto& r : rungs) rung_list.push_back(rung_json(r));
-  const nlohmann::json trial = {{"id", record.id}, {"params", params}, {"seed", record.seed},
-                                {"rungs", rung_list}, {"history", record.history}};
-  write_atomically(dir + "/trial.json", trial.dump(1) + "\n");
-  promote_next_checkpoint(dir);
-  return latest;
+  nlohmann::json trial = {{"id", record.id}, {"params", params}, {"seed", record.seed},
+                          {"rungs", rung_list}, {"history", record.history}};
+  if (!record.error.empty()) trial["error"] = record.error;
+  write_atomically(trial_dir(record.id) + "/trial.json", trial.dump(1) + "\n");
 }
 
 std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
@@ -100,8 +117,9 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
     t.record.seed = j.at("seed");
     for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = value_of(v);
     t.record.history = j.at("history");
+    t.record.error = j.value("error", "");
     for (const auto& r : j.at("rungs")) {
-      t.rungs.push_back({r.at("budget"), r.at("metric"), r.at("status"), r.at("steps"), r.at("checkpoint_crc")});
+      t.rungs.push_back({r.at("budget"), metric_of(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc")});
     }
     if (!t.rungs.empty()) {
       t.record.budget = t.rungs.back().budget;

@@ -166,13 +166,21 @@ class Tuner {
     r.error = message;
     r.budget = budget;
     r.metric = std::numeric_limits<double>::quiet_NaN();
-    // Never promoted: the scheduler sees it as diverged, with the worst metric.
+    if (!options_.dir.empty()) {
+      store_.save_failure(r, rungs_[id], budget);  // a resumed run does not train it again
+      rungs_[id].push_back({budget, r.metric, r.status, 0, 0});
+    }
+    report_failure(id, budget);
+    progress_.message("trial " + std::to_string(id) + " failed: " + message);
+    progress_.result(r.metric);
+  }
+
+  // Never promoted: the scheduler sees a failed trial as diverged, with the worst metric.
+  void report_failure(std::int64_t id, double budget) {
     const double worst = sweep_.metric.goal == Goal::kMaximize ? -std::numeric_limits<double>::infinity()
                                                                : std::numeric_limits<double>::infinity();
     scheduler_->report({id, budget, worst, search::TrialStatus::kDiverged});
     reported_.insert({id, budget});
-    progress_.message("trial " + std::to_string(id) + " failed: " + message);
-    progress_.result(r.metric);
   }
 
   // The rung result an earlier run recorded for this trial and budget, if any.
@@ -186,6 +194,11 @@ class Tuner {
   }
 
   void replay(std::int64_t id, const RungResult& r) {
+    if (r.status == "failed") {
+      report_failure(id, r.budget);
+      progress_.replayed(0, r.metric);
+      return;
+    }
     const auto status = r.status == "completed" ? search::TrialStatus::kCompleted
                         : r.status == "stopped"  ? search::TrialStatus::kStopped
                                                  : search::TrialStatus::kDiverged;

@@ -20,6 +20,7 @@ mkdir -p "$out"
 prefix=${TORCH_PREFIX:-$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')}
 device=${DEVICE:-$(python3 -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")' 2>/dev/null || echo cpu)}
 export HFTA_FASHION_MNIST_DIR=$deps/usr/share/datasets/fashion-mnist
+export HFTA_TEXT_CORPUS=$deps/usr/share/games/fortunes
 start=$SECONDS
 log() { echo "[$((SECONDS - start)) s] $*"; }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on a Debian 12 machine that reaches Debian's archive. Downloads what
 # hfta-tune builds against besides LibTorch and CUDA (JSON, CLI, YAML, GoogleTest,
-# Google Benchmark, zlib headers) and the Fashion-MNIST files, and unpacks them
+# Google Benchmark, zlib headers), the Fashion-MNIST files and the fortunes corpus, and unpacks them
 # into .deps/ (git-ignored; about 33 MiB), to carry with the source tree to a GPU
 # machine that has PyTorch but no package registry (scripts/gpu/build-and-bench.sh).
 # No package is installed here; nothing is committed.
@@ -12,7 +12,7 @@ dest=$(realpath -m "${1:-.deps}")
 packages=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libyaml-cpp0.7
   libgtest-dev googletest libbenchmark-dev libbenchmark1debian zlib1g-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes fortunes-min
 )
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -319,6 +319,29 @@ TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {
     }
   }
   EXPECT_NE(faulty.at("best").at("id"), 2);
+
+  // Resumed, without the fault: the failed trial is not trained again, it stays failed.
+  std::remove((dir_ + "/faulty/results.json").c_str());
+  const Result resumed = run("resume " + dir_ + "/faulty");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const auto again = nlohmann::json::parse(slurp(dir_ + "/faulty/results.json"));
+  EXPECT_EQ(again.at("trials"), faulty.at("trials"));
+  EXPECT_EQ(again.at("best"), faulty.at("best"));
+}
+
+TEST_F(Cli, PackingNeverChangesATrialsNumbers) {
+  // Arrays of 1 against arrays as large as the sweep's rungs (up to 17 models).
+  std::string one = kTinySweep;
+  one.replace(one.find("seed: 1"), 7, "seed: 1\nfusion: {max_array: 1}");
+  ASSERT_EQ(run("run " + write_sweep("tiny.yaml", kTinySweep) + " --out " + dir_ + "/fused").code, 0);
+  ASSERT_EQ(run("run " + write_sweep("one.yaml", one) + " --out " + dir_ + "/one").code, 0);
+  const auto fused = nlohmann::json::parse(slurp(dir_ + "/fused/results.json"));
+  const auto alone = nlohmann::json::parse(slurp(dir_ + "/one/results.json"));
+  ASSERT_EQ(fused.at("trials").size(), alone.at("trials").size());
+  for (std::size_t i = 0; i < fused.at("trials").size(); ++i) {
+    EXPECT_EQ(fused.at("trials")[i].at("history"), alone.at("trials")[i].at("history")) << i;
+  }
+  EXPECT_TRUE(exists(dir_ + "/fused/throughput.json"));
 }
 
 TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {

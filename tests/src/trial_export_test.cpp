@@ -35,6 +35,18 @@ std::string run_python(const std::string& script) {
   return out;
 }
 
+// Runs `script`, which prints a model's outputs as numbers, and compares them with `want`.
+void expect_python_prints(const std::string& script, const at::Tensor& want, double tolerance) {
+  const std::string out = run_python(script);
+  std::istringstream values(out);
+  const at::Tensor flat = want.flatten();
+  for (std::int64_t i = 0; i < flat.numel(); ++i) {
+    double v = 0;
+    ASSERT_TRUE(values >> v) << "python said: " << out;
+    EXPECT_NEAR(v, flat[i].item<double>(), tolerance) << i;
+  }
+}
+
 torch::nn::Sequential mlp() {
   // An MLP with a batch norm, so buffers are exported too; as the zoo's plain forms are.
   return torch::nn::Sequential(torch::nn::Flatten(), torch::nn::Linear(12, 8), torch::nn::BatchNorm1d(8),
@@ -62,7 +74,7 @@ TEST(TrialExport, WeightsLoadInLibTorchAndStateDictsInPyTorch) {
   if (run_python("import torch").find("Error") != std::string::npos) {
     GTEST_SKIP() << kPython << " cannot import torch: install python3-torch (scripts/install-deps.sh does)";
   }
-  const std::string out = run_python(
+  expect_python_prints(
       "import torch\n"
       "sd = torch.load(\"" + dir + "/" + kStateDictFile + "\")\n"
       "net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 8), torch.nn.BatchNorm1d(8),\n"
@@ -70,14 +82,8 @@ TEST(TrialExport, WeightsLoadInLibTorchAndStateDictsInPyTorch) {
       "net.load_state_dict(sd)\n"
       "net.eval()\n"
       "y = net(torch.arange(24, dtype=torch.float32).reshape(2, 1, 3, 4) / 24.0)\n"
-      "print(\" \".join(repr(v) for v in y.flatten().tolist()))\n");
-  std::istringstream values(out);
-  const at::Tensor flat = want.flatten();
-  for (std::int64_t i = 0; i < flat.numel(); ++i) {
-    double v = 0;
-    ASSERT_TRUE(values >> v) << "python said: " << out;
-    EXPECT_NEAR(v, flat[i].item<double>(), 1e-6) << i;
-  }
+      "print(\" \".join(repr(v) for v in y.flatten().tolist()))\n",
+      want, 1e-6);
   std::filesystem::remove_all(dir);
 }
 
@@ -89,7 +95,7 @@ void expect_python_form_matches(torch::nn::Sequential model, const std::string& 
   model->eval();
   export_weights(model, dir);
   const at::Tensor want = model->forward(at::arange(12, at::kLong).remainder(20).reshape({2, 6}));
-  const std::string out = run_python(
+  expect_python_prints(
       "import sys, torch\n"
       "sys.path.insert(0, \"" HFTA_SOURCE_DIR "/scripts\")\n"
       "import plain_models\n"
@@ -98,14 +104,8 @@ void expect_python_form_matches(torch::nn::Sequential model, const std::string& 
       "net.eval()\n"
       "with torch.no_grad():\n"
       "    y = net(torch.arange(12).remainder(20).reshape(2, 6))\n"
-      "print(\" \".join(repr(v) for v in y.flatten().tolist()))\n");
-  std::istringstream values(out);
-  const at::Tensor flat = want.flatten();
-  for (std::int64_t i = 0; i < flat.numel(); ++i) {
-    double v = 0;
-    ASSERT_TRUE(values >> v) << "python said: " << out;
-    EXPECT_NEAR(v, flat[i].item<double>(), 1e-5) << i;
-  }
+      "print(\" \".join(repr(v) for v in y.flatten().tolist()))\n",
+      want, 1e-5);
   std::filesystem::remove_all(dir);
 }
 

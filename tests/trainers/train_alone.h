@@ -100,4 +100,26 @@ inline void expect_same_as_alone(std::shared_ptr<ArrayClassifier> model, std::ve
   }
 }
 
+// Trains an array of two language models (Adam, lr 3e-3 and 1e-3, batch 32)
+// for `steps`: each one's validation perplexity must fall from above `before`
+// (untrained: about the vocabulary's size) to below `after`.
+inline void expect_perplexity_falls(std::shared_ptr<ArrayClassifier> model, const ClassificationData& d,
+                                    std::int64_t steps, double before, double after) {
+  std::vector<SlotTrial> trials = {{0, 5, 3e-3}, {1, 6, 1e-3}};
+  ArrayTrainerOptions o;
+  o.optimizer = "adam";
+  o.batch_size = 32;
+  o.metric = "val_perplexity";
+  ArrayTrainer trainer(std::move(model), trials, o, d);
+  const auto first = trainer.evaluate();
+  trainer.train(steps);
+  const auto last = trainer.evaluate();
+  for (std::size_t i = 0; i < last.size(); ++i) {
+    SCOPED_TRACE("trial " + std::to_string(last[i].trial_id));
+    EXPECT_GT(first[i].val_perplexity, before);
+    EXPECT_LT(last[i].val_perplexity, after);
+    EXPECT_NEAR(last[i].val_perplexity, std::exp(last[i].val_loss), 1e-9);
+  }
+}
+
 }  // namespace hfta::trainers

@@ -15,7 +15,7 @@ namespace hfta::core {
 using ArrayStep = std::function<void()>;
 
 struct ProbeOptions {
-  double seconds_each = 0.1;   ///< time each size for about this long (at least 2 steps)
+  double seconds_each = 0.1;   ///< time each size for about this long (at least 1 step)
   double past_peak = 0.95;     ///< stop once a size falls below this share of the best rate
   double gain = 0.05;          ///< or once two sizes in a row gained less than this over the last gain
   std::function<double()> now; ///< seconds; a steady clock when empty

@@ -40,6 +40,10 @@ class TrialStore {
   RungResult save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
             const torch::nn::Sequential& model, const fusion::SlotState& optimizer);
 
+  /// Records that the trial failed at `budget` (its error in record.error):
+  /// trial.json with a "failed" rung appended; no checkpoint is written.
+  void save_failure(const TrialRecord& record, std::vector<RungResult> rungs, double budget);
+
   /// Every trial found under DIR/trials.
   std::map<std::int64_t, StoredTrial> load_all() const;
 
@@ -51,6 +55,7 @@ class TrialStore {
 
  private:
   std::string trial_dir(std::int64_t id) const { return dir_ + "/trials/" + std::to_string(id); }
+  void write_trial_json(const TrialRecord& record, const std::vector<RungResult>& rungs) const;
   std::string dir_;
 };
 
