@@ -119,6 +119,11 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, std::ostr
     }
     out << "}\n";
   }
+  if (result.best_test) {
+    out << "best trial " << result.trials[static_cast<std::size_t>(result.best)].id
+        << " on the test split: loss " << result.best_test->loss << ", accuracy " << result.best_test->accuracy
+        << "\n";
+  }
   out << "results: " << dir << "/results.json\n";
   return kExitOk;
 }

@@ -132,7 +132,9 @@ class Tuner {
       for (const auto& array : packer_.pack(items, capacity)) train_isolating_failures(array);
     }
     progress_.finish();
-    return result();
+    SweepResult out = result();
+    if (out.best >= 0) out.best_test = test_metrics(out.trials[static_cast<std::size_t>(out.best)]);
+    return out;
   }
 
  private:
@@ -173,6 +175,19 @@ class Tuner {
     report_failure(id, budget);
     progress_.message("trial " + std::to_string(id) + " failed: " + message);
     progress_.result(r.metric);
+  }
+
+  // The trial's final model on the test split (held out from every search decision).
+  std::optional<TestMetrics> test_metrics(const TrialRecord& r) {
+    if (data_.test.size() == 0 || (!saved_.count(r.id) && !restore(r.id, r.budget))) return std::nullopt;
+    auto model = build(1, r.params);
+    model->load_slot(0, saved_.at(r.id).model);
+    trainers::ClassificationData test = data_;
+    test.validation = data_.test;
+    trainers::ArrayTrainer trainer(model, {slot_of(r.id, r.params, r.seed)}, array_options(r.params), test,
+                                   /*initialise=*/false);
+    const auto m = trainer.evaluate().front();
+    return TestMetrics{m.val_loss, m.val_accuracy};
   }
 
   // Never promoted: the scheduler sees a failed trial as diverged, with the worst metric.
@@ -592,6 +607,12 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result)
   if (result.best >= 0) {
     const auto& b = result.trials[static_cast<std::size_t>(result.best)];
     best = {{"id", b.id}, {"params", params_json(b.params)}, {"metric", b.metric}};
+    if (result.best_test) {
+      best["test"] = {{"loss", result.best_test->loss}, {"accuracy", result.best_test->accuracy}};
+      if (trainers::find_model(sweep.task.model)->kind != trainers::TaskKind::kClassification) {
+        best["test"]["perplexity"] = std::exp(result.best_test->loss);
+      }
+    }
   }
   return {{"format", 1},
           {"name", sweep.name},

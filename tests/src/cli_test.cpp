@@ -154,6 +154,11 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
     EXPECT_GT(t.at("metric").get<double>(), 0.3);  // it learned from the real data
   }
   EXPECT_TRUE(results.at("best").contains("id"));
+  // The best trial's final model on the held-out test images, near its validation accuracy.
+  const auto& test = results.at("best").at("test");
+  EXPECT_NEAR(test.at("accuracy").get<double>(), results.at("best").at("metric").get<double>(), 0.05);
+  EXPECT_GT(test.at("loss").get<double>(), 0);
+  EXPECT_NE(r.out.find("on the test split"), std::string::npos) << r.out;
   EXPECT_TRUE(exists(dir_ + "/fused/sweep.json"));
 
   // --fusion off trains each trial alone with the same math: the same metrics.
@@ -228,6 +233,9 @@ TEST_F(Cli, LanguageModelSweepRecordsPerplexity) {
   }
   // It learned: an untrained model's perplexity is about the vocabulary's size (about 114).
   EXPECT_LT(results.at("best").at("metric").get<double>(), 30);
+  const auto& test = results.at("best").at("test");
+  EXPECT_NEAR(test.at("perplexity").get<double>(), std::exp(test.at("loss").get<double>()), 1e-9);
+  EXPECT_LT(test.at("perplexity").get<double>(), 30);
 
   // The sequence length shapes the dataset every model of the sweep shares.
   std::string per_trial = kTinyLanguageModel;

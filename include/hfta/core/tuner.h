@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,16 @@ struct TrialRecord {
   nlohmann::json history = nlohmann::json::array();  ///< every evaluation
 };
 
+/// A model's metrics on the test split, which no search decision saw.
+struct TestMetrics {
+  double loss = 0;
+  double accuracy = 0;  ///< of classes, or of (masked) next tokens
+};
+
 struct SweepResult {
   std::vector<TrialRecord> trials;  ///< by trial id
   std::int64_t best = -1;           ///< index into trials
+  std::optional<TestMetrics> best_test;  ///< the best trial at its final budget, on the test split
 };
 
 /// What in `sweep` the trainer cannot train yet (empty: all of it), as
