@@ -325,18 +325,29 @@ class Tuner {
   // directory, so a resumed run computes exactly as the interrupted one did.
   std::string strategies_path() const { return options_.dir + "/strategies.json"; }
 
-  void load_strategies() {
-    std::ifstream in(strategies_path());
-    if (!in) return;
+  // Reads a measurement an earlier run kept (a JSON object by key), handing
+  // each entry to `use`; false when there is none or it is damaged (reported:
+  // it is measured again, since only speed depends on it).
+  template <typename Use>
+  bool read_kept(const std::string& path, Use use) {
+    std::ifstream in(path);
+    if (!in) return false;
     try {
       const nlohmann::json saved = nlohmann::json::parse(in);  // items() must not outlive it
-      for (const auto& [key, names] : saved.items()) {
-        for (const auto& n : names) strategies_[key].push_back(fusion::strategy_from_string(n.get<std::string>()));
-      }
+      for (const auto& [key, value] : saved.items()) use(key, value);
+      return true;
     } catch (const std::exception& e) {
-      strategies_.clear();  // measured again: only speed depends on them
-      progress_.message(strategies_path() + ": " + e.what() + "; measuring again");
+      progress_.message(path + ": " + e.what() + "; measuring again");
+      return false;
     }
+  }
+
+  void load_strategies() {
+    std::map<std::string, std::vector<fusion::Strategy>> read;
+    const bool ok = read_kept(strategies_path(), [&](const std::string& key, const nlohmann::json& names) {
+      for (const auto& n : names) read[key].push_back(fusion::strategy_from_string(n.get<std::string>()));
+    });
+    if (ok) strategies_ = read;
   }
 
   void keep_strategies(const std::string& key, const std::vector<fusion::Strategy>& chosen) {
@@ -416,18 +427,12 @@ class Tuner {
   std::string throughput_path() const { return options_.dir + "/throughput.json"; }
 
   void load_throughput() {
-    std::ifstream in(throughput_path());
-    if (!in) return;
-    try {
-      const nlohmann::json saved = nlohmann::json::parse(in);  // items() must not outlive it
-      for (const auto& [key, rates] : saved.items()) {
-        std::map<std::int64_t, double> r;
-        for (const auto& [b, rate] : rates.items()) r[std::stoll(b)] = rate.get<double>();
-        keep_throughput(key, r);
-      }
-    } catch (const std::exception& e) {
-      progress_.message(throughput_path() + ": " + e.what() + "; measuring again");
-    }
+    std::map<std::string, std::map<std::int64_t, double>> read;
+    const bool ok = read_kept(throughput_path(), [&](const std::string& key, const nlohmann::json& rates) {
+      for (const auto& [b, rate] : rates.items()) read[key][std::stoll(b)] = rate.get<double>();
+    });
+    if (!ok) return;
+    for (const auto& [key, rates] : read) keep_throughput(key, rates);
   }
 
   void keep_throughput(const std::string& key, const std::map<std::int64_t, double>& rates) {
