@@ -476,9 +476,10 @@ class Tuner {
     // Budget units per step, summed over the array's models: the ETA's measure of work.
     const double work_per_step = static_cast<double>(models) * (array.to_budget - array.from_budget) /
                                  static_cast<double>(std::max<std::int64_t>(to - from, 1));
-    // Evaluate once per epoch of training and at the end of the rung.
-    const std::int64_t per_epoch = steps_for(1.0, first) > 0 && sweep_.budget.unit == BudgetUnit::kEpochs
-                                       ? steps_for(1.0, first) : std::max<std::int64_t>(to - from, 1);
+    // Evaluate at every epoch boundary of the training data (counted from the
+    // trial's first step, whatever the budget unit) and at the end of the rung:
+    // the same points however the trial's training is cut into rungs or resumed.
+    const std::int64_t per_epoch = (data_.train.size() + batch_size(first) - 1) / batch_size(first);
     std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
     for (std::int64_t done = from; done < to;) {
       const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);

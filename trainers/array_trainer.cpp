@@ -326,6 +326,20 @@ void ArrayTrainer::compact() {
   reseed_dropout();
 }
 
+SlotProgress ArrayTrainer::progress(std::int64_t trial_id) const {
+  const std::int64_t slot = slot_of(trial_id);
+  if (slot < 0) throw std::invalid_argument("trial " + std::to_string(trial_id) + " is not in a slot");
+  const auto k = static_cast<std::size_t>(slot);
+  return {best_[k], bad_evals_[k], scheduler_->schedule(slot).plateau()};
+}
+
+void ArrayTrainer::restore_progress(std::int64_t slot, const SlotProgress& progress) {
+  const auto k = static_cast<std::size_t>(slot);
+  best_.at(k) = progress.best;
+  bad_evals_.at(k) = progress.bad_evals;
+  scheduler_->schedule(slot).set_plateau(progress.plateau);
+}
+
 bool ArrayTrainer::any_running() const {
   return std::any_of(status_.begin(), status_.end(), [](SlotStatus s) { return s == SlotStatus::kRunning; });
 }

@@ -236,5 +236,67 @@ TEST(ArrayTrainer, ATrialResumesInAnotherSlotOfAnotherArrayAsIfNeverStopped) {
   expect_same_model(second.extract(13), straight.extract(13));
 }
 
+TEST(ArrayTrainer, ResumesFromAnEvaluationPointWithItsEarlyStoppingAndPlateauState) {
+  // Plateau schedules that halve the rate at every evaluation without a gain,
+  // and a patience of 2 with a gain hard to reach: what the evaluations before
+  // the cut saw decides the rates and the stops after it.
+  auto trials = half_diverging();
+  std::vector<SlotTrial> pair = {trials[0], trials[3]};
+  for (auto& t : pair) {
+    t.schedule = {};
+    t.schedule.kind = fusion::ScheduleKind::kPlateau, t.schedule.factor = 0.5, t.schedule.patience = 0;
+  }
+  ArrayTrainerOptions o = adam_options(0.5);
+  o.patience = 2;
+  o.min_delta = 0.3;
+  auto segment = [](ArrayTrainer& t, std::vector<std::vector<double>>& losses) {
+    for (auto& row : t.train(8)) losses.push_back(row);
+    return t.evaluate();
+  };
+  std::vector<std::vector<double>> straight_losses, cut_losses;
+  ArrayTrainer straight(small_mlp(2), pair, o, data());
+  for (int i = 0; i < 2; ++i) segment(straight, straight_losses);
+  straight_losses.clear();
+  const auto straight_third = segment(straight, straight_losses);
+  const auto straight_fourth = segment(straight, straight_losses);
+
+  ArrayTrainer first(small_mlp(2), pair, o, data());
+  for (int i = 0; i < 2; ++i) segment(first, cut_losses);
+  cut_losses.clear();
+  auto model = small_mlp(2);
+  std::vector<fusion::SlotState> states;
+  std::vector<SlotProgress> progress;
+  for (std::int64_t b = 0; b < 2; ++b) {  // into swapped slots of a new array
+    const std::int64_t id = pair[static_cast<std::size_t>(b)].trial_id;
+    model->load_slot(1 - b, first.extract(id));
+    states.push_back(first.export_optimizer(id));
+    progress.push_back(first.progress(id));
+  }
+  ArrayTrainer second(model, {pair[1], pair[0]}, o, data(), /*initialise=*/false);
+  for (std::int64_t b = 0; b < 2; ++b) {
+    second.optimizer().import_slot(1 - b, states[static_cast<std::size_t>(b)]);
+    second.restore_progress(1 - b, progress[static_cast<std::size_t>(b)]);
+  }
+  second.seek(16);
+  const auto third = segment(second, cut_losses);
+  const auto fourth = segment(second, cut_losses);
+  ASSERT_EQ(cut_losses.size(), straight_losses.size());
+  for (std::size_t s = 0; s < cut_losses.size(); ++s) {
+    EXPECT_NEAR(cut_losses[s][0], straight_losses[s][1], 1e-12) << s;
+    if (cut_losses[s].size() > 1) EXPECT_NEAR(cut_losses[s][1], straight_losses[s][0], 1e-12) << s;
+  }
+  // Same evaluations, same stops (at least one trial stops on its patience here).
+  auto by_id = [](const std::vector<SlotMetrics>& ms) {
+    std::map<std::int64_t, std::pair<double, SlotStatus>> out;
+    for (const auto& m : ms) out[m.trial_id] = {m.val_loss, m.status};
+    return out;
+  };
+  EXPECT_EQ(by_id(third), by_id(straight_third));
+  EXPECT_EQ(by_id(fourth), by_id(straight_fourth));
+  bool stopped = false;
+  for (const auto& [id, m] : by_id(third)) stopped = stopped || m.second == SlotStatus::kStopped;
+  EXPECT_TRUE(stopped);
+}
+
 }  // namespace
 }  // namespace hfta::trainers

@@ -2,6 +2,7 @@
 // each with its own hyperparameters, metrics and early stopping.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -65,6 +66,15 @@ struct SlotMetrics {
   SlotStatus status = SlotStatus::kRunning;
 };
 
+/// What a running trial's early stopping and reduce-on-plateau schedule have
+/// seen in its trainer: with its model and optimizer state, enough to continue
+/// it elsewhere, from an evaluation point, exactly as if it had not stopped.
+struct SlotProgress {
+  double best = -INFINITY;       ///< the best watched metric (larger is better)
+  std::int64_t bad_evals = 0;    ///< evaluations since it last improved
+  fusion::LrSchedule::PlateauState plateau;
+};
+
 class ArrayTrainer {
  public:
   /// Slots start from their trial's seed; `initialise` false leaves the model and
@@ -92,6 +102,9 @@ class ArrayTrainer {
   /// is: in a slot, or removed by compaction.
   torch::nn::Sequential extract(std::int64_t trial_id) const;
   fusion::SlotState export_optimizer(std::int64_t trial_id) const;
+  /// A trial's progress (it must be in a slot), and its restoration into a slot.
+  SlotProgress progress(std::int64_t trial_id) const;
+  void restore_progress(std::int64_t slot, const SlotProgress& progress);
 
   ArrayClassifier& model() { return *model_; }
   fusion::FusedOptimizer& optimizer() { return *optimizer_; }
