@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,7 @@ std::uint32_t file_crc(const std::string& path, bool* ok) {
 
 constexpr const char* kCheckpoint = "checkpoint.pt";
 constexpr const char* kNextCheckpoint = "checkpoint.next.pt";  // written, not yet named by trial.json
+constexpr const char* kPartialCheckpoint = "partial.pt";        // mid-rung, at an evaluation point
 
 void promote_next_checkpoint(const std::string& dir) {
   const std::string next = dir + "/" + kNextCheckpoint, current = dir + "/" + kCheckpoint;
@@ -57,12 +59,8 @@ search::ParamValue value_of(const nlohmann::json& j) {
   return j.get<std::string>();
 }
 
-}  // namespace
-
-RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
-                      const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
-  const std::string dir = trial_dir(record.id);
-  std::filesystem::create_directories(dir);
+// A model and its optimizer state as one LibTorch archive.
+std::string checkpoint_bytes(const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
   torch::serialize::OutputArchive archive;
   for (const auto& p : model->named_parameters()) archive.write("model." + p.key(), p.value().detach().cpu());
   for (const auto& b : model->named_buffers()) archive.write("model." + b.key(), b.value().detach().cpu(), true);
@@ -72,17 +70,61 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
       archive.write("optimizer." + std::to_string(i) + "." + name, t.cpu(), true);
     }
   }
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return bytes.str();
+}
+
+nlohmann::json partial_json(const PartialRung& p) {
+  const auto& pl = p.progress.plateau;
+  return {{"from_budget", p.from_budget}, {"to_budget", p.to_budget}, {"steps", p.steps},
+          {"checkpoint_crc", p.checkpoint_crc}, {"best", std::isfinite(p.progress.best) ? nlohmann::json(p.progress.best) : nullptr},
+          {"bad_evals", p.progress.bad_evals},
+          {"plateau", {{"lr", pl.lr}, {"best", pl.best}, {"bad_epochs", pl.bad_epochs},
+                       {"cooldown_counter", pl.cooldown_counter}, {"has_best", pl.has_best}}}};
+}
+
+PartialRung partial_of(const nlohmann::json& j) {
+  PartialRung p;
+  p.from_budget = j.at("from_budget"), p.to_budget = j.at("to_budget"), p.steps = j.at("steps");
+  p.checkpoint_crc = j.at("checkpoint_crc");
+  p.progress.best = j.at("best").is_null() ? -INFINITY : j.at("best").get<double>();
+  p.progress.bad_evals = j.at("bad_evals");
+  const auto& pl = j.at("plateau");
+  p.progress.plateau.lr = pl.at("lr"), p.progress.plateau.best = pl.at("best");
+  p.progress.plateau.bad_epochs = pl.at("bad_epochs"), p.progress.plateau.cooldown_counter = pl.at("cooldown_counter");
+  p.progress.plateau.has_best = pl.at("has_best");
+  return p;
+}
+
+}  // namespace
+
+RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
+                      const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
+  const std::string dir = trial_dir(record.id);
+  std::filesystem::create_directories(dir);
   // The new checkpoint goes beside the old one until trial.json names it: a kill
   // between the two writes must leave the rung trial.json records loadable.
-  std::ostringstream checkpoint;
-  archive.save_to(checkpoint);
-  write_atomically(dir + "/" + kNextCheckpoint, checkpoint.str());
-  latest.checkpoint_crc = crc_of(checkpoint.str());
+  const std::string checkpoint = checkpoint_bytes(model, optimizer);
+  write_atomically(dir + "/" + kNextCheckpoint, checkpoint);
+  latest.checkpoint_crc = crc_of(checkpoint);
   export_weights(model, dir);
   rungs.push_back(latest);
-  write_trial_json(record, rungs);
+  write_trial_json(record, rungs);  // without a partial rung: this one is done
   promote_next_checkpoint(dir);
+  std::remove((dir + "/" + kPartialCheckpoint).c_str());
   return latest;
+}
+
+void TrialStore::save_partial(const TrialRecord& record, const std::vector<RungResult>& rungs, PartialRung partial,
+                              const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
+  std::filesystem::create_directories(trial_dir(record.id));
+  // trial.json names the partial checkpoint by its CRC: a kill between the two
+  // writes leaves a file no record names, and the rung restarts from its start.
+  const std::string checkpoint = checkpoint_bytes(model, optimizer);
+  write_atomically(trial_dir(record.id) + "/" + kPartialCheckpoint, checkpoint);
+  partial.checkpoint_crc = crc_of(checkpoint);
+  write_trial_json(record, rungs, &partial);
 }
 
 void TrialStore::save_failure(const TrialRecord& record, std::vector<RungResult> rungs, double budget) {
@@ -91,7 +133,8 @@ void TrialStore::save_failure(const TrialRecord& record, std::vector<RungResult>
   write_trial_json(record, rungs);  // the checkpoint stays the last rung's
 }
 
-void TrialStore::write_trial_json(const TrialRecord& record, const std::vector<RungResult>& rungs) const {
+void TrialStore::write_trial_json(const TrialRecord& record, const std::vector<RungResult>& rungs,
+                                  const PartialRung* partial) const {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : record.params) params[k] = to_json(v);
   nlohmann::json rung_list = nlohmann::json::array();
@@ -99,6 +142,7 @@ void TrialStore::write_trial_json(const TrialRecord& record, const std::vector<R
   nlohmann::json trial = {{"id", record.id}, {"params", params}, {"seed", record.seed},
                           {"rungs", rung_list}, {"history", record.history}};
   if (!record.error.empty()) trial["error"] = record.error;
+  if (partial) trial["partial"] = partial_json(*partial);
   write_atomically(trial_dir(record.id) + "/trial.json", trial.dump(1) + "\n");
 }
 
@@ -118,6 +162,7 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
     for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = value_of(v);
     t.record.history = j.at("history");
     t.record.error = j.value("error", "");
+    if (j.contains("partial")) t.partial = partial_of(j.at("partial"));
     for (const auto& r : j.at("rungs")) {
       t.rungs.push_back({r.at("budget"), metric_of(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc")});
     }
@@ -134,11 +179,22 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
 
 bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                                  fusion::SlotState& optimizer, std::string* problem) const {
-  const std::string dir = trial_dir(id), path = dir + "/" + kCheckpoint;
+  const std::string dir = trial_dir(id);
   bool ok = false;
   if (file_crc(dir + "/" + kNextCheckpoint, &ok) == expected_crc && ok) {
     promote_next_checkpoint(dir);  // killed after trial.json named it, before it moved into place
   }
+  return load_archive(dir + "/" + kCheckpoint, expected_crc, model, optimizer, problem);
+}
+
+bool TrialStore::load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,
+                              fusion::SlotState& optimizer, std::string* problem) const {
+  return load_archive(trial_dir(id) + "/" + kPartialCheckpoint, partial.checkpoint_crc, model, optimizer, problem);
+}
+
+bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_crc, torch::nn::Sequential& model,
+                              fusion::SlotState& optimizer, std::string* problem) const {
+  bool ok = false;
   const std::uint32_t crc = file_crc(path, &ok);
   if (!ok) {
     *problem = path + " is missing";

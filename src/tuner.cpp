@@ -1,5 +1,6 @@
 #include "hfta/core/tuner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -97,6 +99,7 @@ class Tuner {
       for (auto& [id, stored] : store_.load_all()) {
         records_[id] = stored.record;
         rungs_[id] = stored.rungs;
+        if (stored.partial) partials_[id] = *stored.partial;
       }
       if (!records_.empty()) {
         progress_.message("resuming: " + std::to_string(records_.size()) + " trial(s) have finished rungs");
@@ -123,7 +126,17 @@ class Tuner {
             continue;
           }
           double from = t.from_budget;
-          if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from)) from = 0;  // retrain it
+          if (auto mid = resume_partial(t.trial_id, from, job.budget)) {
+            from = *mid;  // the rung continues from its last mid-rung checkpoint
+          } else {
+            if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from)) from = 0;  // retrain it
+            // Evaluations past where it starts again (a partial rung, or all of a
+            // lost checkpoint's) would be recorded twice.
+            const std::int64_t start = steps_for(from, config_of(t.trial_id));
+            auto& h = records_.at(t.trial_id).history;
+            h.erase(std::remove_if(h.begin(), h.end(), [&](const nlohmann::json& e) { return e.at("step") > start; }),
+                    h.end());
+          }
           items.push_back({t.trial_id, config_of(t.trial_id), from, job.budget});
         }
       }
@@ -239,6 +252,54 @@ class Tuner {
     }
     saved_[id] = {model, state, r->steps};
     return true;
+  }
+
+  // A trial killed mid-rung: loads its partial checkpoint for the rung
+  // [from, to] into saved_ and returns the budget it reached; nullopt when it has
+  // none for this rung or the checkpoint is damaged (the rung then restarts).
+  std::optional<double> resume_partial(std::int64_t id, double from, double to) {
+    auto it = partials_.find(id);
+    if (it == partials_.end()) return std::nullopt;
+    const PartialRung partial = it->second;
+    partials_.erase(it);
+    if (partial.from_budget != from || partial.to_budget != to) return std::nullopt;
+    const Config& c = config_of(id);
+    auto model = build(1, c)->make_plain();
+    fusion::SlotState state;
+    std::string problem;
+    if (!store_.load_partial(id, partial, model, state, &problem)) {
+      progress_.message("trial " + std::to_string(id) + ": " + problem + "; restarting its rung");
+      return std::nullopt;
+    }
+    saved_[id] = {model, state, partial.steps};
+    resumed_progress_[id] = partial.progress;
+    progress_.message("trial " + std::to_string(id) + " continues its rung from step " + std::to_string(partial.steps));
+    return budget_of(partial.steps, c);
+  }
+
+  // The budget that `steps` training steps make (steps_for's inverse).
+  double budget_of(std::int64_t steps, const Config& c) const {
+    const auto b = static_cast<double>(batch_size(c)), n = static_cast<double>(steps);
+    switch (sweep_.budget.unit) {
+      case BudgetUnit::kEpochs: return n / std::ceil(static_cast<double>(data_.train.size()) / b);
+      case BudgetUnit::kSteps: return n;
+      case BudgetUnit::kSamples: return n * b;
+    }
+    return n;
+  }
+
+  // At an evaluation point, at most every checkpoint_seconds: each running
+  // trial's model, optimizer, history and early-stopping state, so a kill loses
+  // at most that much of the rung.
+  void checkpoint_mid_rung(trainers::ArrayTrainer& trainer, const search::ArrayPlan& array, std::int64_t done) {
+    const auto ids = trainer.trial_ids();
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      if (trainer.status(static_cast<std::int64_t>(k)) != trainers::SlotStatus::kRunning) continue;
+      const std::int64_t id = ids[k];
+      PartialRung partial{array.from_budget, array.to_budget, done, trainer.progress(id), 0};
+      store_.save_partial(records_.at(id), rungs_[id], partial, trainer.extract(id), trainer.export_optimizer(id));
+    }
+    if (exit_after_checkpoints_ > 0 && --exit_after_checkpoints_ == 0) std::_Exit(9);  // tests: a kill right here
   }
 
   const Config& config_of(std::int64_t id) {
@@ -469,7 +530,14 @@ class Tuner {
     // Budgets smaller than a batch still train: every rung at least one step further.
     const std::int64_t to = std::max(steps_for(array.to_budget, first), from + 1);
     if (resumed) {
-      for (std::int64_t b = 0; b < models; ++b) trainer.optimizer().import_slot(b, saved_.at(array.trial_ids[b]).optimizer);
+      for (std::int64_t b = 0; b < models; ++b) {
+        const std::int64_t id = array.trial_ids[static_cast<std::size_t>(b)];
+        trainer.optimizer().import_slot(b, saved_.at(id).optimizer);
+        if (auto it = resumed_progress_.find(id); it != resumed_progress_.end()) {
+          trainer.restore_progress(b, it->second);  // it continues a rung mid-way
+          resumed_progress_.erase(it);
+        }
+      }
     }
     trainer.seek(from);
     progress_.array_started(models, array.from_budget, array.to_budget);
@@ -481,6 +549,7 @@ class Tuner {
     // the same points however the trial's training is cut into rungs or resumed.
     const std::int64_t per_epoch = (data_.train.size() + batch_size(first) - 1) / batch_size(first);
     std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
+    auto last_checkpoint = std::chrono::steady_clock::now();
     for (std::int64_t done = from; done < to;) {
       const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);
       // In pieces, so the progress line moves between evaluations (the same training).
@@ -498,6 +567,12 @@ class Tuner {
         records_.at(m.trial_id).history.push_back(point);
       }
       if (!trainer.any_running()) break;  // every trial stopped: the rest of the rung would change nothing
+      if (!options_.dir.empty() && done < to &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() >=
+              options_.checkpoint_seconds) {
+        checkpoint_mid_rung(trainer, array, done);
+        last_checkpoint = std::chrono::steady_clock::now();
+      }
     }
     double best = std::numeric_limits<double>::quiet_NaN();
     for (std::int64_t id : array.trial_ids) {
@@ -563,6 +638,11 @@ class Tuner {
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
+  std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
+  std::map<std::int64_t, trainers::SlotProgress> resumed_progress_;  ///< for trials continuing a rung
+  // Tests: the process exits (as if killed) after this many mid-rung checkpoints.
+  int exit_after_checkpoints_ = std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")
+                                    ? std::atoi(std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")) : 0;
   const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
 };

@@ -389,7 +389,9 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   int kills = 0;
   bool finished = false;
   for (int round = 0; round < 8 && !finished; ++round) {
-    const pid_t pid = spawn_tuner(round == 0 ? "run " + sweep + " --out " + dir : "resume " + dir);
+    // Mid-rung checkpoints at every evaluation point, so kills also land between them.
+    const pid_t pid = spawn_tuner(round == 0 ? "run " + sweep + " --out " + dir + " --checkpoint-every 0"
+                                             : "resume " + dir + " --checkpoint-every 0");
     if (round == 0) {
       // A kill before the directory exists leaves nothing to resume: wait for its setup.
       while (!exists(dir + "/run.json")) usleep(10000);
@@ -418,6 +420,36 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
     EXPECT_EQ(again.at("trials")[i].at("status"), whole.at("trials")[i].at("status"));
   }
   EXPECT_EQ(again.at("best"), whole.at("best"));
+}
+
+TEST_F(Cli, AKillMidRungResumesFromTheLastEvaluationPoint) {
+  // Budgets 60, 180 and 540 steps at batch 256 (196 steps an epoch): the rungs to
+  // 540 steps have evaluation points, and mid-rung checkpoints, at 196 and 392.
+  std::string text = kTinySweep;
+  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
+  const std::string sweep = write_sweep("long.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "2", 1);  // exits right after the second, as if killed
+  const Result killed = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0");
+  unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
+  ASSERT_EQ(killed.code, 9) << killed.err;
+  const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("continues its rung from step 392"), std::string::npos) << resumed.out;
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
+  const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
+  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
+    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
+    EXPECT_EQ(again.at("trials")[i].at("metric"), whole.at("trials")[i].at("metric"));
+    EXPECT_EQ(again.at("trials")[i].at("status"), whole.at("trials")[i].at("status"));
+  }
+  EXPECT_EQ(again.at("best"), whole.at("best"));
+  // A finished rung leaves no partial checkpoint behind.
+  for (const auto& t : again.at("trials")) {
+    EXPECT_FALSE(exists(dir_ + "/cut/trials/" + t.at("id").dump() + "/partial.pt"));
+  }
 }
 
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {

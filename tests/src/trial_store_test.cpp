@@ -75,5 +75,36 @@ TEST(TrialStore, AKillBetweenCheckpointAndTrialJsonLoadsTheRecordedRung) {
   fs::remove_all(base);
 }
 
+TEST(TrialStore, APartialRungRoundTripsAndARungsSaveRemovesIt) {
+  const std::string dir = ::testing::TempDir() + "/store-partial-" + std::to_string(::getpid());
+  TrialStore store(dir);
+  TrialRecord record;
+  record.history = nlohmann::json::array({{{"step", 196}, {"val_loss", 0.5}}});
+  PartialRung partial{180, 540, 392, {}, 0};
+  partial.progress.bad_evals = 1;
+  partial.progress.plateau.lr = 0.05, partial.progress.plateau.has_best = true;
+  store.save_partial(record, {}, partial, model_filled_with(4.0), state_at(392));
+  auto stored = store.load_all().at(0);
+  ASSERT_TRUE(stored.partial.has_value());
+  EXPECT_EQ(stored.partial->steps, 392);
+  EXPECT_EQ(stored.partial->to_budget, 540);
+  EXPECT_EQ(stored.partial->progress.best, -INFINITY);  // nothing improved yet: JSON null
+  EXPECT_EQ(stored.partial->progress.bad_evals, 1);
+  EXPECT_EQ(stored.partial->progress.plateau.lr, 0.05);
+  EXPECT_TRUE(stored.partial->progress.plateau.has_best);
+  EXPECT_EQ(stored.record.history.size(), 1u);
+  auto m = model_filled_with(0);
+  fusion::SlotState s;
+  std::string problem;
+  ASSERT_TRUE(store.load_partial(0, *stored.partial, m, s, &problem)) << problem;
+  EXPECT_EQ(m->parameters()[0][0][0].item<double>(), 4.0);
+  EXPECT_EQ(s.step, 392);
+
+  save_rung(dir, 5.0, 540);
+  EXPECT_FALSE(store.load_all().at(0).partial.has_value());
+  EXPECT_FALSE(fs::exists(dir + "/trials/0/partial.pt"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hfta::core

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 #include "hfta/core/tuner.h"
 #include "hfta/fusion/fused_optimizer.h"
+#include "hfta/trainers/array_trainer.h"
 
 namespace hfta::core {
 
@@ -24,10 +26,19 @@ struct RungResult {
   std::uint32_t checkpoint_crc = 0;  ///< CRC-32 of checkpoint.pt as written after this rung
 };
 
+/// A rung in progress: where a trial stood at an evaluation point inside it.
+struct PartialRung {
+  double from_budget = 0, to_budget = 0;  ///< the rung's interval
+  std::int64_t steps = 0;                 ///< training steps reached
+  trainers::SlotProgress progress;        ///< early stopping and plateau state
+  std::uint32_t checkpoint_crc = 0;       ///< CRC-32 of partial.pt
+};
+
 /// What a trial's directory says.
 struct StoredTrial {
   TrialRecord record;
   std::vector<RungResult> rungs;
+  std::optional<PartialRung> partial;  ///< the rung it was in when the run stopped, if checkpointed
 };
 
 class TrialStore {
@@ -39,6 +50,11 @@ class TrialStore {
   /// Returns the rung as recorded (with its CRC).
   RungResult save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
             const torch::nn::Sequential& model, const fusion::SlotState& optimizer);
+
+  /// Writes partial.pt (model and optimizer mid-rung), then trial.json naming it
+  /// (history so far, `partial` with the CRC). A rung's save removes it.
+  void save_partial(const TrialRecord& record, const std::vector<RungResult>& rungs, PartialRung partial,
+                    const torch::nn::Sequential& model, const fusion::SlotState& optimizer);
 
   /// Records that the trial failed at `budget` (its error in record.error):
   /// trial.json with a "failed" rung appended; no checkpoint is written.
@@ -52,10 +68,16 @@ class TrialStore {
   /// not match the last rung's (truncated or corrupt).
   bool load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                        fusion::SlotState& optimizer, std::string* problem) const;
+  /// The same for a partial rung's checkpoint.
+  bool load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,
+                    fusion::SlotState& optimizer, std::string* problem) const;
 
  private:
   std::string trial_dir(std::int64_t id) const { return dir_ + "/trials/" + std::to_string(id); }
-  void write_trial_json(const TrialRecord& record, const std::vector<RungResult>& rungs) const;
+  void write_trial_json(const TrialRecord& record, const std::vector<RungResult>& rungs,
+                        const PartialRung* partial = nullptr) const;
+  bool load_archive(const std::string& path, std::uint32_t expected_crc, torch::nn::Sequential& model,
+                    fusion::SlotState& optimizer, std::string* problem) const;
   std::string dir_;
 };
 
