@@ -228,10 +228,11 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   const auto results = read_results(a.dir);
   if (!results) {
     const auto trials = TrialStore(a.dir).load_all();
-    std::size_t rungs = 0;
-    for (const auto& [id, t] : trials) rungs += t.rungs.size();
+    std::size_t rungs = 0, partial = 0;
+    for (const auto& [id, t] : trials) rungs += t.rungs.size(), partial += t.partial.has_value();
     out << a.dir << ": " << (running ? "running (pid " + holder + ")" : "interrupted") << ", " << trials.size()
         << " trial(s) with " << rungs << " finished rung(s)";
+    if (partial > 0) out << ", " << partial << " checkpointed mid-rung";
     if (!running) out << "; continue with hfta-tune resume " << a.dir;
     out << "\n";
     return kExitOk;
@@ -246,8 +247,13 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   }
   out << ")\n";
   if (!results->at("best").is_null()) {
-    out << "best: trial " << results->at("best").at("id") << ", " << results->at("metric").at("name").get<std::string>()
-        << " " << results->at("best").at("metric") << "\n";
+    const auto& best = results->at("best");
+    out << "best: trial " << best.at("id") << ", " << results->at("metric").at("name").get<std::string>() << " "
+        << best.at("metric");
+    if (best.contains("test")) {
+      out << "; on the test split: loss " << best.at("test").at("loss") << ", accuracy " << best.at("test").at("accuracy");
+    }
+    out << "\n";
   }
   return kExitOk;
 }
