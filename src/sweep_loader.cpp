@@ -121,6 +121,18 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
   for (const auto& option : model->options) {
     task.options.emplace(option.name, default_value(option));
   }
+  // Attention splits d_model evenly across its heads.
+  auto d_model = task.options.find("d_model"), heads = task.options.find("heads");
+  if (options && options->IsMap() && d_model != task.options.end() && heads != task.options.end() &&
+      search::is_numeric(d_model->second) && search::is_numeric(heads->second)) {
+    const auto d = static_cast<std::int64_t>(search::as_double(d_model->second));
+    const auto h = static_cast<std::int64_t>(search::as_double(heads->second));
+    if (h > 0 && d % h != 0) {
+      const bool at_heads = static_cast<bool>((*options)["heads"]);
+      r.error(at_heads ? (*options)["heads"] : (*options)["d_model"], at_heads ? "task.options.heads" : "task.options.d_model",
+              std::to_string(h) + " heads do not divide d_model " + std::to_string(d) + " evenly");
+    }
+  }
   return model;
 }
 

@@ -214,6 +214,12 @@ TEST(SweepRejection, MetricTheModelDoesNotReport) {
   expect_rejected(yaml, "metric.name", "val_perplexity", "is not one of val_accuracy");
 }
 
+TEST(SweepRejection, HeadsThatDoNotDivideTheModelWidth) {
+  const auto yaml = sweep_yaml({{"task", "task:\n  model: transformer_lm\n  options:\n    d_model: 64\n    heads: 3\n"},
+                                {"metric", "metric:\n  name: val_perplexity\n  goal: minimize\n"}});
+  expect_rejected(yaml, "task.options.heads", "heads: 3", "3 heads do not divide d_model 64 evenly");
+}
+
 TEST(SweepRejection, MissingMetricGoal) {
   const auto yaml = sweep_yaml({{"metric", "metric:\n  name: val_loss\n"}});
   expect_rejected(yaml, "metric.goal", "name: val_loss", "missing required key 'goal'");
