@@ -23,6 +23,7 @@
 #include "hfta/fusion/device_memory.h"
 #include "hfta/trainers/catalog.h"
 #include "hfta/core/trial_export.h"
+#include "hfta/core/kept_measurements.h"
 #include "hfta/core/throughput_probe.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/sweep_json.h"
@@ -93,8 +94,10 @@ class Tuner {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
-      load_strategies();
-      load_throughput();
+      kept_.load();
+      for (const auto& [key, rates] : kept_.throughput()) {
+        for (const auto& [b, r] : rates) sizer_.observe_throughput(key, b, r);
+      }
       // What earlier runs in this directory finished: their rungs are not trained again.
       for (auto& [id, stored] : store_.load_all()) {
         records_[id] = stored.record;
@@ -382,45 +385,6 @@ class Tuner {
     return trainers::make_classifier(sweep_.task.model, models, model_options(c), data_.classes);
   }
 
-  // Op strategies are measured once per array shape and kept in the experiment
-  // directory, so a resumed run computes exactly as the interrupted one did.
-  std::string strategies_path() const { return options_.dir + "/strategies.json"; }
-
-  // Reads a measurement an earlier run kept (a JSON object by key), handing
-  // each entry to `use`; false when there is none or it is damaged (reported:
-  // it is measured again, since only speed depends on it).
-  template <typename Use>
-  bool read_kept(const std::string& path, Use use) {
-    std::ifstream in(path);
-    if (!in) return false;
-    try {
-      const nlohmann::json saved = nlohmann::json::parse(in);  // items() must not outlive it
-      for (const auto& [key, value] : saved.items()) use(key, value);
-      return true;
-    } catch (const std::exception& e) {
-      progress_.message(path + ": " + e.what() + "; measuring again");
-      return false;
-    }
-  }
-
-  void load_strategies() {
-    std::map<std::string, std::vector<fusion::Strategy>> read;
-    const bool ok = read_kept(strategies_path(), [&](const std::string& key, const nlohmann::json& names) {
-      for (const auto& n : names) read[key].push_back(fusion::strategy_from_string(n.get<std::string>()));
-    });
-    if (ok) strategies_ = read;
-  }
-
-  void keep_strategies(const std::string& key, const std::vector<fusion::Strategy>& chosen) {
-    strategies_[key] = chosen;
-    if (options_.dir.empty()) return;
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [k, v] : strategies_) {
-      for (auto st : v) out[k].push_back(fusion::to_string(st));
-    }
-    write_atomically(strategies_path(), out.dump(2) + "\n");
-  }
-
   // A trial's slot: its hyperparameters, unset ones at the catalog's defaults (what the README lists).
   trainers::SlotTrial slot_of(std::int64_t id, const Config& c, std::uint64_t seed) const {
     trainers::SlotTrial t{id, seed};
@@ -465,7 +429,7 @@ class Tuner {
     std::map<std::string, std::vector<const search::PackItem*>> by_key;
     for (const auto& item : items) by_key[packer_.fusion_key(item.params)].push_back(&item);
     for (const auto& [key, members] : by_key) {
-      if (members.size() < 2 || throughput_.count(key)) continue;
+      if (members.size() < 2 || kept_.throughput().count(key)) continue;
       const Config& example = members.front()->params;
       // Up to the arrays this round can form; a curve still rising there leaves larger ones uncapped.
       const std::int64_t most = std::min<std::int64_t>(sizer_.capacity(key, example),
@@ -479,32 +443,15 @@ class Tuner {
       };
       keep_throughput(key, probe_throughput(make_step, most));
       std::string rates;
-      for (const auto& [b, r] : throughput_.at(key)) rates += " B=" + std::to_string(b) + " " + std::to_string(std::lround(r));
+      for (const auto& [b, r] : kept_.throughput().at(key)) rates += " B=" + std::to_string(b) + " " + std::to_string(std::lround(r));
       progress_.message("array sizes measured (model-steps/s):" + rates + "; arrays of at most " +
                         std::to_string(sizer_.capacity(key, example)));
     }
   }
 
-  std::string throughput_path() const { return options_.dir + "/throughput.json"; }
-
-  void load_throughput() {
-    std::map<std::string, std::map<std::int64_t, double>> read;
-    const bool ok = read_kept(throughput_path(), [&](const std::string& key, const nlohmann::json& rates) {
-      for (const auto& [b, rate] : rates.items()) read[key][std::stoll(b)] = rate.get<double>();
-    });
-    if (!ok) return;
-    for (const auto& [key, rates] : read) keep_throughput(key, rates);
-  }
-
-  void keep_throughput(const std::string& key, const std::map<std::int64_t, double>& rates) {
-    throughput_[key] = rates;
+  void keep_throughput(const std::string& key, const KeptMeasurements::Rates& rates) {
+    kept_.keep_throughput(key, rates);
     for (const auto& [b, r] : rates) sizer_.observe_throughput(key, b, r);
-    if (options_.dir.empty()) return;
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [k, v] : throughput_) {
-      for (const auto& [b, r] : v) out[k][std::to_string(b)] = r;
-    }
-    write_atomically(throughput_path(), out.dump(2) + "\n");
   }
 
   void train_array(const search::ArrayPlan& array) {
@@ -523,9 +470,9 @@ class Tuner {
       for (std::int64_t b = 0; b < models; ++b) model->load_slot(b, saved_.at(array.trial_ids[b]).model);
     }
     const std::string shape = array.key + " B=" + std::to_string(models);
-    if (auto it = strategies_.find(shape); it != strategies_.end()) o.strategies = it->second;
+    if (const auto* kept = kept_.strategies(shape)) o.strategies = *kept;
     trainers::ArrayTrainer trainer(model, slots, o, data_, /*initialise=*/!resumed);
-    if (o.strategies.empty() && models > 1 && !model->strategies().empty()) keep_strategies(shape, model->strategies());
+    if (o.strategies.empty() && models > 1 && !model->strategies().empty()) kept_.keep_strategies(shape, model->strategies());
     const std::int64_t from = steps_for(array.from_budget, first);
     // Budgets smaller than a batch still train: every rung at least one step further.
     const std::int64_t to = std::max(steps_for(array.to_budget, first), from + 1);
@@ -633,8 +580,7 @@ class Tuner {
   TrialStore store_;
   ArraySizer sizer_;
   std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
-  std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape
-  std::map<std::string, std::map<std::int64_t, double>> throughput_;  ///< model-steps/s by fusion key and B
+  KeptMeasurements kept_{options_.dir, [this](const std::string& m) { progress_.message(m); }};
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();

@@ -1,0 +1,47 @@
+// Measurements that decide only speed, kept in the experiment directory so that
+// a resumed run computes exactly as the interrupted one did: each array shape's
+// op strategies (strategies.json) and each fusion key's training rate at
+// growing array sizes (throughput.json). A damaged file is reported and its
+// measurements are taken again.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hfta/fusion/strategy.h"
+
+namespace hfta::core {
+
+class KeptMeasurements {
+ public:
+  using Rates = std::map<std::int64_t, double>;  ///< model-steps per second by array size
+
+  /// `dir` "" keeps them in memory only; `report` says what was damaged.
+  KeptMeasurements(std::string dir, std::function<void(const std::string&)> report);
+
+  /// Reads what an earlier run in `dir` kept.
+  void load();
+
+  /// An array shape's strategies, or nullptr when not measured yet.
+  const std::vector<fusion::Strategy>* strategies(const std::string& shape) const;
+  void keep_strategies(const std::string& shape, const std::vector<fusion::Strategy>& chosen);
+
+  const std::map<std::string, Rates>& throughput() const { return throughput_; }
+  void keep_throughput(const std::string& key, const Rates& rates);
+
+ private:
+  template <typename Use>
+  bool read(const std::string& path, Use use);
+  void write_strategies() const;
+  void write_throughput() const;
+
+  std::string dir_;
+  std::function<void(const std::string&)> report_;
+  std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape
+  std::map<std::string, Rates> throughput_;                           ///< by fusion key
+};
+
+}  // namespace hfta::core
