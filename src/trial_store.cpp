@@ -42,9 +42,27 @@ void promote_next_checkpoint(const std::string& dir) {
   if (std::rename(next.c_str(), current.c_str()) != 0) throw std::runtime_error("cannot write " + current);
 }
 
+nlohmann::json progress_json(const trainers::SlotProgress& p) {
+  const auto& pl = p.plateau;
+  return {{"best", std::isfinite(p.best) ? nlohmann::json(p.best) : nullptr}, {"bad_evals", p.bad_evals},
+          {"plateau", {{"lr", pl.lr}, {"best", pl.best}, {"bad_epochs", pl.bad_epochs},
+                       {"cooldown_counter", pl.cooldown_counter}, {"has_best", pl.has_best}}}};
+}
+
+trainers::SlotProgress progress_of(const nlohmann::json& j) {
+  trainers::SlotProgress p;
+  p.best = j.at("best").is_null() ? -INFINITY : j.at("best").get<double>();
+  p.bad_evals = j.at("bad_evals");
+  const auto& pl = j.at("plateau");
+  p.plateau.lr = pl.at("lr"), p.plateau.best = pl.at("best");
+  p.plateau.bad_epochs = pl.at("bad_epochs"), p.plateau.cooldown_counter = pl.at("cooldown_counter");
+  p.plateau.has_best = pl.at("has_best");
+  return p;
+}
+
 nlohmann::json rung_json(const RungResult& r) {
   return {{"budget", r.budget}, {"metric", r.metric}, {"status", r.status}, {"steps", r.steps},
-          {"checkpoint_crc", r.checkpoint_crc}};
+          {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
 }
 
 // JSON has no NaN: a diverged or failed trial's metric is written as null.
@@ -76,24 +94,15 @@ std::string checkpoint_bytes(const torch::nn::Sequential& model, const fusion::S
 }
 
 nlohmann::json partial_json(const PartialRung& p) {
-  const auto& pl = p.progress.plateau;
   return {{"from_budget", p.from_budget}, {"to_budget", p.to_budget}, {"steps", p.steps},
-          {"checkpoint_crc", p.checkpoint_crc}, {"best", std::isfinite(p.progress.best) ? nlohmann::json(p.progress.best) : nullptr},
-          {"bad_evals", p.progress.bad_evals},
-          {"plateau", {{"lr", pl.lr}, {"best", pl.best}, {"bad_epochs", pl.bad_epochs},
-                       {"cooldown_counter", pl.cooldown_counter}, {"has_best", pl.has_best}}}};
+          {"checkpoint_crc", p.checkpoint_crc}, {"progress", progress_json(p.progress)}};
 }
 
 PartialRung partial_of(const nlohmann::json& j) {
   PartialRung p;
   p.from_budget = j.at("from_budget"), p.to_budget = j.at("to_budget"), p.steps = j.at("steps");
   p.checkpoint_crc = j.at("checkpoint_crc");
-  p.progress.best = j.at("best").is_null() ? -INFINITY : j.at("best").get<double>();
-  p.progress.bad_evals = j.at("bad_evals");
-  const auto& pl = j.at("plateau");
-  p.progress.plateau.lr = pl.at("lr"), p.progress.plateau.best = pl.at("best");
-  p.progress.plateau.bad_epochs = pl.at("bad_epochs"), p.progress.plateau.cooldown_counter = pl.at("cooldown_counter");
-  p.progress.plateau.has_best = pl.at("has_best");
+  p.progress = progress_of(j.at("progress"));
   return p;
 }
 
@@ -164,7 +173,8 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
     t.record.error = j.value("error", "");
     if (j.contains("partial")) t.partial = partial_of(j.at("partial"));
     for (const auto& r : j.at("rungs")) {
-      t.rungs.push_back({r.at("budget"), metric_of(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc")});
+      t.rungs.push_back({r.at("budget"), metric_of(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
+                         r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{}});
     }
     if (!t.rungs.empty()) {
       t.record.budget = t.rungs.back().budget;

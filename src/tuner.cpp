@@ -81,6 +81,7 @@ struct Saved {
   torch::nn::Sequential model{nullptr};
   fusion::SlotState optimizer;
   std::int64_t steps = 0;
+  trainers::SlotProgress progress;  ///< early stopping and plateau state, carried into its next rung
 };
 
 class Tuner {
@@ -253,7 +254,7 @@ class Tuner {
       progress_.message("trial " + std::to_string(id) + ": " + problem + "; training it again from the start");
       return false;
     }
-    saved_[id] = {model, state, r->steps};
+    saved_[id] = {model, state, r->steps, r->progress};
     return true;
   }
 
@@ -274,8 +275,7 @@ class Tuner {
       progress_.message("trial " + std::to_string(id) + ": " + problem + "; restarting its rung");
       return std::nullopt;
     }
-    saved_[id] = {model, state, partial.steps};
-    resumed_progress_[id] = partial.progress;
+    saved_[id] = {model, state, partial.steps, partial.progress};
     progress_.message("trial " + std::to_string(id) + " continues its rung from step " + std::to_string(partial.steps));
     return budget_of(partial.steps, c);
   }
@@ -480,10 +480,7 @@ class Tuner {
       for (std::int64_t b = 0; b < models; ++b) {
         const std::int64_t id = array.trial_ids[static_cast<std::size_t>(b)];
         trainer.optimizer().import_slot(b, saved_.at(id).optimizer);
-        if (auto it = resumed_progress_.find(id); it != resumed_progress_.end()) {
-          trainer.restore_progress(b, it->second);  // it continues a rung mid-way
-          resumed_progress_.erase(it);
-        }
+        trainer.restore_progress(b, saved_.at(id).progress);  // as if it had trained straight on
       }
     }
     trainer.seek(from);
@@ -529,9 +526,11 @@ class Tuner {
       r.metric = metric_of(m);
       r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
                  : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
-      saved_[m.trial_id] = {trainer.extract(id), trainer.export_optimizer(id), to};
+      // Only trials still running go on to another rung, and only they hold a slot.
+      const auto progress = m.status == trainers::SlotStatus::kRunning ? trainer.progress(id) : trainers::SlotProgress{};
+      saved_[m.trial_id] = {trainer.extract(id), trainer.export_optimizer(id), to, progress};
       if (!options_.dir.empty()) {
-        RungResult rung{array.to_budget, r.metric, r.status, to, 0};
+        RungResult rung{array.to_budget, r.metric, r.status, to, 0, progress};
         rungs_[m.trial_id].push_back(
             store_.save(r, rungs_[m.trial_id], rung, saved_[m.trial_id].model, saved_[m.trial_id].optimizer));
       }
@@ -585,7 +584,6 @@ class Tuner {
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
   std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
-  std::map<std::int64_t, trainers::SlotProgress> resumed_progress_;  ///< for trials continuing a rung
   // Tests: the process exits (as if killed) after this many mid-rung checkpoints.
   int exit_after_checkpoints_ = std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")
                                     ? std::atoi(std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")) : 0;

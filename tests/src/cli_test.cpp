@@ -352,6 +352,40 @@ TEST_F(Cli, PackingNeverChangesATrialsNumbers) {
   EXPECT_TRUE(exists(dir_ + "/fused/throughput.json"));
 }
 
+TEST_F(Cli, APromotedTrialTrainsAsIfStraightThrough) {
+  // Successive halving trains trial ids 0-2 to 1 epoch, then the best on to 3;
+  // random search trains the same trials (same sweep seed) to 3 epochs in one
+  // go. Reduce-on-plateau rates and early-stopping patience carry across the
+  // rungs, so the promoted trial's every evaluation is the straight one's.
+  const std::string common = R"(seed: 4
+task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
+metric: {name: val_loss, goal: minimize}
+budget: {unit: epochs, min: 1, max: 3}
+parameters:
+  lr: {distribution: log_uniform, min: 0.05, max: 0.5}
+  momentum: {value: 0.9}
+  schedule: {value: plateau}
+  plateau_patience: {value: 0}
+  plateau_factor: {value: 0.5}
+early_stopping: {patience: 2, min_delta: 0.02}
+)";
+  const std::string sha = write_sweep("sha.yaml", "name: sha\nsearch: {method: sha, trials: 3, eta: 3}\n" + common);
+  const std::string straight = write_sweep("straight.yaml", "name: straight\nsearch: {method: random, trials: 3}\n" + common);
+  ASSERT_EQ(run("run " + sha + " --out " + dir_ + "/sha").code, 0);
+  ASSERT_EQ(run("run " + straight + " --out " + dir_ + "/straight").code, 0);
+  const auto halved = nlohmann::json::parse(slurp(dir_ + "/sha/results.json"));
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/straight/results.json"));
+  int promoted = 0;
+  for (std::size_t i = 0; i < halved.at("trials").size(); ++i) {
+    const auto& t = halved.at("trials")[i];
+    if (t.at("budget") != 3) continue;
+    ++promoted;
+    EXPECT_EQ(t.at("history"), whole.at("trials")[i].at("history")) << t.at("id");
+    EXPECT_EQ(t.at("metric"), whole.at("trials")[i].at("metric"));
+  }
+  EXPECT_EQ(promoted, 1);
+}
+
 TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
   std::string text = kTinySweep;
   const std::string hyperband = "search: {method: hyperband, eta: 3}";

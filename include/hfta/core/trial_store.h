@@ -24,6 +24,7 @@ struct RungResult {
   std::string status = "completed";
   std::int64_t steps = 0;       ///< training steps reached
   std::uint32_t checkpoint_crc = 0;  ///< CRC-32 of checkpoint.pt as written after this rung
+  trainers::SlotProgress progress;   ///< early stopping and plateau state at the rung's end
 };
 
 /// A rung in progress: where a trial stood at an evaluation point inside it.
