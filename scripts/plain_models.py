@@ -1,7 +1,7 @@
-"""PyTorch forms of hfta-tune's models whose plain form is not made of stock
-torch.nn layers alone: a trial's state_dict.pt loads into them with
+"""PyTorch forms of hfta-tune's models whose plain form is not one stock
+nn.Sequential of torch.nn layers: a trial's state_dict.pt loads into them with
 load_state_dict. The layer order and names match the C++ plain forms
-(trainers/transformer_lm.h).
+(trainers/transformer_lm.h, trainers/bert.h, trainers/dcgan.h).
 
     import sys; sys.path.insert(0, "scripts")
     import torch, plain_models
@@ -73,3 +73,21 @@ def bert(vocab, size="medium", seq_len=128, dropout=0.0):
         nn.Linear(hidden, vocab),
         nn.Flatten(0, 1),
     )
+
+
+def dcgan(nz=100, ngf=64, ndf=64):
+    """Sequential(generator, discriminator): z [N, nz, 1, 1] -> the discriminator's
+    logit [N, 1] for G(z); net[0] alone makes 32x32 images in [-1, 1]."""
+    generator = nn.Sequential(
+        nn.ConvTranspose2d(nz, 4 * ngf, 4, 1, 0, bias=False), nn.BatchNorm2d(4 * ngf), nn.ReLU(),
+        nn.ConvTranspose2d(4 * ngf, 2 * ngf, 4, 2, 1, bias=False), nn.BatchNorm2d(2 * ngf), nn.ReLU(),
+        nn.ConvTranspose2d(2 * ngf, ngf, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf), nn.ReLU(),
+        nn.ConvTranspose2d(ngf, 1, 4, 2, 1, bias=False), nn.Tanh(),
+    )
+    discriminator = nn.Sequential(
+        nn.Conv2d(1, ndf, 4, 2, 1, bias=False), nn.LeakyReLU(0.2),
+        nn.Conv2d(ndf, 2 * ndf, 4, 2, 1, bias=False), nn.BatchNorm2d(2 * ndf), nn.LeakyReLU(0.2),
+        nn.Conv2d(2 * ndf, 4 * ndf, 4, 2, 1, bias=False), nn.BatchNorm2d(4 * ndf), nn.LeakyReLU(0.2),
+        nn.Conv2d(4 * ndf, 1, 4, 1, 0, bias=False), nn.Flatten(),
+    )
+    return nn.Sequential(generator, discriminator)

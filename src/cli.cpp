@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -122,9 +123,12 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, double ch
     out << "}\n";
   }
   if (result.best_test) {
-    out << "best trial " << result.trials[static_cast<std::size_t>(result.best)].id
-        << " on the test split: loss " << result.best_test->loss << ", accuracy " << result.best_test->accuracy
-        << "\n";
+    out << "best trial " << result.trials[static_cast<std::size_t>(result.best)].id << " on the test split: ";
+    if (std::isnan(result.best_test->fid)) {
+      out << "loss " << result.best_test->loss << ", accuracy " << result.best_test->accuracy << "\n";
+    } else {
+      out << "FID " << result.best_test->fid << "\n";
+    }
   }
   out << "results: " << dir << "/results.json\n";
   return kExitOk;

@@ -204,7 +204,7 @@ class Tuner {
     trainers::ArrayTrainer trainer(model, {slot_of(r.id, r.params, r.seed)}, array_options(r.params), test,
                                    /*initialise=*/false);
     const auto m = trainer.evaluate().front();
-    return TestMetrics{m.val_loss, m.val_accuracy};
+    return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid};
   }
 
   // Never promoted: the scheduler sees a failed trial as diverged, with the worst metric.
@@ -479,7 +479,7 @@ class Tuner {
     if (resumed) {
       for (std::int64_t b = 0; b < models; ++b) {
         const std::int64_t id = array.trial_ids[static_cast<std::size_t>(b)];
-        trainer.optimizer().import_slot(b, saved_.at(id).optimizer);
+        trainer.import_optimizer(b, saved_.at(id).optimizer);
         trainer.restore_progress(b, saved_.at(id).progress);  // as if it had trained straight on
       }
     }
@@ -508,6 +508,7 @@ class Tuner {
         nlohmann::json point = {{"step", m.step}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss},
                                 {"val_accuracy", m.val_accuracy}};
         if (language_model_) point["val_perplexity"] = m.val_perplexity;
+        if (gan_) point["d_loss"] = m.d_loss, point["val_fid"] = m.val_fid;  // train_loss is the generator's
         records_.at(m.trial_id).history.push_back(point);
       }
       if (!trainer.any_running()) break;  // every trial stopped: the rest of the rung would change nothing
@@ -551,7 +552,9 @@ class Tuner {
   double metric_of(const trainers::SlotMetrics& m) const {
     if (sweep_.metric.name == "val_loss") return m.val_loss;
     if (sweep_.metric.name == "val_perplexity") return m.val_perplexity;
-    if (sweep_.metric.name == "train_loss") return m.train_loss;
+    if (sweep_.metric.name == "train_loss" || sweep_.metric.name == "g_loss") return m.train_loss;
+    if (sweep_.metric.name == "d_loss") return m.d_loss;
+    if (sweep_.metric.name == "val_fid") return m.val_fid;
     return m.val_accuracy;
   }
 
@@ -589,6 +592,7 @@ class Tuner {
                                     ? std::atoi(std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")) : 0;
   const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
+  const bool gan_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kGan;
 };
 
 nlohmann::json params_json(const Config& c) {
@@ -603,7 +607,7 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   std::vector<std::string> out;
   if (!trainers::is_trainable(sweep.task.model)) {
     out.push_back("task.model: training " + sweep.task.model +
-                  " is not yet available (mlp, cnn, pointnet, resnet18, mobilenet_v3_small, transformer_lm and bert are)");
+                  " is not yet available (mlp, cnn, pointnet, dcgan, resnet18, mobilenet_v3_small, transformer_lm and bert are)");
   }
   for (const char* data_shape : {"points", "seq_len", "mask_prob"}) {
     if (sweep.find_parameter(data_shape)) {
@@ -639,7 +643,10 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result)
     best = {{"id", b.id}, {"params", params_json(b.params)}, {"metric", b.metric}};
     if (result.best_test) {
       best["test"] = {{"loss", result.best_test->loss}, {"accuracy", result.best_test->accuracy}};
-      if (trainers::find_model(sweep.task.model)->kind != trainers::TaskKind::kClassification) {
+      const auto kind = trainers::find_model(sweep.task.model)->kind;
+      if (kind == trainers::TaskKind::kGan) {
+        best["test"]["fid"] = result.best_test->fid;  // loss and accuracy: the discriminator's
+      } else if (kind != trainers::TaskKind::kClassification) {
         best["test"]["perplexity"] = std::exp(result.best_test->loss);
       }
     }

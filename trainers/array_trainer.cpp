@@ -7,6 +7,8 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "gan_evaluation.h"
+
 namespace hfta::trainers {
 
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& targets,
@@ -41,7 +43,7 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
       // Off the CPU the whole dataset moves to the device once (Fashion-MNIST is
       // 190 MB): batches are then cut where they are used, with no copy per step.
       device_copy_(device_.is_cpu() ? ClassificationData{} : to_device(data, device_)),
-      data_(device_.is_cpu() ? data : device_copy_) {
+      data_(device_.is_cpu() ? data : device_copy_), gan_(dynamic_cast<FusedDcgan*>(model_.get())) {
   const auto b = static_cast<std::int64_t>(trials_.size());
   if (b != model_->models()) throw std::invalid_argument("one trial per slot is needed");
   auto each = [this](double SlotTrial::*field) {
@@ -67,9 +69,12 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);
   best_.assign(static_cast<std::size_t>(b), -INFINITY);
   loss_sum_ = at::zeros({b}, at::TensorOptions().dtype(at::kDouble).device(device_));
+  d_loss_sum_ = at::zeros_like(loss_sum_);
   bad_evals_.assign(static_cast<std::size_t>(b), 0);
   seek(0);
 }
+
+ArrayTrainer::~ArrayTrainer() = default;
 
 // The optimizer over the current model's parameters, with every slot's
 // hyperparameters, and the schedules driving its learning rates.
@@ -81,41 +86,53 @@ void ArrayTrainer::build_optimizer(std::vector<fusion::LrSchedule> schedules) {
   };
   const auto& opt = options_.optimizer;
   const auto b = static_cast<std::int64_t>(trials_.size());
-  auto params = model_->parameters();
+  auto make = [&](const std::vector<at::Tensor>& params) -> std::unique_ptr<fusion::FusedOptimizer> {
   if (opt == "sgd") {
     fusion::FusedSgdOptions o;
     o.lr = each(&SlotTrial::lr), o.momentum = each(&SlotTrial::momentum), o.weight_decay = each(&SlotTrial::weight_decay);
     o.dampening = each(&SlotTrial::dampening), o.nesterov = each(&SlotTrial::nesterov);
-    optimizer_ = std::make_unique<fusion::FusedSgd>(params, b, o);
+    return std::make_unique<fusion::FusedSgd>(params, b, o);
   } else if (opt == "adam" || opt == "adamw") {
     fusion::FusedAdamOptions o;
     o.lr = each(&SlotTrial::lr), o.beta1 = each(&SlotTrial::beta1), o.beta2 = each(&SlotTrial::beta2);
     o.eps = each(&SlotTrial::eps), o.weight_decay = each(&SlotTrial::weight_decay), o.amsgrad = each(&SlotTrial::amsgrad);
     o.decoupled_weight_decay = opt == "adamw";
-    optimizer_ = std::make_unique<fusion::FusedAdam>(params, b, o);
+    return std::make_unique<fusion::FusedAdam>(params, b, o);
   } else if (opt == "rmsprop") {
     fusion::FusedRmspropOptions o;
     o.lr = each(&SlotTrial::lr), o.alpha = each(&SlotTrial::alpha), o.eps = each(&SlotTrial::eps);
     o.weight_decay = each(&SlotTrial::weight_decay), o.momentum = each(&SlotTrial::momentum);
     o.centered = each(&SlotTrial::centered);
-    optimizer_ = std::make_unique<fusion::FusedRmsprop>(params, b, o);
+    return std::make_unique<fusion::FusedRmsprop>(params, b, o);
   } else if (opt == "adagrad") {
     fusion::FusedAdagradOptions o;
     o.lr = each(&SlotTrial::lr), o.lr_decay = each(&SlotTrial::lr_decay), o.weight_decay = each(&SlotTrial::weight_decay);
-    optimizer_ = std::make_unique<fusion::FusedAdagrad>(params, b, o);
+    return std::make_unique<fusion::FusedAdagrad>(params, b, o);
   } else if (opt == "adadelta") {
     fusion::FusedAdadeltaOptions o;
     o.lr = each(&SlotTrial::lr), o.rho = each(&SlotTrial::rho), o.weight_decay = each(&SlotTrial::weight_decay);
-    optimizer_ = std::make_unique<fusion::FusedAdadelta>(params, b, o);
+    return std::make_unique<fusion::FusedAdadelta>(params, b, o);
   } else {
     throw std::invalid_argument("unknown optimizer " + opt);
   }
+  };
+  // A GAN's two optimizers (discriminator, generator) share each trial's hyperparameters.
+  const auto groups = model_->optimizer_groups();
+  optimizer_ = make(groups.front());
+  generator_optimizer_ = groups.size() > 1 ? make(groups[1]) : nullptr;
   scheduler_ = std::make_unique<fusion::FusedLrScheduler>(*optimizer_, std::move(schedules));
+  sync_generator_lr();
+}
+
+// The schedules drive the first optimizer; a GAN's generator follows its learning rates.
+void ArrayTrainer::sync_generator_lr() {
+  if (generator_optimizer_) generator_optimizer_->lr() = optimizer_->lr();
 }
 
 void ArrayTrainer::seek(std::int64_t steps) {
   // Schedules count the trial's own steps, wherever it trained before.
   for (std::int64_t b = 0; b < model_->models(); ++b) scheduler_->set_steps(b, steps);
+  sync_generator_lr();
   const std::int64_t per_epoch = (data_.train.size() + options_.batch_size - 1) / options_.batch_size;
   step_ = steps;
   reseed_dropout();
@@ -149,22 +166,9 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
       order_ = order(++epoch_);
     }
     const Split b = batch(data_.train, order_, batch_in_epoch_++, options_.batch_size);
-    optimizer_->zero_grad();
-    const at::Tensor per_model =
-        per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_, masked_);
-    // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
-    // Stopped models are left out, so a diverged one's NaN cannot reach anything.
-    if (frozen_.empty()) {
-      per_model.sum().backward();
-    } else {
-      std::vector<double> active;
-      for (auto st : status_) active.push_back(st == SlotStatus::kRunning ? 1.0 : 0.0);
-      const at::Tensor mask = at::tensor(active, at::kDouble).to(per_model.options()) > 0;
-      at::where(mask, per_model, at::zeros_like(per_model)).sum().backward();
-    }
-    clip_gradients();
-    optimizer_->step();
+    const at::Tensor per_model = gan_ ? gan_step(b) : classifier_step(b);
     scheduler_->step();
+    sync_generator_lr();
     ++step_;
     const at::Tensor values = per_model.detach().to(at::kDouble);
     loss_sum_ += values;
@@ -179,7 +183,29 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
   return losses;
 }
 
-void ArrayTrainer::clip_gradients() {
+at::Tensor ArrayTrainer::running_mask() const {
+  std::vector<double> active;
+  for (auto st : status_) active.push_back(st == SlotStatus::kRunning ? 1.0 : 0.0);
+  return at::tensor(active, at::kDouble).to(device_) > 0;
+}
+
+at::Tensor ArrayTrainer::classifier_step(const Split& b) {
+  optimizer_->zero_grad();
+  const at::Tensor per_model =
+      per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_, masked_);
+  // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
+  // Stopped models are left out, so a diverged one's NaN cannot reach anything.
+  if (frozen_.empty()) {
+    per_model.sum().backward();
+  } else {
+    at::where(running_mask(), per_model, at::zeros_like(per_model)).sum().backward();
+  }
+  clip_gradients(model_->parameters());
+  optimizer_->step();
+  return per_model;
+}
+
+void ArrayTrainer::clip_gradients(const std::vector<at::Tensor>& params) {
   std::vector<double> clip;
   for (const auto& t : trials_) clip.push_back(t.grad_clip);
   if (std::all_of(clip.begin(), clip.end(), [](double c) { return c <= 0; })) return;
@@ -187,14 +213,14 @@ void ArrayTrainer::clip_gradients() {
   const std::int64_t b = model_->models();
   // Each model's total gradient norm over all its rows, as clip_grad_norm_ computes it alone.
   at::Tensor squares = at::zeros({b}, at::TensorOptions().dtype(at::kDouble).device(device_));
-  for (const auto& p : model_->parameters()) {
+  for (const auto& p : params) {
     if (p.grad().defined()) squares += p.grad().reshape({b, -1}).to(at::kDouble).pow(2).sum(1);
   }
   // min(1, clip / (norm + 1e-6)) where clipping is on, else 1: on the device, no host round trip.
   const at::Tensor limit = at::tensor(clip, at::kDouble).to(device_);
   const at::Tensor scale =
       at::where(limit > 0, at::clamp_max(limit / (squares.sqrt() + 1e-6), 1.0), at::ones_like(limit));
-  for (auto& p : model_->parameters()) {
+  for (auto p : params) {
     if (!p.grad().defined()) continue;
     p.mutable_grad().view({b, -1}).mul_(scale.to(p.grad().options()).view({b, 1}));
   }
@@ -204,12 +230,14 @@ double ArrayTrainer::watched(const SlotMetrics& m) const {
   // Early stopping looks for increases: a metric to minimise is negated.
   const double v = options_.metric == "val_loss"         ? m.val_loss
                    : options_.metric == "val_perplexity" ? m.val_perplexity
-                   : options_.metric == "train_loss"     ? m.train_loss
+                   : options_.metric == "train_loss" || options_.metric == "g_loss" ? m.train_loss
+                   : options_.metric == "d_loss"         ? m.d_loss
+                   : options_.metric == "val_fid"        ? m.val_fid
                                                      : m.val_accuracy;
   return options_.maximize ? v : -v;
 }
 
-std::vector<SlotMetrics> ArrayTrainer::evaluate() {
+std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   torch::NoGradGuard no_grad;
   model_->eval();
   // Predictions per example, or per (masked) position for language models.
@@ -231,20 +259,32 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
   }
   model_->train();
   loss_sum = loss_sum.cpu(), correct = correct.cpu();
-  const at::Tensor train_loss = loss_sum_.cpu();
-  std::vector<SlotMetrics> out;
+  std::vector<SlotMetrics> out(static_cast<std::size_t>(b));
   for (std::int64_t i = 0; i < b; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    if (status_[k] != SlotStatus::kRunning) continue;  // stopped before: its metrics are final
-    SlotMetrics m;
-    m.trial_id = trials_[k].trial_id;
-    m.step = step_;
-    m.train_loss = loss_steps_ ? train_loss[i].item<double>() / static_cast<double>(loss_steps_) : NAN;
+    SlotMetrics& m = out[static_cast<std::size_t>(i)];
     m.val_loss = loss_sum[i].item<double>() / static_cast<double>(n);
     m.val_accuracy = correct[i].item<double>() / static_cast<double>(n);
     m.val_perplexity = std::exp(m.val_loss);
+  }
+  return out;
+}
+
+std::vector<SlotMetrics> ArrayTrainer::evaluate() {
+  std::vector<SlotMetrics> all = gan_ ? gan_metrics() : classifier_metrics();
+  const at::Tensor train_loss = loss_sum_.cpu(), d_loss = d_loss_sum_.cpu();
+  std::vector<SlotMetrics> out;
+  for (std::int64_t i = 0; i < model_->models(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (status_[k] != SlotStatus::kRunning) continue;  // stopped before: its metrics are final
+    SlotMetrics m = all[k];
+    m.trial_id = trials_[k].trial_id;
+    m.step = step_;
+    const double steps = static_cast<double>(loss_steps_);
+    m.train_loss = loss_steps_ ? train_loss[i].item<double>() / steps : NAN;
+    if (gan_) m.d_loss = loss_steps_ ? d_loss[i].item<double>() / steps : NAN;
     if (status_[k] == SlotStatus::kRunning) {
       const bool diverged = !std::isfinite(m.train_loss) || !std::isfinite(m.val_loss) ||
+                            (gan_ && !std::isfinite(m.d_loss)) ||
                             (options_.divergence > 0 && m.train_loss > options_.divergence);
       if (diverged) {
         status_[k] = SlotStatus::kDiverged;
@@ -256,6 +296,7 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
       }
       if (status_[k] != SlotStatus::kRunning) {
         optimizer_->freeze(i);
+        if (generator_optimizer_) generator_optimizer_->freeze(i);
         frozen_.emplace(i, model_->extract_slot(i));
       }
     }
@@ -267,6 +308,7 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
     out.push_back(m);
   }
   loss_sum_.zero_();
+  d_loss_sum_.zero_();
   loss_steps_ = 0;
   reseed_dropout();
   compact();
@@ -284,7 +326,7 @@ void ArrayTrainer::compact() {
     return;
   }
   for (const auto& [slot, plain] : frozen_) {
-    departed_[trials_[static_cast<std::size_t>(slot)].trial_id] = {plain, optimizer_->export_slot(slot)};
+    departed_[trials_[static_cast<std::size_t>(slot)].trial_id] = {plain, export_state(slot)};
   }
   // The survivors move, with their optimizer state, schedules and per-slot
   // bookkeeping, into a new array of just them.
@@ -303,7 +345,7 @@ void ArrayTrainer::compact() {
     next->set_dropout(static_cast<std::int64_t>(i), trials_[k].dropout);
     trials.push_back(trials_[k]);
     schedules.push_back(scheduler_->schedule(slot));
-    states.push_back(optimizer_->export_slot(slot));
+    states.push_back(export_state(slot));
     steps.push_back(scheduler_->steps(slot));
     best.push_back(best_[k]);
     bad.push_back(bad_evals_[k]);
@@ -314,7 +356,7 @@ void ArrayTrainer::compact() {
   build_optimizer(std::move(schedules));
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     const auto slot = static_cast<std::int64_t>(i);
-    optimizer_->import_slot(slot, states[i]);
+    import_optimizer(slot, states[i]);
     scheduler_->set_steps(slot, steps[i]);
   }
   status_.assign(trials_.size(), SlotStatus::kRunning);
@@ -322,6 +364,7 @@ void ArrayTrainer::compact() {
   bad_evals_ = std::move(bad);
   smoothing_ = std::move(smoothing);
   loss_sum_ = at::zeros({static_cast<std::int64_t>(trials_.size())}, loss_sum_.options());
+  d_loss_sum_ = at::zeros_like(loss_sum_);
   frozen_.clear();
   reseed_dropout();
 }
@@ -369,7 +412,25 @@ fusion::SlotState ArrayTrainer::export_optimizer(std::int64_t trial_id) const {
   if (auto it = departed_.find(trial_id); it != departed_.end()) return it->second.optimizer;
   const std::int64_t slot = slot_of(trial_id);
   if (slot < 0) throw std::out_of_range("trial " + std::to_string(trial_id) + " is not in this array");
-  return optimizer_->export_slot(slot);
+  return export_state(slot);
+}
+
+// A GAN's two optimizer states as one: the same step count (both step every
+// training step), and the discriminator's buffers followed by the generator's.
+fusion::SlotState ArrayTrainer::export_state(std::int64_t slot) const {
+  fusion::SlotState state = optimizer_->export_slot(slot);
+  if (generator_optimizer_) {
+    auto generator = generator_optimizer_->export_slot(slot);
+    state.buffers.insert(state.buffers.end(), generator.buffers.begin(), generator.buffers.end());
+  }
+  return state;
+}
+
+void ArrayTrainer::import_optimizer(std::int64_t slot, const fusion::SlotState& state) {
+  if (!generator_optimizer_) return optimizer_->import_slot(slot, state);
+  const auto split = state.buffers.begin() + static_cast<std::ptrdiff_t>(model_->optimizer_groups().front().size());
+  optimizer_->import_slot(slot, {state.step, {state.buffers.begin(), split}});
+  generator_optimizer_->import_slot(slot, {state.step, {split, state.buffers.end()}});
 }
 
 }  // namespace hfta::trainers

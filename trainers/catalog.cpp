@@ -266,7 +266,7 @@ std::vector<std::string> metric_names(TaskKind kind) {
     case TaskKind::kClassification: return {"val_accuracy", "val_loss", "train_loss"};
     case TaskKind::kLanguageModel:
     case TaskKind::kMaskedLanguageModel: return {"val_perplexity", "val_loss", "train_loss"};
-    case TaskKind::kGan: return {"g_loss", "d_loss"};
+    case TaskKind::kGan: return {"val_fid", "g_loss", "d_loss"};
   }
   return {};
 }

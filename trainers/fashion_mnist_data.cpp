@@ -7,9 +7,11 @@
 namespace hfta::trainers {
 namespace {
 
-Split prepare(const at::Tensor& images, const at::Tensor& labels, bool pad) {
-  at::Tensor x = images.to(at::kFloat).div_(255.0).sub_(kFashionMnistMean).div_(kFashionMnistStd).unsqueeze(1);
-  if (pad) x = at::constant_pad_nd(x, {2, 2, 2, 2}, (0.0 - kFashionMnistMean) / kFashionMnistStd);
+Split prepare(const at::Tensor& images, const at::Tensor& labels, const FashionMnistOptions& o) {
+  // Pixel value v in [0, 1] becomes (v - mean) / std: standardised, or [-1, 1].
+  const double mean = o.tanh_range ? 0.5 : kFashionMnistMean, std = o.tanh_range ? 0.5 : kFashionMnistStd;
+  at::Tensor x = images.to(at::kFloat).div_(255.0).sub_(mean).div_(std).unsqueeze(1);
+  if (o.pad_to_32) x = at::constant_pad_nd(x, {2, 2, 2, 2}, (0.0 - mean) / std);
   return {x.contiguous(), labels};
 }
 
@@ -25,10 +27,10 @@ ClassificationData load_fashion_mnist_data(const FashionMnistOptions& o) {
   }
   const std::int64_t n_train = n - o.validation_size;
   ClassificationData data;
-  data.train = prepare(train.images.narrow(0, 0, n_train), train.labels.narrow(0, 0, n_train), o.pad_to_32);
+  data.train = prepare(train.images.narrow(0, 0, n_train), train.labels.narrow(0, 0, n_train), o);
   data.validation = prepare(train.images.narrow(0, n_train, o.validation_size),
-                            train.labels.narrow(0, n_train, o.validation_size), o.pad_to_32);
-  data.test = prepare(test.images, test.labels, o.pad_to_32);
+                            train.labels.narrow(0, n_train, o.validation_size), o);
+  data.test = prepare(test.images, test.labels, o);
   return data;
 }
 

@@ -4,6 +4,7 @@
 
 #include "hfta/trainers/bert.h"
 #include "hfta/trainers/catalog.h"
+#include "hfta/trainers/dcgan.h"
 #include "hfta/trainers/fashion_mnist_data.h"
 #include "hfta/trainers/mobilenet_v3.h"
 #include "hfta/trainers/point_clouds.h"
@@ -30,7 +31,7 @@ std::int64_t integer(const std::string& model, const ModelOptions& options, cons
 }  // namespace
 
 bool is_trainable(const std::string& model) {
-  return model == "mlp" || model == "cnn" || model == "pointnet" || model == "resnet18" ||
+  return model == "mlp" || model == "cnn" || model == "pointnet" || model == "dcgan" || model == "resnet18" ||
          model == "mobilenet_v3_small" || model == "transformer_lm" || model == "bert";
 }
 
@@ -46,6 +47,10 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
                                       classes, t);
   }
   if (model == "pointnet") return std::make_shared<FusedPointNet>(models, 0.0, classes, t);
+  if (model == "dcgan") {
+    return std::make_shared<FusedDcgan>(
+        models, DcganShape{integer(model, o, "nz"), integer(model, o, "ngf"), integer(model, o, "ndf")}, t);
+  }
   if (model == "resnet18") {
     return std::make_shared<FusedResNet18>(models, integer(model, o, "width"),
                                            option(model, o, "small_input") == "true", classes, t);
@@ -84,7 +89,8 @@ ClassificationData load_classification_data(const std::string& model, const Mode
     return load_masked_text_data(o, std::stod(option(model, options, "mask_prob")));
   }
   FashionMnistOptions o;
-  o.pad_to_32 = model == "resnet18" || model == "mobilenet_v3_small";
+  o.pad_to_32 = model == "resnet18" || model == "mobilenet_v3_small" || model == "dcgan";
+  o.tanh_range = model == "dcgan";
   return load_fashion_mnist_data(o);
 }
 

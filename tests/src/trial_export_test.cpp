@@ -17,6 +17,7 @@
 
 #include "hfta/core/trial_export.h"
 #include "hfta/trainers/bert.h"
+#include "hfta/trainers/dcgan.h"
 #include "hfta/trainers/transformer_lm.h"
 
 namespace hfta::core {
@@ -88,13 +89,16 @@ TEST(TrialExport, WeightsLoadInLibTorchAndStateDictsInPyTorch) {
 }
 
 // Exports `model`, loads its state dict into the Python form `python_model`
-// (an expression over scripts/plain_models.py) and compares their outputs on tokens.
-void expect_python_form_matches(torch::nn::Sequential model, const std::string& python_model) {
+// (an expression over scripts/plain_models.py) and compares their outputs on
+// `input` (tokens by default), which `python_input` computes in Python.
+void expect_python_form_matches(torch::nn::Sequential model, const std::string& python_model,
+                                const at::Tensor& input = at::arange(12, at::kLong).remainder(20).reshape({2, 6}),
+                                const std::string& python_input = "torch.arange(12).remainder(20).reshape(2, 6)") {
   const std::string dir = ::testing::TempDir() + "/export-lm-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   model->eval();
   export_weights(model, dir);
-  const at::Tensor want = model->forward(at::arange(12, at::kLong).remainder(20).reshape({2, 6}));
+  const at::Tensor want = model->forward(input);
   expect_python_prints(
       "import sys, torch\n"
       "sys.path.insert(0, \"" HFTA_SOURCE_DIR "/scripts\")\n"
@@ -103,7 +107,7 @@ void expect_python_form_matches(torch::nn::Sequential model, const std::string& 
       "net.load_state_dict(torch.load(\"" + dir + "/" + kStateDictFile + "\"))\n"
       "net.eval()\n"
       "with torch.no_grad():\n"
-      "    y = net(torch.arange(12).remainder(20).reshape(2, 6))\n"
+      "    y = net(" + python_input + ")\n"
       "print(\" \".join(repr(v) for v in y.flatten().tolist()))\n",
       want, 1e-5);
   std::filesystem::remove_all(dir);
@@ -120,6 +124,18 @@ TEST(TrialExport, LanguageModelStateDictsLoadIntoThePythonForms) {
                              "transformer_lm(20, d_model=16, heads=2, layers=2, ff=32, seq_len=8, dropout=0.1)");
   expect_python_form_matches(trainers::FusedBert(1, 21, trainers::bert_shape("tiny", 8), 0.1).make_plain(),
                              "bert(21, size=\"tiny\", seq_len=8, dropout=0.1)");
+}
+
+TEST(TrialExport, DcganStateDictLoadsIntoThePythonForm) {
+  if (run_python("import torch").find("Error") != std::string::npos) {
+    GTEST_SKIP() << kPython << " cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  }
+  torch::manual_seed(6);
+  auto model = trainers::FusedDcgan(1, {8, 4, 4}).make_plain();
+  model->train();
+  model->forward(at::randn({16, 8, 1, 1}));  // running statistics move away from their defaults
+  expect_python_form_matches(model, "dcgan(nz=8, ngf=4, ndf=4)", at::arange(16, at::kFloat).reshape({2, 8, 1, 1}) / 8.0 - 1,
+                             "torch.arange(16, dtype=torch.float32).reshape(2, 8, 1, 1) / 8.0 - 1");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // packer arrays, and the array trainer trains them; results are keyed by trial id.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -40,7 +41,8 @@ struct TrialRecord {
 /// A model's metrics on the test split, which no search decision saw.
 struct TestMetrics {
   double loss = 0;
-  double accuracy = 0;  ///< of classes, or of (masked) next tokens
+  double accuracy = 0;  ///< of classes, or of (masked) next tokens; a GAN's: its discriminator's
+  double fid = NAN;     ///< a GAN's: Fréchet distance of its samples to the test images
 };
 
 struct SweepResult {

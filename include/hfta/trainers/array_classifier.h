@@ -28,6 +28,9 @@ class ArrayClassifier : public torch::nn::Module {
   virtual std::shared_ptr<ArrayClassifier> resized(std::int64_t models) const = 0;
   virtual void load_slot(std::int64_t slot, const torch::nn::Sequential& plain) = 0;
   virtual torch::nn::Sequential extract_slot(std::int64_t slot) const = 0;
+  /// The parameters of each optimizer every model has: one for a classifier;
+  /// a GAN's discriminator, then its generator.
+  virtual std::vector<std::vector<at::Tensor>> optimizer_groups() { return {parameters()}; }
   /// Model b's dropout rate.
   virtual void set_dropout(std::int64_t slot, double p) = 0;
   /// Seeds model b's dropout masks, so they depend on the trial alone.

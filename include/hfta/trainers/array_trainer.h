@@ -12,9 +12,12 @@
 #include "hfta/fusion/fused_optimizer.h"
 #include "hfta/fusion/lr_schedule.h"
 #include "hfta/trainers/array_classifier.h"
+#include "hfta/trainers/dcgan.h"
 #include "hfta/trainers/fashion_mnist_data.h"
 
 namespace hfta::trainers {
+
+struct GanEvaluation;  // gan_evaluation.h
 
 /// One trial placed in a slot: who it is and its numeric hyperparameters.
 struct SlotTrial {
@@ -37,7 +40,7 @@ struct ArrayTrainerOptions {
   std::int64_t patience = 0;      ///< > 0: early stopping on validation accuracy
   double min_delta = 0;
   double divergence = 0;          ///< > 0: a training loss above it counts as diverged
-  std::string metric = "val_accuracy";  ///< what early stopping watches
+  std::string metric = "val_accuracy";  ///< what early stopping watches (a SlotMetrics field)
   bool maximize = true;
   /// Rebuild the array without its stopped models once at least this fraction
   /// of its slots has stopped (0: never), so they cost nothing more. The
@@ -63,6 +66,10 @@ struct SlotMetrics {
   double val_loss = 0;
   double val_accuracy = 0;    ///< of classes, or of next tokens for language models
   double val_perplexity = 0;  ///< exp(val_loss): the language models' measure
+  // GANs: train_loss is the generator's loss; val_loss and val_accuracy are the
+  // discriminator's, telling validation images from samples of fixed noise.
+  double d_loss = NAN;   ///< the discriminator's mean training loss (real + fake)
+  double val_fid = NAN;  ///< Fréchet distance of samples to validation images (frechet_distance.h)
   SlotStatus status = SlotStatus::kRunning;
 };
 
@@ -81,6 +88,7 @@ class ArrayTrainer {
   /// optimizer as they are, for trials loaded from where they stopped.
   ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
                ArrayTrainerOptions options, const ClassificationData& data, bool initialise = true);
+  ~ArrayTrainer();
 
   /// Starts the shared data stream after `steps` batches (where the array's
   /// trials stopped: promoted trials continue the data, not restart it).
@@ -102,6 +110,8 @@ class ArrayTrainer {
   /// is: in a slot, or removed by compaction.
   torch::nn::Sequential extract(std::int64_t trial_id) const;
   fusion::SlotState export_optimizer(std::int64_t trial_id) const;
+  /// Puts a trial's optimizer state (as export_optimizer gives it) into slot b.
+  void import_optimizer(std::int64_t slot, const fusion::SlotState& state);
   /// A trial's progress (it must be in a slot), and its restoration into a slot.
   SlotProgress progress(std::int64_t trial_id) const;
   void restore_progress(std::int64_t slot, const SlotProgress& progress);
@@ -120,7 +130,11 @@ class ArrayTrainer {
   at::Device device_;                 ///< where the model is: batches are cut there
   ClassificationData device_copy_;    ///< the data on device_, when that is not the CPU
   const ClassificationData& data_;    ///< the data on device_
-  std::unique_ptr<fusion::FusedOptimizer> optimizer_;
+  std::unique_ptr<fusion::FusedOptimizer> optimizer_;  ///< a GAN's: the discriminator's
+  FusedDcgan* gan_ = nullptr;  ///< the model, when it is a GAN (adversarial steps, two optimizers)
+  std::unique_ptr<fusion::FusedOptimizer> generator_optimizer_;  ///< a GAN's second optimizer
+  std::unique_ptr<GanEvaluation> gan_evaluation_;  ///< made at a GAN's first evaluation
+  at::Tensor d_loss_sum_;  ///< [B]: a GAN's discriminator losses since the last evaluation
   std::unique_ptr<fusion::FusedLrScheduler> scheduler_;
   std::vector<SlotStatus> status_;
   std::vector<double> best_;
@@ -140,7 +154,14 @@ class ArrayTrainer {
   std::map<std::int64_t, Departed> departed_;
 
   double watched(const SlotMetrics& m) const;
-  void clip_gradients();
+  std::vector<SlotMetrics> classifier_metrics();  ///< validation metrics of every slot
+  at::Tensor running_mask() const;  ///< [B] bool: which slots still train
+  at::Tensor classifier_step(const Split& batch);  ///< returns the per-model loss [B]
+  at::Tensor gan_step(const Split& batch);         ///< returns the generator's loss [B]
+  std::vector<SlotMetrics> gan_metrics();          ///< evaluate() of a GAN: unfilled status
+  void clip_gradients(const std::vector<at::Tensor>& params);
+  void sync_generator_lr();
+  fusion::SlotState export_state(std::int64_t slot) const;
   void build_optimizer(std::vector<fusion::LrSchedule> schedules);
   void reseed_dropout();
   at::Tensor order(std::int64_t epoch) const;  ///< epoch_order on device_

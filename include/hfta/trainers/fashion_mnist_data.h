@@ -17,7 +17,8 @@ inline constexpr double kFashionMnistStd = 0.3530;
 /// Options of the prepared dataset.
 struct FashionMnistOptions {
   std::int64_t validation_size = 10000;  ///< the last images of the training file
-  bool pad_to_32 = false;                ///< for ResNet and MobileNet
+  bool pad_to_32 = false;                ///< for ResNet, MobileNet and DCGAN
+  bool tanh_range = false;               ///< pixels scaled to [-1, 1] (a GAN generator's tanh), not standardised
   std::string dir = fashion_mnist_dir();
   std::int64_t limit = 0;                ///< > 0: use only the first `limit` training images (tests)
 };
