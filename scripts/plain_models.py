@@ -1,7 +1,7 @@
 """PyTorch forms of hfta-tune's models whose plain form is not one stock
 nn.Sequential of torch.nn layers: a trial's state_dict.pt loads into them with
 load_state_dict. The layer order and names match the C++ plain forms
-(trainers/transformer_lm.h, trainers/bert.h, trainers/dcgan.h).
+(trainers/transformer_lm.h, trainers/bert.h, trainers/dcgan.h, trainers/pointnet.h).
 
     import sys; sys.path.insert(0, "scripts")
     import torch, plain_models
@@ -91,3 +91,49 @@ def dcgan(nz=100, ngf=64, ndf=64):
         nn.Conv2d(4 * ndf, 1, 4, 1, 0, bias=False), nn.Flatten(),
     )
     return nn.Sequential(generator, discriminator)
+
+
+class MaxOverPoints(nn.Module):
+    """[N, C, P] -> [N, C]."""
+
+    def forward(self, x):
+        return x.max(2)[0]
+
+
+class PointTransform(nn.Module):
+    """pointnet.pytorch's STNkd and its use: x [N, k, P] -> bmm(x^T, T(x))^T,
+    keeping T(x) in .last (the feature transform's regulariser reads it)."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+        self.net = nn.Sequential(
+            nn.Conv1d(k, 64, 1), nn.BatchNorm1d(64), nn.ReLU(),
+            nn.Conv1d(64, 128, 1), nn.BatchNorm1d(128), nn.ReLU(),
+            nn.Conv1d(128, 1024, 1), nn.BatchNorm1d(1024), nn.ReLU(),
+            MaxOverPoints(),
+            nn.Linear(1024, 512), nn.BatchNorm1d(512), nn.ReLU(),
+            nn.Linear(512, 256), nn.BatchNorm1d(256), nn.ReLU(),
+            nn.Linear(256, k * k),
+        )
+
+    def forward(self, x):
+        self.last = self.net(x).view(-1, self.k, self.k) + torch.eye(self.k, dtype=x.dtype, device=x.device)
+        return torch.bmm(x.transpose(1, 2), self.last).transpose(1, 2)
+
+
+def pointnet(classes=8, dropout=0.3, input_transform=False, feature_transform=False):
+    """clouds [N, 3, P] -> logits [N, classes]; with the feature transform, the
+    training loss adds 0.001 * mean over clouds of ||T T^T - I|| of net[...].last."""
+    layers = [PointTransform(3)] if input_transform else []
+    layers += [nn.Conv1d(3, 64, 1), nn.BatchNorm1d(64), nn.ReLU()]
+    if feature_transform:
+        layers.append(PointTransform(64))
+    layers += [
+        nn.Conv1d(64, 128, 1), nn.BatchNorm1d(128), nn.ReLU(),
+        nn.Conv1d(128, 1024, 1), nn.BatchNorm1d(1024), MaxOverPoints(),
+        nn.Linear(1024, 512), nn.BatchNorm1d(512), nn.ReLU(),
+        nn.Linear(512, 256), nn.Dropout(dropout), nn.BatchNorm1d(256), nn.ReLU(),
+        nn.Linear(256, classes),
+    ]
+    return nn.Sequential(*layers)

@@ -222,6 +222,12 @@ bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_cr
     archive.read("model." + p.key(), t);
     p.value().copy_(t);
   }
+  // Batch norms' running statistics: evaluation depends on them.
+  for (auto& b : model->named_buffers()) {
+    at::Tensor t;
+    archive.read("model." + b.key(), t, /*is_buffer=*/true);
+    b.value().copy_(t);
+  }
   at::Tensor step;
   archive.read("optimizer.step", step);
   optimizer.step = step.item<std::int64_t>();

@@ -614,11 +614,6 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
       out.push_back(std::string("parameters.") + data_shape + ": it shapes the dataset; set it under task, not as a parameter");
     }
   }
-  auto feature_transform = sweep.task.options.find("feature_transform");
-  if ((feature_transform != sweep.task.options.end() && search::to_string(feature_transform->second) == "true") ||
-      sweep.find_parameter("feature_transform")) {
-    out.push_back("feature_transform: PointNet's feature transform is not yet available");
-  }
   return out;
 }
 

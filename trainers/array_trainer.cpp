@@ -191,8 +191,9 @@ at::Tensor ArrayTrainer::running_mask() const {
 
 at::Tensor ArrayTrainer::classifier_step(const Split& b) {
   optimizer_->zero_grad();
-  const at::Tensor per_model =
+  at::Tensor per_model =
       per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_, masked_);
+  if (const at::Tensor extra = model_->regularization(); extra.defined()) per_model = per_model + extra;
   // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
   // Stopped models are left out, so a diverged one's NaN cannot reach anything.
   if (frozen_.empty()) {

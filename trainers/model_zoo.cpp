@@ -46,7 +46,10 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
     return std::make_shared<FusedCnn>(models, integer(model, o, "width"), option(model, o, "activation"), 0.0,
                                       classes, t);
   }
-  if (model == "pointnet") return std::make_shared<FusedPointNet>(models, 0.0, classes, t);
+  if (model == "pointnet") {
+    return std::make_shared<FusedPointNet>(models, 0.0, classes, t, option(model, o, "input_transform") == "true",
+                                           option(model, o, "feature_transform") == "true");
+  }
   if (model == "dcgan") {
     return std::make_shared<FusedDcgan>(
         models, DcganShape{integer(model, o, "nz"), integer(model, o, "ngf"), integer(model, o, "ndf")}, t);

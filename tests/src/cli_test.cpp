@@ -196,12 +196,14 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
 }
 
 TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
-  const std::string transform = write_sweep(
-      "transform.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: pointnet\n  options: {feature_transform: true}\n"}}));
-  const Result t = run("run " + transform + " --out " + dir_ + "/transform");
+  // The number of points shapes the dataset every model of the sweep shares.
+  const std::string points = write_sweep(
+      "points.yaml", hfta::test::sweep_yaml({{"task", "task:\n  model: pointnet\n"},
+                                             {"parameters", "parameters:\n  points: {values: [64, 128], fuse: false}\n"}}));
+  const Result t = run("run " + points + " --out " + dir_ + "/points");
   EXPECT_EQ(t.code, 2);
-  EXPECT_NE(t.err.find("feature_transform"), std::string::npos) << t.err;
-  EXPECT_FALSE(exists(dir_ + "/transform"));
+  EXPECT_NE(t.err.find("parameters.points"), std::string::npos) << t.err;
+  EXPECT_FALSE(exists(dir_ + "/points"));
 }
 
 const char* kTinyLanguageModel = R"(name: tiny-lm

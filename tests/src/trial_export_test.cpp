@@ -18,6 +18,7 @@
 #include "hfta/core/trial_export.h"
 #include "hfta/trainers/bert.h"
 #include "hfta/trainers/dcgan.h"
+#include "hfta/trainers/pointnet.h"
 #include "hfta/trainers/transformer_lm.h"
 
 namespace hfta::core {
@@ -124,6 +125,19 @@ TEST(TrialExport, LanguageModelStateDictsLoadIntoThePythonForms) {
                              "transformer_lm(20, d_model=16, heads=2, layers=2, ff=32, seq_len=8, dropout=0.1)");
   expect_python_form_matches(trainers::FusedBert(1, 21, trainers::bert_shape("tiny", 8), 0.1).make_plain(),
                              "bert(21, size=\"tiny\", seq_len=8, dropout=0.1)");
+}
+
+TEST(TrialExport, PointNetWithTransformsStateDictLoadsIntoThePythonForm) {
+  if (run_python("import torch").find("Error") != std::string::npos) {
+    GTEST_SKIP() << kPython << " cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  }
+  torch::manual_seed(7);
+  auto model = trainers::FusedPointNet(1, 0.3, 8, {}, true, true).make_plain();
+  model->train();
+  model->forward(at::randn({16, 3, 10}));  // running statistics move away from their defaults
+  expect_python_form_matches(model, "pointnet(8, 0.3, input_transform=True, feature_transform=True)",
+                             at::cos(at::arange(60, at::kFloat)).reshape({2, 3, 10}),
+                             "torch.cos(torch.arange(60, dtype=torch.float32)).reshape(2, 3, 10)");
 }
 
 TEST(TrialExport, DcganStateDictLoadsIntoThePythonForm) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <ATen/ATen.h>
+#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/linear.h>
 
 #include "hfta/core/trial_store.h"
@@ -103,6 +104,25 @@ TEST(TrialStore, APartialRungRoundTripsAndARungsSaveRemovesIt) {
   save_rung(dir, 5.0, 540);
   EXPECT_FALSE(store.load_all().at(0).partial.has_value());
   EXPECT_FALSE(fs::exists(dir + "/trials/0/partial.pt"));
+  fs::remove_all(dir);
+}
+
+TEST(TrialStore, CheckpointsKeepBatchNormRunningStatistics) {
+  // Evaluation reads running statistics: a resumed trial must evaluate as before.
+  const std::string dir = ::testing::TempDir() + "/store-bn-" + std::to_string(::getpid());
+  torch::nn::Sequential trained(torch::nn::Linear(3, 4), torch::nn::BatchNorm1d(4));
+  trained->train();
+  trained->forward(at::randn({16, 3}) * 5 + 2);
+  TrialRecord record;
+  const RungResult rung =
+      TrialStore(dir).save(record, {}, {1, 0.5, "completed", 1, 0}, trained, state_at(1));
+  torch::nn::Sequential fresh(torch::nn::Linear(3, 4), torch::nn::BatchNorm1d(4));
+  fusion::SlotState s;
+  std::string problem;
+  ASSERT_TRUE(TrialStore(dir).load_checkpoint(0, rung.checkpoint_crc, fresh, s, &problem)) << problem;
+  for (const auto& b : trained->named_buffers()) {
+    EXPECT_TRUE(at::equal(fresh->named_buffers()[b.key()], b.value())) << b.key();
+  }
   fs::remove_all(dir);
 }
 

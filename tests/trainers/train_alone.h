@@ -12,6 +12,7 @@
 #include <torch/optim.h>
 
 #include "hfta/trainers/array_trainer.h"
+#include "hfta/trainers/pointnet.h"
 
 namespace hfta::trainers {
 
@@ -59,8 +60,9 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
     }
     const Split b = batch(d.train, order, index++, o.batch_size);
     opt->zero_grad();
+    const at::Tensor logits = plain->forward(array.input(b.images));  // before the regulariser reads it
     const at::Tensor loss =
-        torch::nn::functional::cross_entropy(plain->forward(array.input(b.images)), b.labels.reshape({-1}));
+        torch::nn::functional::cross_entropy(logits, b.labels.reshape({-1})) + plain_regularization(plain);
     loss.backward();
     opt->step();
     losses.push_back(loss.item<double>());

@@ -31,6 +31,9 @@ class ArrayClassifier : public torch::nn::Module {
   /// The parameters of each optimizer every model has: one for a classifier;
   /// a GAN's discriminator, then its generator.
   virtual std::vector<std::vector<at::Tensor>> optimizer_groups() { return {parameters()}; }
+  /// A per-model term [B] the last training forward adds to each model's loss
+  /// (PointNet's feature-transform regulariser); undefined: none.
+  virtual at::Tensor regularization() const { return {}; }
   /// Model b's dropout rate.
   virtual void set_dropout(std::int64_t slot, double p) = 0;
   /// Seeds model b's dropout masks, so they depend on the trial alone.
