@@ -98,21 +98,23 @@ TEST(PointNet, TransformRegularizerMatchesClosedForms) {
   EXPECT_NEAR(per_model[1].item<double>(), 3 * 2, 1e-12);
 }
 
-TEST(PointNet, ArrayWithBothTransformsEqualsEachTrialTrainedAloneInFloat64) {
+TEST(PointNet, ArrayWithTransformsEqualsEachTrialTrainedAloneInFloat64) {
   std::vector<SlotTrial> trials = {{0, 41, 0.01, 0.9, 0.0}, {1, 42, 0.02, 0.0, 1e-3}, {2, 43, 0.005, 0.5, 0.0}};
   ArrayTrainerOptions o;
   o.batch_size = 8;
   o.data_seed = 2;
   const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  expect_same_as_alone(std::make_shared<FusedPointNet>(3, 0.0, 8, f64, true, false), trials, o, 15, clouds());
+  // With the feature transform the regulariser is part of each model's loss, as
+  // in pointnet.pytorch. Its 64x64 products amplify float64 rounding about
+  // tenfold every two steps (4e-13 after 2 steps, 1.3e-9 after 10; without it
+  // 15 steps hold 1e-9), so 8 steps are held to 1e-9.
   auto model = std::make_shared<FusedPointNet>(3, 0.0, 8, f64, true, true);
-  // The regulariser is part of each model's loss, as in pointnet.pytorch.
   model->train();
   model->forward(clouds().train.images.narrow(0, 0, 4).to(at::kDouble));
   ASSERT_TRUE(model->regularization().defined());
   EXPECT_EQ(model->regularization().sizes(), (std::vector<std::int64_t>{3}));
-  // Products through two T-Nets amplify float64 rounding more than the plain
-  // stack does: 1e-9 holds for about 11 steps, so 15 steps are checked to 1e-8.
-  expect_same_as_alone(model, trials, o, 15, clouds(), 1e-8);
+  expect_same_as_alone(model, trials, o, 8, clouds());
 }
 
 TEST(PointNet, LearnsTheShapes) {
