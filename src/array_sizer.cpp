@@ -13,13 +13,14 @@ fusion::MemoryModel* ArraySizer::model(const std::string& key, const search::Con
   auto it = models_.find(key);
   if (it == models_.end()) {
     // A trial's options: the task's, overridden by its own parameters.
+    // Numbers, and booleans as 1 or 0 (small_input, the PointNet transforms).
     std::map<std::string, double> numeric;
-    for (const auto& [name, value] : sweep_.task.options) {
+    auto add = [&numeric](const std::string& name, const search::ParamValue& value) {
       if (search::is_numeric(value)) numeric[name] = search::as_double(value);
-    }
-    for (const auto& [name, value] : example) {
-      if (search::is_numeric(value)) numeric[name] = search::as_double(value);
-    }
+      if (const bool* b = std::get_if<bool>(&value)) numeric[name] = *b ? 1 : 0;
+    };
+    for (const auto& [name, value] : sweep_.task.options) add(name, value);
+    for (const auto& [name, value] : example) add(name, value);
     const auto batch = static_cast<std::int64_t>(
         numeric.count("batch_size") ? numeric["batch_size"] : sweep_.task.batch_size);
     auto opt = example.find("optimizer");

@@ -39,6 +39,17 @@ Footprint cnn(const std::map<std::string, double>& o) {
   return f;
 }
 
+// A T-Net of size k on `points` points (pointnet.h): per-point k-64-128-1024 and
+// 1024-512-256-k*k, batch norm and ReLU after all but the last, then the transform applied.
+Footprint point_transform(double points, double k) {
+  Footprint f;
+  f.parameters = (k * 64 + 64) + (64 * 128 + 128) + (128 * 1024 + 1024) + (1024 * 512 + 512) + (512 * 256 + 256) +
+                 (256 * k * k + k * k) + 2 * (64 + 128 + 1024 + 512 + 256);
+  f.activations_per_sample = points * (3 * 64 + 3 * 128 + 3 * 1024) + 3 * 512 + 3 * 256 + k * k + points * k;
+  f.macs_per_sample = points * (k * 64 + 64 * 128 + 128 * 1024) + 1024 * 512 + 512 * 256 + 256 * k * k + points * k * k;
+  return f;
+}
+
 Footprint pointnet(const std::map<std::string, double>& o) {
   const double points = option(o, "points", 1024), k = 8;
   Footprint f;
@@ -49,6 +60,13 @@ Footprint pointnet(const std::map<std::string, double>& o) {
   // Per point: each layer's output, its batch norm and ReLU (the last has none).
   f.activations_per_sample = points * (3 * 64 + 3 * 128 + 2 * 1024) + 3 * 512 + 4 * 256 + 2 * k;
   f.macs_per_sample = points * (3 * 64 + 64 * 128 + 128 * 1024) + 1024 * 512 + 512 * 256 + 256 * k;
+  for (const auto& [name, size] : {std::pair<const char*, double>{"input_transform", 3}, {"feature_transform", 64}}) {
+    if (option(o, name, 0) == 0) continue;
+    const Footprint t = point_transform(points, size);
+    f.parameters += t.parameters;
+    f.activations_per_sample += t.activations_per_sample;
+    f.macs_per_sample += t.macs_per_sample;
+  }
   return f;
 }
 

@@ -60,6 +60,10 @@ TEST(Footprint, ZooParametersMatchThePlainModels) {
   ASSERT_TRUE(f.has_value());
   EXPECT_DOUBLE_EQ(f->parameters, count(*FusedPointNet(1, 0.3).make_plain()));
   EXPECT_DOUBLE_EQ(f->input_per_sample, 3 * 256);
+  for (bool input : {false, true}) {
+    const auto t = estimate_footprint("pointnet", {{"input_transform", input ? 1 : 0}, {"feature_transform", 1}});
+    EXPECT_DOUBLE_EQ(t->parameters, count(*FusedPointNet(1, 0.3, 8, {}, input, true).make_plain())) << input;
+  }
   TransformerLmShape shape;
   shape.d_model = 64, shape.heads = 4, shape.layers = 3, shape.ff = 128, shape.seq_len = 32;
   const auto lm = estimate_footprint("transformer_lm", {{"d_model", 64}, {"heads", 4}, {"layers", 3}, {"ff", 128},
