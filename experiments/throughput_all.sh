@@ -22,6 +22,9 @@ run mlp-256-b128-t2 --model mlp --option width=256 --batch 128 --dropout 0.2 --s
   --models 1,2,4,8,16,32 --modes serial,fused
 # Larger models at CPU scale (GPU scale: points=1024, width=64).
 run pointnet-p128-b32 --model pointnet --option points=128 --batch 32 --steps 10 --models 1,2,4,8,16
+run pointnet-tf-p128-b32 --model pointnet --option points=128 --option input_transform=true \
+  --option feature_transform=true --batch 32 --steps 5 --models 1,2,4,8
+run dcgan-16-b64 --model dcgan --option nz=32 --option ngf=16 --option ndf=16 --batch 64 --steps 10 --models 1,2,4,8
 run resnet18-w8-b32 --model resnet18 --option width=8 --batch 32 --steps 5 --models 1,2,4,8 --repeats 3
 run mobilenet-w05-b32 --model mobilenet_v3_small --option width_mult=0.5 --batch 32 --steps 5 --models 1,2,4,8
 # Language models at CPU scale (configs/transformer_lm.yaml's and configs/bert.yaml's shapes).

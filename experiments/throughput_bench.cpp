@@ -101,7 +101,8 @@ ClassificationData bench_data(const Args& a) {
     return to_device(a.model == "bert" ? load_masked_text_data(t, mask_prob) : load_text_data(t), at::Device(a.device));
   }
   FashionMnistOptions f;
-  f.limit = 8192, f.validation_size = 8, f.pad_to_32 = a.model == "resnet18";
+  f.limit = 8192, f.validation_size = 8, f.pad_to_32 = a.model == "resnet18" || a.model == "dcgan";
+  f.tanh_range = a.model == "dcgan";
   return to_device(load_fashion_mnist_data(f), at::Device(a.device));
 }
 
@@ -121,13 +122,37 @@ std::vector<Split> batches(const ClassificationData& d, const Args& a) {
   return out;
 }
 
+torch::nn::SequentialImpl& part(const torch::nn::Sequential& net, std::size_t i) {
+  return *net->ptr(i)->as<torch::nn::SequentialImpl>();
+}
+
+at::Tensor bce(const at::Tensor& logits, double target) {
+  return torch::nn::functional::binary_cross_entropy_with_logits(logits, at::full_like(logits, target));
+}
+
 struct PlainTrainer {
   torch::nn::Sequential net;
-  std::unique_ptr<torch::optim::Adam> adam;
+  std::unique_ptr<torch::optim::Adam> adam;       ///< a GAN's: the discriminator's
+  std::unique_ptr<torch::optim::Adam> generator;  ///< a GAN's generator's
+  std::int64_t nz = 0;
   void step(const Split& b) {
+    if (!generator) {
+      adam->zero_grad();
+      torch::nn::functional::cross_entropy(net->forward(b.images), b.labels.reshape({-1})).backward();
+      adam->step();
+      return;
+    }
+    // PyTorch's DCGAN example, as ArrayTrainer steps each model of an array.
+    auto& g = part(net, 0);
+    auto& d = part(net, 1);
     adam->zero_grad();
-    torch::nn::functional::cross_entropy(net->forward(b.images), b.labels.reshape({-1})).backward();
+    bce(d.forward(b.images), 1.0).backward();
+    const at::Tensor fake = g.forward(at::randn({b.size(), nz, 1, 1}, b.images.options()));
+    bce(d.forward(fake.detach()), 0.0).backward();
     adam->step();
+    generator->zero_grad();
+    bce(d.forward(fake), 1.0).backward();
+    generator->step();
   }
 };
 
@@ -137,6 +162,12 @@ PlainTrainer plain_trainer(const Args& a, std::int64_t classes, std::uint64_t se
   net->to(at::Device(a.device));
   for (const auto& m : net->modules()) {
     if (auto d = std::dynamic_pointer_cast<torch::nn::DropoutImpl>(m)) d->options.p(a.dropout);
+  }
+  if (a.model == "dcgan") {
+    const auto o = model_options(a);
+    return {net, std::make_unique<torch::optim::Adam>(part(net, 1).parameters(), torch::optim::AdamOptions(1e-3)),
+            std::make_unique<torch::optim::Adam>(part(net, 0).parameters(), torch::optim::AdamOptions(1e-3)),
+            o.count("nz") ? std::stoll(o.at("nz")) : 100};
   }
   return {net, std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3))};
 }
