@@ -41,6 +41,7 @@ struct Args {
   std::string fusion = "auto";
   std::string device = "cpu";
   double checkpoint_every = 300;  // seconds between mid-rung checkpoints
+  int workers = 1;                // arrays trained at the same time
   std::int64_t seed = -1;
   bool json = false;
   std::string format = "json";
@@ -71,7 +72,7 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 // Trains a validated sweep in `dir` (new or being resumed), under its lock.
-int train(const SweepConfig& sweep, const std::string& dir, bool fuse, double checkpoint_every, std::ostream& out,
+int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
           std::ostream& err, const char* verb) {
   std::string holder;
   const auto lock = ExperimentLock::take(dir, &holder);
@@ -87,7 +88,8 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, double ch
   out << to_text(plan, sweep) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
-  options.checkpoint_seconds = checkpoint_every;
+  options.checkpoint_seconds = a.checkpoint_every;
+  options.workers = a.workers;
   options.log = &out;
   options.dir = dir;
   // A live line only on a terminal; pipes and files get one line per array.
@@ -171,7 +173,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   text << given.rdbuf();
   write_atomically(dir + "/sweep.yaml", text.str());
   write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
-  return train(*sweep, dir, a.fusion == "auto", a.checkpoint_every, out, err, "run");
+  return train(*sweep, dir, a.fusion == "auto", a, out, err, "run");
 }
 
 // The paths of a JSON document's leaves ("search.eta"), with their values.
@@ -218,7 +220,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   std::ifstream run_options(a.dir + "/run.json");
   const bool fuse = !run_options || nlohmann::json::parse(run_options).value("fusion", "auto") == "auto";
-  return train(*recorded, a.dir, fuse, a.checkpoint_every, out, err, "resume");
+  return train(*recorded, a.dir, fuse, a, out, err, "resume");
 }
 
 int status(const Args& a, std::ostream& out, std::ostream& err) {
@@ -325,10 +327,14 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   const std::string checkpoint_help =
       "Seconds between mid-rung checkpoints, taken at evaluation points (0: at every one)";
   run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(CLI::NonNegativeNumber);
+  const std::string workers_help =
+      "Arrays trained at the same time, each in a thread with a share of the cores and memory (same results)";
+  run_cmd->add_option("--workers", a.workers, workers_help)->check(CLI::PositiveNumber);
 
   auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(CLI::NonNegativeNumber);
+  resume_cmd->add_option("--workers", a.workers, workers_help)->check(CLI::PositiveNumber);
 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
   add_sweep_options(plan_cmd);

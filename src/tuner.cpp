@@ -7,12 +7,17 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <memory>
+#include <atomic>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <ATen/ATen.h>
 
@@ -85,14 +90,21 @@ struct Saved {
 };
 
 class Tuner {
+  // What one array tells the scheduler and searcher, applied after its round (train_arrays).
+  using Reports = std::vector<std::function<void()>>;
+
  public:
   Tuner(const SweepConfig& sweep, const TunerOptions& options)
       : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
         scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir),
-        sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU))),
+        // Each worker's arrays get a share of the memory.
+        sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU)) / std::max(1, options.workers)),
         progress_(options.log, options.live, options.totals, sweep.metric.name, sweep.metric.goal,
                   to_string(sweep.budget.unit)) {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
+    if (options.workers < 1) throw std::invalid_argument("workers must be at least 1");
+    // The cores, shared out: each worker's ops run on its own share (the probe measures that too).
+    if (options.workers > 1) at::set_num_threads(std::max(1, at::get_num_threads() / options.workers));
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
       kept_.load();
@@ -146,7 +158,7 @@ class Tuner {
       }
       probe_array_sizes(items);
       auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
-      for (const auto& array : packer_.pack(items, capacity)) train_isolating_failures(array);
+      train_arrays(packer_.pack(items, capacity));
     }
     progress_.finish();
     SweepResult out = result();
@@ -155,31 +167,70 @@ class Tuner {
   }
 
  private:
-  // Trains an array; when it throws (not for memory: that splits it), the trials
-  // not yet reported are retried in halves until the one that throws is alone,
-  // and it is marked failed with the message. The others train as usual.
-  void train_isolating_failures(const search::ArrayPlan& array) {
-    std::map<std::int64_t, std::size_t> history;
-    for (std::int64_t id : array.trial_ids) history[id] = records_.at(id).history.size();
-    try {
-      train_splitting_on_oom(array, sizer_, [this](const search::ArrayPlan& a) { train_array(a); });
-    } catch (const std::exception& e) {
-      search::ArrayPlan rest = array;
-      rest.trial_ids.clear();
-      for (std::int64_t id : array.trial_ids) {
-        if (reported_.count({id, array.to_budget})) continue;
-        auto& h = records_.at(id).history;  // drop what the failed attempt evaluated
-        while (h.size() > history.at(id)) h.erase(h.size() - 1);
-        rest.trial_ids.push_back(id);
+  // Trains a round's arrays, `workers` at a time. What they tell the scheduler
+  // and searcher is applied in array order once all are done: the same as one
+  // after another, whichever finishes first.
+  void train_arrays(const std::vector<search::ArrayPlan>& arrays) {
+    std::vector<Reports> reports(arrays.size());
+    const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(options_.workers), arrays.size());
+    if (workers <= 1) {
+      for (std::size_t i = 0; i < arrays.size(); ++i) train_isolating_failures(arrays[i], reports[i]);
+    } else {
+      std::atomic<std::size_t> next{0};
+      std::vector<std::exception_ptr> errors(workers);
+      std::vector<std::thread> threads;
+      for (std::size_t w = 0; w < workers; ++w) {
+        threads.emplace_back([&, w] {
+          try {
+            for (std::size_t i; (i = next++) < arrays.size();) train_isolating_failures(arrays[i], reports[i]);
+          } catch (...) {
+            errors[w] = std::current_exception();
+            next = arrays.size();  // the others finish their arrays and stop
+          }
+        });
       }
-      if (rest.trial_ids.size() == 1) return fail(rest.trial_ids.front(), rest.to_budget, e.what());
-      const auto [first, second] = search::split_in_two(rest);
-      train_isolating_failures(first);
-      train_isolating_failures(second);
+      for (auto& t : threads) t.join();
+      for (const auto& e : errors) {
+        if (e) std::rethrow_exception(e);
+      }
+    }
+    for (auto& array_reports : reports) {
+      for (auto& report : array_reports) report();
     }
   }
 
-  void fail(std::int64_t id, double budget, const std::string& message) {
+  // Trains an array; when it throws (not for memory: that splits it), the trials
+  // not yet reported are retried in halves until the one that throws is alone,
+  // and it is marked failed with the message. The others train as usual.
+  void train_isolating_failures(const search::ArrayPlan& array, Reports& reports) {
+    std::map<std::int64_t, std::size_t> history;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (std::int64_t id : array.trial_ids) history[id] = records_.at(id).history.size();
+    }
+    try {
+      train_splitting_on_oom(array, sizer_, [&](const search::ArrayPlan& a) { train_array(a, reports); }, &mutex_);
+    } catch (const std::exception& e) {
+      search::ArrayPlan rest = array;
+      rest.trial_ids.clear();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (std::int64_t id : array.trial_ids) {
+          if (reported_.count({id, array.to_budget})) continue;
+          auto& h = records_.at(id).history;  // drop what the failed attempt evaluated
+          while (h.size() > history.at(id)) h.erase(h.size() - 1);
+          rest.trial_ids.push_back(id);
+        }
+      }
+      if (rest.trial_ids.size() == 1) return fail(rest.trial_ids.front(), rest.to_budget, e.what(), reports);
+      const auto [first, second] = search::split_in_two(rest);
+      train_isolating_failures(first, reports);
+      train_isolating_failures(second, reports);
+    }
+  }
+
+  void fail(std::int64_t id, double budget, const std::string& message, Reports& reports) {
+    std::lock_guard<std::mutex> lock(mutex_);
     TrialRecord& r = records_.at(id);
     r.status = "failed";
     r.error = message;
@@ -189,9 +240,12 @@ class Tuner {
       store_.save_failure(r, rungs_[id], budget);  // a resumed run does not train it again
       rungs_[id].push_back({budget, r.metric, r.status, 0, 0});
     }
-    report_failure(id, budget);
+    reported_.insert({id, budget});
     progress_.message("trial " + std::to_string(id) + " failed: " + message);
-    progress_.result(r.metric);
+    reports.push_back([this, id, budget] {
+      report_failure(id, budget);
+      progress_.result(std::numeric_limits<double>::quiet_NaN());
+    });
   }
 
   // The trial's final model on the test split (held out from every search decision).
@@ -454,7 +508,11 @@ class Tuner {
     for (const auto& [b, r] : rates) sizer_.observe_throughput(key, b, r);
   }
 
-  void train_array(const search::ArrayPlan& array) {
+  // Holds mutex_ but while it trains (training touches nothing the other
+  // workers share, and no global random stream: building, initialising,
+  // evaluating and compacting do, so they stay under the lock).
+  void train_array(const search::ArrayPlan& array, Reports& reports) {
+    std::unique_lock<std::mutex> lock(mutex_);
     const auto t0 = std::chrono::steady_clock::now();
     for (std::int64_t id : array.trial_ids) {
       if (fault_trials_.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");
@@ -499,7 +557,9 @@ class Tuner {
       // In pieces, so the progress line moves between evaluations (the same training).
       for (std::int64_t piece = 0; piece < chunk; piece += kProgressSteps) {
         const std::int64_t n = std::min(kProgressSteps, chunk - piece);
+        lock.unlock();
         trainer.train(n);
+        lock.lock();
         progress_.advanced(work_per_step * static_cast<double>(n));
       }
       done += chunk;
@@ -539,11 +599,13 @@ class Tuner {
                                  m.status == trainers::SlotStatus::kRunning ? search::TrialStatus::kCompleted
                                  : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
                                                                                : search::TrialStatus::kDiverged};
-      scheduler_->report(result);
       reported_.insert({m.trial_id, array.to_budget});
-      searcher_->observe(m.trial_id, r.params, array.to_budget, r.metric);
+      reports.push_back([this, result, params = r.params] {
+        scheduler_->report(result);
+        searcher_->observe(result.trial_id, params, result.budget, result.metric);
+        progress_.result(result.metric);
+      });
       if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
-      progress_.result(r.metric);
     }
     progress_.array_finished(to - from, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                              best);
@@ -573,6 +635,7 @@ class Tuner {
 
   const SweepConfig& sweep_;
   TunerOptions options_;
+  std::mutex mutex_;  ///< the tuner's state, between workers
   std::unique_ptr<search::Searcher> searcher_;
   std::unique_ptr<search::Scheduler> scheduler_;
   search::Packer packer_;

@@ -335,6 +335,33 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   EXPECT_NE(edited.err.find("search.eta"), std::string::npos) << edited.err;
 }
 
+TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
+  // Four brackets whose rounds hold several arrays; a failing trial too, whose
+  // report, like every other, reaches the scheduler in array order.
+  std::string text = kTinySweep;
+  text.replace(text.find("max: 90"), 7, "max: 270");
+  text.replace(text.find("seed: 1"), 7, "seed: 1\nfusion: {max_array: 4}");
+  const std::string sweep = write_sweep("workers.yaml", text);
+  setenv("HFTA_TUNE_FAULT_TRIALS", "3", 1);
+  const Result one = run("run " + sweep + " --out " + dir_ + "/one");
+  const Result three = run("run " + sweep + " --out " + dir_ + "/three --workers 3");
+  unsetenv("HFTA_TUNE_FAULT_TRIALS");
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(three.code, 0) << three.err;
+  const auto a = nlohmann::json::parse(slurp(dir_ + "/one/results.json"));
+  const auto b = nlohmann::json::parse(slurp(dir_ + "/three/results.json"));
+  ASSERT_EQ(a.at("trials").size(), b.at("trials").size());
+  for (std::size_t i = 0; i < a.at("trials").size(); ++i) {
+    SCOPED_TRACE("trial " + a.at("trials")[i].at("id").dump());
+    EXPECT_EQ(b.at("trials")[i].at("history"), a.at("trials")[i].at("history"));
+    EXPECT_EQ(b.at("trials")[i].at("status"), a.at("trials")[i].at("status"));
+    EXPECT_EQ(b.at("trials")[i].at("budget"), a.at("trials")[i].at("budget"));
+  }
+  EXPECT_EQ(b.at("trials")[3].at("status"), "failed");
+  EXPECT_EQ(b.at("best"), a.at("best"));
+  EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/zero --workers 0").code, 2);
+}
+
 TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "hfta/core/array_sizer.h"
@@ -15,8 +16,10 @@ namespace hfta::core {
 /// allocation failure on any device), records the failure in `sizer`, splits the
 /// array in two and runs each half the same way. An array of one model that
 /// still does not fit rethrows. Returns the arrays that trained, in order.
+/// `sizer_mutex`, when given, is held while `sizer` is updated (arrays trained
+/// by several workers share it).
 std::vector<search::ArrayPlan> train_splitting_on_oom(
     const search::ArrayPlan& array, ArraySizer& sizer,
-    const std::function<void(const search::ArrayPlan&)>& train);
+    const std::function<void(const search::ArrayPlan&)>& train, std::mutex* sizer_mutex = nullptr);
 
 }  // namespace hfta::core

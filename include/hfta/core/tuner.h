@@ -24,6 +24,11 @@ struct TunerOptions {
   std::ostream* log = nullptr;  ///< progress lines
   bool live = false;            ///< log is a terminal: one live progress line, redrawn
   ProgressTotals totals;        ///< what the plan expects, for counts and the ETA
+  /// Arrays trained at the same time, each in its own thread. On the CPU the
+  /// cores are shared out among them (LibTorch's intra-op threads divided by
+  /// workers) and so is the memory the sizer plans with. Results are the same
+  /// for any number of workers.
+  int workers = 1;
 };
 
 /// One trial's outcome.
