@@ -16,6 +16,7 @@
 #include <ostream>
 #include <string>
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 
 #include "hfta/core/did_you_mean.h"
@@ -41,7 +42,7 @@ struct Args {
   std::string fusion = "auto";
   std::string device = "cpu";
   double checkpoint_every = 300;  // seconds between mid-rung checkpoints
-  int workers = 1;                // arrays trained at the same time
+  int workers = 0;                // arrays trained at the same time; 0: default_workers()
   std::int64_t seed = -1;
   bool json = false;
   std::string format = "json";
@@ -72,6 +73,11 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 // Trains a validated sweep in `dir` (new or being resumed), under its lock.
+// One worker per core, up to 4: on small CPUs one array's ops do not keep
+// every core busy (its small kernels split poorly), arrays side by side do;
+// beyond a few, each array's share of memory and cores gets thin.
+int default_workers() { return std::clamp(at::get_num_threads(), 1, 4); }
+
 int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
           std::ostream& err, const char* verb) {
   std::string holder;
@@ -82,14 +88,15 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitUsage;
   }
   write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
+  const int workers = a.workers > 0 ? a.workers : default_workers();
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
-      << ", fusion " << (fuse ? "auto" : "off") << "\n";
+      << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers") << "\n";
   const SweepPlan plan = make_plan(sweep, fuse, "cpu", fusion::available_memory_bytes(c10::Device(c10::kCPU)));
   out << to_text(plan, sweep) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
   options.checkpoint_seconds = a.checkpoint_every;
-  options.workers = a.workers;
+  options.workers = workers;
   options.log = &out;
   options.dir = dir;
   // A live line only on a terminal; pipes and files get one line per array.
@@ -328,7 +335,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "Seconds between mid-rung checkpoints, taken at evaluation points (0: at every one)";
   run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(CLI::NonNegativeNumber);
   const std::string workers_help =
-      "Arrays trained at the same time, each in a thread with a share of the cores and memory (same results)";
+      "Arrays trained at the same time, each in a thread with a share of the cores and memory; same results "
+      "(default: one per core, at most 4)";
   run_cmd->add_option("--workers", a.workers, workers_help)->check(CLI::PositiveNumber);
 
   auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
