@@ -174,30 +174,34 @@ class Tuner {
     std::vector<Reports> reports(arrays.size());
     const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(options_.workers), arrays.size());
     if (workers <= 1) {
-      for (std::size_t i = 0; i < arrays.size(); ++i) train_isolating_failures(arrays[i], reports[i]);
-    } else {
-      std::atomic<std::size_t> next{0};
-      std::vector<std::exception_ptr> errors(workers);
-      std::vector<std::thread> threads;
-      for (std::size_t w = 0; w < workers; ++w) {
-        threads.emplace_back([&, w] {
-          try {
-            for (std::size_t i; (i = next++) < arrays.size();) train_isolating_failures(arrays[i], reports[i]);
-          } catch (...) {
-            errors[w] = std::current_exception();
-            next = arrays.size();  // the others finish their arrays and stop
-          }
-        });
+      for (std::size_t i = 0; i < arrays.size(); ++i) {
+        train_isolating_failures(arrays[i], reports[i]);
+        for (auto& report : reports[i]) report();
       }
-      for (auto& t : threads) t.join();
-      for (const auto& e : errors) {
-        if (e) std::rethrow_exception(e);
-      }
+      return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::vector<std::exception_ptr> errors(workers);
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        try {
+          for (std::size_t i; (i = next++) < arrays.size();) train_isolating_failures(arrays[i], reports[i]);
+        } catch (...) {
+          errors[w] = std::current_exception();
+          next = arrays.size();  // the others finish their arrays and stop
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& e : errors) {
+      if (e) std::rethrow_exception(e);
     }
     for (auto& array_reports : reports) {
       for (auto& report : array_reports) report();
     }
   }
+
 
   // Trains an array; when it throws (not for memory: that splits it), the trials
   // not yet reported are retried in halves until the one that throws is alone,
@@ -242,10 +246,8 @@ class Tuner {
     }
     reported_.insert({id, budget});
     progress_.message("trial " + std::to_string(id) + " failed: " + message);
-    reports.push_back([this, id, budget] {
-      report_failure(id, budget);
-      progress_.result(std::numeric_limits<double>::quiet_NaN());
-    });
+    reports.push_back([this, id, budget] { report_failure(id, budget); });
+    progress_.result(r.metric);
   }
 
   // The trial's final model on the test split (held out from every search decision).
@@ -603,8 +605,8 @@ class Tuner {
       reports.push_back([this, result, params = r.params] {
         scheduler_->report(result);
         searcher_->observe(result.trial_id, params, result.budget, result.metric);
-        progress_.result(result.metric);
       });
+      progress_.result(r.metric);  // shown now: the display does not steer anything
       if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
     }
     progress_.array_finished(to - from, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),

@@ -50,6 +50,7 @@ run cnn-b32 --model cnn --batch 32 --steps 50 --models 1,2,4,8,16,32,64
 run pointnet-p1024-b32 --model pointnet --option points=1024 --batch 32 --steps 20 --models 1,2,4,8,16,32
 run resnet18-w64-b128 --model resnet18 --option width=64 --batch 128 --steps 10 --models 1,2,4,8 --modes serial,fused
 run mobilenet-w1-b128 --model mobilenet_v3_small --batch 128 --steps 10 --models 1,2,4,8,16 --modes serial,fused
+run dcgan-64-b128 --model dcgan --batch 128 --steps 10 --models 1,2,4,8,16 --modes serial,fused
 # The language models at the catalog's sizes (Transformer LM d256; BERT-Mini) on the fortunes corpus.
 run transformer-lm-d256-b64 --model transformer_lm --batch 64 --steps 10 --models 1,2,4,8,16 --modes serial,fused
 run bert-mini-b64 --model bert --option size=mini --batch 64 --steps 10 --models 1,2,4,8 --modes serial,fused
