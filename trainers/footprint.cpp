@@ -118,6 +118,28 @@ Footprint transformer_lm(const std::map<std::string, double>& o) {
   return f;
 }
 
+// DCGAN at 32x32 (dcgan.h): 4x4 kernels, no biases; generator 1 -> 4 -> 8 -> 16
+// -> 32 pixels a side, discriminator 32 -> 16 -> 8 -> 4 -> 1. A step runs the
+// generator once and the discriminator three times (real, fake, fake for the
+// generator), so the counts weigh the discriminator three times over.
+Footprint dcgan(const std::map<std::string, double>& o) {
+  const double nz = option(o, "nz", 100), g = option(o, "ngf", 64), d = option(o, "ndf", 64);
+  Footprint f;
+  f.input_per_sample = 32 * 32;
+  const double g_weights = 16 * (nz * 4 * g + 4 * g * 2 * g + 2 * g * g + g);
+  const double d_weights = 16 * (d + d * 2 * d + 2 * d * 4 * d + 4 * d);
+  f.parameters = g_weights + 2 * (4 * g + 2 * g + g) + d_weights + 2 * (2 * d + 4 * d);
+  // Each convolution's output, with its batch norm and activation where it has them.
+  const double g_maps = 3 * (4 * g * 16 + 2 * g * 64 + g * 256) + 2 * 1024;
+  const double d_maps = 2 * d * 256 + 3 * (2 * d * 64 + 4 * d * 16) + 1;
+  f.activations_per_sample = g_maps + 3 * d_maps;
+  // Multiply-accumulates: in x out x 16 per input pixel (transposed) or output pixel.
+  const double g_macs = 16 * (nz * 4 * g + 16 * 4 * g * 2 * g + 64 * 2 * g * g + 256 * g);
+  const double d_macs = 16 * (256 * d + 64 * d * 2 * d + 16 * 2 * d * 4 * d + 4 * d);
+  f.macs_per_sample = g_macs + 3 * d_macs;
+  return f;
+}
+
 }  // namespace
 
 std::optional<Footprint> estimate_footprint(const std::string& model,
@@ -125,6 +147,7 @@ std::optional<Footprint> estimate_footprint(const std::string& model,
   if (model == "mlp") return mlp(options);
   if (model == "cnn") return cnn(options);
   if (model == "pointnet") return pointnet(options);
+  if (model == "dcgan") return dcgan(options);
   if (model == "resnet18") return resnet18(options);
   if (model == "transformer_lm") return transformer_lm(options);
   return std::nullopt;

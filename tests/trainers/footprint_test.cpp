@@ -4,6 +4,7 @@
 
 #include <torch/nn.h>
 
+#include "hfta/trainers/dcgan.h"
 #include "hfta/trainers/footprint.h"
 #include "hfta/trainers/pointnet.h"
 #include "hfta/trainers/resnet18.h"
@@ -60,6 +61,11 @@ TEST(Footprint, ZooParametersMatchThePlainModels) {
   ASSERT_TRUE(f.has_value());
   EXPECT_DOUBLE_EQ(f->parameters, count(*FusedPointNet(1, 0.3).make_plain()));
   EXPECT_DOUBLE_EQ(f->input_per_sample, 3 * 256);
+  const auto gan = estimate_footprint("dcgan", {{"nz", 100}, {"ngf", 64}, {"ndf", 64}});
+  ASSERT_TRUE(gan.has_value());
+  EXPECT_DOUBLE_EQ(gan->parameters, count(*FusedDcgan(1, DcganShape{100, 64, 64}).make_plain()));
+  EXPECT_DOUBLE_EQ(estimate_footprint("dcgan", {{"nz", 8}, {"ngf", 4}, {"ndf", 4}})->parameters,
+                   count(*FusedDcgan(1, DcganShape{8, 4, 4}).make_plain()));
   for (bool input : {false, true}) {
     const auto t = estimate_footprint("pointnet", {{"input_transform", input ? 1 : 0}, {"feature_transform", 1}});
     EXPECT_DOUBLE_EQ(t->parameters, count(*FusedPointNet(1, 0.3, 8, {}, input, true).make_plain())) << input;
