@@ -87,16 +87,27 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
         << (holder.empty() ? "unknown" : holder) << ")\n";
     return kExitUsage;
   }
+  std::vector<c10::Device> devices;
+  try {
+    devices = fusion::parse_device_list(a.device);
+  } catch (const std::invalid_argument& e) {
+    err << "hfta-tune " << verb << ": --device: " << e.what() << "\n";
+    return kExitUsage;
+  }
   write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
-  const int workers = a.workers > 0 ? a.workers : default_workers();
+  // GPUs: one worker each unless told; the CPU: default_workers().
+  const int workers = a.workers > 0 ? a.workers
+                      : devices.front().is_cpu() ? default_workers() : static_cast<int>(devices.size());
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
-      << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers") << "\n";
-  const SweepPlan plan = make_plan(sweep, fuse, "cpu", fusion::available_memory_bytes(c10::Device(c10::kCPU)));
+      << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
+      << " on " << fusion::to_string(devices) << "\n";
+  const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), fusion::available_memory_bytes(devices.front()));
   out << to_text(plan, sweep) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
   options.checkpoint_seconds = a.checkpoint_every;
   options.workers = workers;
+  options.devices = devices;
   options.log = &out;
   options.dir = dir;
   // A live line only on a terminal; pipes and files get one line per array.
@@ -148,11 +159,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
-    const auto devices = fusion::parse_device_list(a.device);
-    if (!devices.front().is_cpu()) {
-      err << "hfta-tune run: --device " << a.device << ": training on GPUs is not yet available\n";
-      return kExitUsage;
-    }
+    fusion::parse_device_list(a.device);  // before anything is written
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune run: --device: " << e.what() << "\n";
     return kExitUsage;
@@ -343,6 +350,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(CLI::NonNegativeNumber);
   resume_cmd->add_option("--workers", a.workers, workers_help)->check(CLI::PositiveNumber);
+  resume_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,... (default cpu)");
 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
   add_sweep_options(plan_cmd);

@@ -97,14 +97,17 @@ class Tuner {
   Tuner(const SweepConfig& sweep, const TunerOptions& options)
       : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
         scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir),
-        // Each worker's arrays get a share of the memory.
-        sizer_(sweep, fusion::available_memory_bytes(c10::Device(c10::kCPU)) / std::max(1, options.workers)),
+        // Each worker's arrays get a share of its device's memory.
+        sizer_(sweep, fusion::available_memory_bytes(options.devices.at(0)) * static_cast<double>(options.devices.size()) /
+                          std::max(1, options.workers)),
         progress_(options.log, options.live, options.totals, sweep.metric.name, sweep.metric.goal,
                   to_string(sweep.budget.unit)) {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
     if (options.workers < 1) throw std::invalid_argument("workers must be at least 1");
     // The cores, shared out: each worker's ops run on its own share (the probe measures that too).
-    if (options.workers > 1) at::set_num_threads(std::max(1, at::get_num_threads() / options.workers));
+    if (options.workers > 1 && options.devices.front().is_cpu()) {
+      at::set_num_threads(std::max(1, at::get_num_threads() / options.workers));
+    }
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
       kept_.load();
@@ -175,7 +178,7 @@ class Tuner {
     const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(options_.workers), arrays.size());
     if (workers <= 1) {
       for (std::size_t i = 0; i < arrays.size(); ++i) {
-        train_isolating_failures(arrays[i], reports[i]);
+        train_isolating_failures(arrays[i], reports[i], 0);
         for (auto& report : reports[i]) report();
       }
       return;
@@ -186,7 +189,7 @@ class Tuner {
     for (std::size_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         try {
-          for (std::size_t i; (i = next++) < arrays.size();) train_isolating_failures(arrays[i], reports[i]);
+          for (std::size_t i; (i = next++) < arrays.size();) train_isolating_failures(arrays[i], reports[i], w);
         } catch (...) {
           errors[w] = std::current_exception();
           next = arrays.size();  // the others finish their arrays and stop
@@ -206,14 +209,15 @@ class Tuner {
   // Trains an array; when it throws (not for memory: that splits it), the trials
   // not yet reported are retried in halves until the one that throws is alone,
   // and it is marked failed with the message. The others train as usual.
-  void train_isolating_failures(const search::ArrayPlan& array, Reports& reports) {
+  void train_isolating_failures(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
     std::map<std::int64_t, std::size_t> history;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (std::int64_t id : array.trial_ids) history[id] = records_.at(id).history.size();
     }
     try {
-      train_splitting_on_oom(array, sizer_, [&](const search::ArrayPlan& a) { train_array(a, reports); }, &mutex_);
+      train_splitting_on_oom(array, sizer_, [&](const search::ArrayPlan& a) { train_array(a, reports, worker); },
+                             &mutex_);
     } catch (const std::exception& e) {
       search::ArrayPlan rest = array;
       rest.trial_ids.clear();
@@ -228,8 +232,8 @@ class Tuner {
       }
       if (rest.trial_ids.size() == 1) return fail(rest.trial_ids.front(), rest.to_budget, e.what(), reports);
       const auto [first, second] = search::split_in_two(rest);
-      train_isolating_failures(first, reports);
-      train_isolating_failures(second, reports);
+      train_isolating_failures(first, reports, worker);
+      train_isolating_failures(second, reports, worker);
     }
   }
 
@@ -253,7 +257,7 @@ class Tuner {
   // The trial's final model on the test split (held out from every search decision).
   std::optional<TestMetrics> test_metrics(const TrialRecord& r) {
     if (data_.test.size() == 0 || (!saved_.count(r.id) && !restore(r.id, r.budget))) return std::nullopt;
-    auto model = build(1, r.params);
+    auto model = build(1, r.params, device_of(0));
     model->load_slot(0, saved_.at(r.id).model);
     trainers::ClassificationData test = data_;
     test.validation = data_.test;
@@ -437,9 +441,14 @@ class Tuner {
     return out;
   }
 
-  std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c) const {
-    return trainers::make_classifier(sweep_.task.model, models, model_options(c), data_.classes);
+  std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c,
+                                                   const c10::Device& device = c10::Device(c10::kCPU)) const {
+    return trainers::make_classifier(sweep_.task.model, models, model_options(c), data_.classes,
+                                     at::TensorOptions().device(device));
   }
+
+  // The device worker `w` trains on: workers are dealt out over the devices in turn.
+  const c10::Device& device_of(std::size_t worker) const { return options_.devices.at(worker % options_.devices.size()); }
 
   // A trial's slot: its hyperparameters, unset ones at the catalog's defaults (what the README lists).
   trainers::SlotTrial slot_of(std::int64_t id, const Config& c, std::uint64_t seed) const {
@@ -494,7 +503,8 @@ class Tuner {
       auto make_step = [&](std::int64_t b) -> ArrayStep {
         std::vector<trainers::SlotTrial> slots;
         for (std::int64_t i = 0; i < b; ++i) slots.push_back(slot_of(i, example, static_cast<std::uint64_t>(i)));
-        auto trainer = std::make_shared<trainers::ArrayTrainer>(build(b, example), slots, array_options(example), data_);
+        auto trainer =
+            std::make_shared<trainers::ArrayTrainer>(build(b, example, device_of(0)), slots, array_options(example), data_);
         return [trainer] { trainer->train(1); };
       };
       keep_throughput(key, probe_throughput(make_step, most));
@@ -513,7 +523,7 @@ class Tuner {
   // Holds mutex_ but while it trains (training touches nothing the other
   // workers share, and no global random stream: building, initialising,
   // evaluating and compacting do, so they stay under the lock).
-  void train_array(const search::ArrayPlan& array, Reports& reports) {
+  void train_array(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
     std::unique_lock<std::mutex> lock(mutex_);
     const auto t0 = std::chrono::steady_clock::now();
     for (std::int64_t id : array.trial_ids) {
@@ -521,7 +531,7 @@ class Tuner {
     }
     const Config& first = records_.at(array.trial_ids.front()).params;
     const auto models = static_cast<std::int64_t>(array.trial_ids.size());
-    auto model = build(models, first);
+    auto model = build(models, first, device_of(worker));
     std::vector<trainers::SlotTrial> slots;
     for (std::int64_t id : array.trial_ids) slots.push_back(slot_of(id, records_.at(id).params, records_.at(id).seed));
     trainers::ArrayTrainerOptions o = array_options(first);

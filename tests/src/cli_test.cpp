@@ -1,6 +1,8 @@
 // The hfta-tune executable as a user runs it: exit codes, messages, nothing written on rejection.
 #include <gtest/gtest.h>
 
+#include <torch/cuda.h>
+
 #include <cmath>
 
 #include <sys/stat.h>
@@ -360,6 +362,31 @@ TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
   EXPECT_EQ(b.at("trials")[3].at("status"), "failed");
   EXPECT_EQ(b.at("best"), a.at("best"));
   EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/zero --workers 0").code, 2);
+}
+
+TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
+  if (!torch::cuda::is_available()) {
+    // Without a GPU, asking for one is refused before anything is written.
+    const Result r = run("run " + write_sweep("tiny.yaml", kTinySweep) + " --device cuda --out " + dir_ + "/gpu");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("no CUDA GPU"), std::string::npos) << r.err;
+    EXPECT_FALSE(exists(dir_ + "/gpu"));
+    GTEST_SKIP() << "no CUDA device: the GPU run is checked where one is (scripts/gpu/build-and-bench.sh)";
+  }
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cpu --workers 1").code, 0);
+  const Result gpu = run("run " + sweep + " --device cuda --out " + dir_ + "/gpu");
+  ASSERT_EQ(gpu.code, 0) << gpu.err;
+  const auto a = nlohmann::json::parse(slurp(dir_ + "/cpu/results.json"));
+  const auto b = nlohmann::json::parse(slurp(dir_ + "/gpu/results.json"));
+  ASSERT_EQ(a.at("trials").size(), b.at("trials").size());
+  for (std::size_t i = 0; i < a.at("trials").size(); ++i) {
+    // Other kernels, other rounding: a few of 10,000 validation predictions may flip.
+    EXPECT_NEAR(b.at("trials")[i].at("metric").get<double>(), a.at("trials")[i].at("metric").get<double>(), 0.01) << i;
+  }
+  // Resumed on the GPU from a directory whose results were dropped: the same trials.
+  std::remove((dir_ + "/gpu/results.json").c_str());
+  ASSERT_EQ(run("resume " + dir_ + "/gpu --device cuda").code, 0);
 }
 
 TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {

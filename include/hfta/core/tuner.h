@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
 #include "hfta/core/progress.h"
@@ -29,6 +30,9 @@ struct TunerOptions {
   /// workers) and so is the memory the sizer plans with. Results are the same
   /// for any number of workers.
   int workers = 1;
+  /// Where arrays train: worker w on devices[w % devices.size()] (several GPUs:
+  /// one worker or more each). The dataset moves to each array's device.
+  std::vector<c10::Device> devices = {c10::Device(c10::kCPU)};
 };
 
 /// One trial's outcome.
