@@ -477,6 +477,7 @@ class Tuner {
     o.data_seed = sweep_.seed;
     o.metric = sweep_.metric.name;
     o.maximize = sweep_.metric.goal == Goal::kMaximize;
+    o.record_losses = false;  // losses are read at evaluations: no host round trip per step on a GPU
     if (sweep_.early_stopping.enabled) {
       o.patience = sweep_.early_stopping.patience;
       o.min_delta = sweep_.early_stopping.min_delta;
@@ -503,8 +504,9 @@ class Tuner {
       auto make_step = [&](std::int64_t b) -> ArrayStep {
         std::vector<trainers::SlotTrial> slots;
         for (std::int64_t i = 0; i < b; ++i) slots.push_back(slot_of(i, example, static_cast<std::uint64_t>(i)));
-        auto trainer =
-            std::make_shared<trainers::ArrayTrainer>(build(b, example, device_of(0)), slots, array_options(example), data_);
+        auto o = array_options(example);
+        o.record_losses = true;  // each timed step ends when the device has finished it
+        auto trainer = std::make_shared<trainers::ArrayTrainer>(build(b, example, device_of(0)), slots, o, data_);
         return [trainer] { trainer->train(1); };
       };
       keep_throughput(key, probe_throughput(make_step, most));
