@@ -15,8 +15,8 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <thread>
 
-#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 
 #include "hfta/core/did_you_mean.h"
@@ -76,7 +76,7 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
 // One worker per core, up to 4: on small CPUs one array's ops do not keep
 // every core busy (its small kernels split poorly), arrays side by side do;
 // beyond a few, each array's share of memory and cores gets thin.
-int default_workers() { return std::clamp(at::get_num_threads(), 1, 4); }
+int default_workers() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 4); }
 
 int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
           std::ostream& err, const char* verb) {
