@@ -78,6 +78,18 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
 // beyond a few, each array's share of memory and cores gets thin.
 int default_workers() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 4); }
 
+// --workers, or its default on these devices (GPUs: one each).
+int workers_for(const Args& a, const std::vector<c10::Device>& devices) {
+  if (a.workers > 0) return a.workers;
+  return devices.front().is_cpu() ? default_workers() : static_cast<int>(devices.size());
+}
+
+// The memory one worker's arrays are sized to: its device's, shared with the
+// other workers on that device.
+double memory_per_worker(const std::vector<c10::Device>& devices, int workers) {
+  return fusion::available_memory_bytes(devices.front()) * static_cast<double>(devices.size()) / workers;
+}
+
 int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
           std::ostream& err, const char* verb) {
   std::string holder;
@@ -95,13 +107,11 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitUsage;
   }
   write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
-  // GPUs: one worker each unless told; the CPU: default_workers().
-  const int workers = a.workers > 0 ? a.workers
-                      : devices.front().is_cpu() ? default_workers() : static_cast<int>(devices.size());
+  const int workers = workers_for(a, devices);
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
       << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
-  const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), fusion::available_memory_bytes(devices.front()));
+  const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers));
   out << to_text(plan, sweep) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
@@ -305,7 +315,7 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   const SweepPlan p = make_plan(*sweep, a.fusion == "auto", fusion::to_string(devices),
-                                fusion::available_memory_bytes(devices.front()));
+                                memory_per_worker(devices, workers_for(a, devices)));
   if (a.json) {
     out << to_json(p, *sweep).dump(2) << "\n";
   } else {
@@ -355,6 +365,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
   add_sweep_options(plan_cmd);
   plan_cmd->add_flag("--json", a.json, "Print the plan as JSON");
+  plan_cmd->add_option("--workers", a.workers, "The workers run will use: arrays are sized to their share of memory")
+      ->check(CLI::PositiveNumber);
 
   auto* status_cmd = app.add_subcommand("status", "Show the progress of a sweep");
   status_cmd->add_option("dir", a.dir, "The experiment directory")->required();

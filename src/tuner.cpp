@@ -97,7 +97,7 @@ class Tuner {
   Tuner(const SweepConfig& sweep, const TunerOptions& options)
       : sweep_(sweep), options_(options), searcher_(make_searcher(sweep)),
         scheduler_(make_scheduler(sweep)), packer_(make_packer(sweep, options.fuse)), store_(options.dir),
-        // Each worker's arrays get a share of its device's memory.
+        // Each worker's arrays get a share of its device's memory (as `plan` sizes them).
         sizer_(sweep, fusion::available_memory_bytes(options.devices.at(0)) * static_cast<double>(options.devices.size()) /
                           std::max(1, options.workers)),
         progress_(options.log, options.live, options.totals, sweep.metric.name, sweep.metric.goal,
