@@ -11,6 +11,7 @@
 #include <torch/nn/modules/pooling.h>
 
 #include "hfta/fusion/layout.h"
+#include "hfta/fusion/max_pool.h"
 #include "hfta/fusion/slot_init.h"
 #include "plain_layers.h"
 
@@ -172,12 +173,20 @@ FusedCnn::FusedCnn(std::int64_t models, std::int64_t width, std::string activati
 
 at::Tensor FusedCnn::forward(const at::Tensor& images) {
   // The first convolution reads the batch every model shares, once.
-  at::Tensor x = at::max_pool2d(activate(activation_, conv1_->forward_shared(images)), {2, 2});
-  x = at::max_pool2d(activate(activation_, conv2_->forward(x)), {2, 2});
+  at::Tensor x = activate_and_pool(conv1_->forward_shared(images));
+  x = activate_and_pool(conv2_->forward(x));
   x = fusion::conv_to_matmul(x, models_);
   x = drop_->forward(activate(activation_, fc1_->forward(x)));
   x = activate(activation_, fc2_->forward(x));
   return fc3_->forward(x);
+}
+
+at::Tensor FusedCnn::activate_and_pool(const at::Tensor& x) const {
+  // ReLU commutes with max pooling, values and gradients alike (the window's
+  // first maximum is the same; a window with no positive value passes no
+  // gradient either way), so the array applies it to a quarter of the values.
+  if (activation_ == "relu") return at::relu(fusion::max_pool2d(x, 2));
+  return fusion::max_pool2d(activate(activation_, x), 2);
 }
 
 torch::nn::Sequential FusedCnn::make_plain() const {

@@ -44,6 +44,9 @@ TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64) {
   o.data_seed = 6;
   expect_same_as_alone(std::make_shared<FusedCnn>(4, 1, "relu", 0.0, 10, at::TensorOptions().dtype(at::kDouble)),
                        cnn_trials(), o, 100);
+  // Other activations run before the pooling, ReLU after it: both orders are covered.
+  expect_same_as_alone(std::make_shared<FusedCnn>(4, 1, "tanh", 0.0, 10, at::TensorOptions().dtype(at::kDouble)),
+                       cnn_trials(), o, 30);
 }
 
 // The CNN is compared in float64 only: in float32 the grouped convolution and the

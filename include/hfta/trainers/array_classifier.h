@@ -96,6 +96,8 @@ class FusedCnn : public ArrayClassifier {
   void set_dropout(std::int64_t slot, double p) override;
 
  private:
+  at::Tensor activate_and_pool(const at::Tensor& x) const;
+
   std::int64_t width_, classes_;
   std::string activation_;
   double dropout_;
