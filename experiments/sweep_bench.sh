@@ -1,41 +1,70 @@
 #!/usr/bin/env bash
-# Runs the same sweep (same seeds, same trials) with --fusion auto, --fusion off,
-# each with one worker, and --fusion auto with one worker per core, one after the other,
-# and prints the wall-clock ratios and whether the best trial and the per-trial
-# metrics agree. Usage: experiments/sweep_bench.sh [SWEEP.yaml] (default: the quickstart).
+# Runs the same sweep (same seeds, same trials) four ways, one after the other:
+# --fusion auto and --fusion off with one worker, then both with one worker per
+# core. Prints the wall-clock ratios (fusion's gain at equal workers, and the
+# workers' gain) and whether the best trial and every trial's metric agree, and
+# writes them as JSON to experiments/results/sweep-<name>-<device>.json (with
+# the machine and commit); experiments/plot_sweeps.sh draws those files.
+# Usage: experiments/sweep_bench.sh [SWEEP.yaml] (default: the quickstart).
+#   SWEEP_MODES  which runs (default "auto-1 off-1 auto-N off-N"; N: nproc)
+#   OUT          where the JSON goes (default experiments/results)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sweep=${1:-configs/quickstart.yaml}
 hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
+out=${OUT:-experiments/results}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-
 workers=$(nproc)
+modes=${SWEEP_MODES:-auto-1 off-1 auto-N off-N}
 
-seconds() {  # seconds of one run: name, then run's options
-  local name=$1 start end
-  shift
+times=()
+for mode in $modes; do  # mode: fusion-workers
+  fusion=${mode%-*}
+  n=${mode#*-}
+  [ "$n" = N ] && n=$workers
   start=$(date +%s.%N)
-  "$hfta" run "$sweep" "$@" --out "$work/$name" > "$work/$name.log"
+  "$hfta" run "$sweep" --fusion "$fusion" --workers "$n" --out "$work/$mode" > "$work/$mode.log"
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
-}
+  times+=("$mode=$(echo "$end - $start" | bc)")
+done
 
-fused=$(seconds auto --fusion auto --workers 1)
-alone=$(seconds off --fusion off --workers 1)
-parallel=$(seconds workers --fusion auto --workers "$workers")
-python3 - "$work" "$fused" "$alone" "$parallel" "$workers" "$sweep" <<'PY'
-import json, sys
-work, fused, alone, parallel, workers, sweep = sys.argv[1], *map(float, sys.argv[2:5]), sys.argv[5], sys.argv[6]
-runs = {name: json.load(open(f"{work}/{name}/results.json")) for name in ("auto", "off", "workers")}
-metrics = {name: {t["id"]: t["metric"] for t in r["trials"]} for name, r in runs.items()}
-a = metrics["auto"]
-print(f"sweep: {sweep} ({len(a)} trials)")
-print(f"fusion auto: {fused:.1f} s, fusion off: {alone:.1f} s, speedup off/auto: {alone / fused:.2f}x")
-print(f"fusion auto, {workers} workers: {parallel:.1f} s, speedup off/workers: {alone / parallel:.2f}x, "
-      f"auto/workers: {fused / parallel:.2f}x")
-print("best trial: " + ", ".join(f"{n} {r['best']['id']} ({r['best']['metric']:.4f})" for n, r in runs.items()))
-for name in ("off", "workers"):
-    print(f"largest per-trial metric difference, auto against {name}: "
-          f"{max(abs(a[i] - metrics[name][i]) for i in a):.2e}")
+mkdir -p "$out"
+python3 - "$work" "$sweep" "$workers" "$out" "${times[@]}" <<'PY'
+import json, os, subprocess, sys, datetime
+work, sweep, workers, out, *times = sys.argv[1:]
+seconds = {m: float(s) for m, s in (t.split("=") for t in times)}
+runs = {m: json.load(open(f"{work}/{m}/results.json")) for m in seconds}
+metrics = {m: {t["id"]: t["metric"] for t in r["trials"]} for m, r in runs.items()}
+first = next(iter(runs))
+sh = lambda cmd: subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+name = os.path.splitext(os.path.basename(sweep))[0]
+result = {
+    "sweep": sweep, "trials": len(metrics[first]), "workers": int(workers),
+    "modes": {m: {"seconds": round(seconds[m], 2), "best": runs[m]["best"]["id"],
+                  "best_metric": runs[m]["best"]["metric"],
+                  "largest_metric_difference": max(abs(v - metrics[first][i]) for i, v in metrics[m].items())}
+              for m in seconds},
+    "machine": {"cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'"),
+                "cores": int(workers), "commit": sh("git rev-parse --short HEAD"),
+                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
+}
+ratios = {}
+for n in ("1", "N"):
+    if f"auto-{n}" in seconds and f"off-{n}" in seconds:
+        ratios[f"off/auto, {n} worker(s)"] = seconds[f"off-{n}"] / seconds[f"auto-{n}"]
+if "auto-1" in seconds and "auto-N" in seconds:
+    ratios["workers: auto-1/auto-N"] = seconds["auto-1"] / seconds["auto-N"]
+if "off-1" in seconds and "auto-N" in seconds:
+    ratios["off-1/auto-N"] = seconds["off-1"] / seconds["auto-N"]
+result["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
+path = f"{out}/sweep-{name}-cpu.json"
+json.dump(result, open(path, "w"), indent=1)
+print(f"sweep: {sweep} ({result['trials']} trials), N = {workers} workers")
+for m, r in result["modes"].items():
+    print(f"  {m:7s} {r['seconds']:8.1f} s  best {r['best']} ({r['best_metric']:.4f})  "
+          f"largest per-trial difference from {first}: {r['largest_metric_difference']:.2e}")
+for k, v in ratios.items():
+    print(f"  {k}: {v:.2f}x")
+print(f"wrote {path}")
 PY

@@ -90,6 +90,15 @@ double memory_per_worker(const std::vector<c10::Device>& devices, int workers) {
   return fusion::available_memory_bytes(devices.front()) * static_cast<double>(devices.size()) / workers;
 }
 
+// LibTorch's CPU autocast computes in bfloat16 only: fp16 needs a GPU.
+bool precision_fits(const SweepConfig& sweep, const std::vector<c10::Device>& devices, const char* verb,
+                    std::ostream& err) {
+  if (sweep.task.precision != "fp16" || !devices.front().is_cpu()) return true;
+  err << "hfta-tune " << verb << ": task.precision fp16 needs a CUDA device (--device cuda); "
+      << "on the CPU use bf16 or fp32\n";
+  return false;
+}
+
 int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
           std::ostream& err, const char* verb) {
   std::string holder;
@@ -106,6 +115,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     err << "hfta-tune " << verb << ": --device: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (!precision_fits(sweep, devices, verb, err)) return kExitUsage;
   write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
   const int workers = workers_for(a, devices);
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
@@ -169,7 +179,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
-    fusion::parse_device_list(a.device);  // before anything is written
+    if (!precision_fits(*sweep, fusion::parse_device_list(a.device), "run", err)) return kExitUsage;  // before anything is written
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune run: --device: " << e.what() << "\n";
     return kExitUsage;

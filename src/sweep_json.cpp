@@ -67,6 +67,7 @@ json to_json(const SweepConfig& s) {
                  {"model", s.task.model},
                  {"batch_size", s.task.batch_size},
                  {"loss", s.task.loss},
+                 {"precision", s.task.precision},
                  {"options", options}};
 
   out["metric"] = {{"name", s.metric.name}, {"goal", to_string(s.metric.goal)}};

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "hfta/core/did_you_mean.h"
+#include "hfta/fusion/precision.h"
 #include "option_values.h"
 #include "sweep_sections.h"
 
@@ -63,7 +64,7 @@ void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "task", true);
   if (!node) return nullptr;
-  if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "options"})) {
+  if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "precision", "options"})) {
     if (!node->IsMap()) return nullptr;
   }
   TaskOptions& task = sweep.task;
@@ -91,6 +92,11 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
   }
   read_int_in(r, r.child(*node, "task", "batch_size", false), "task.batch_size", 1, 1 << 20,
               "examples per batch", task.batch_size);
+  if (auto p = r.child(*node, "task", "precision", false)) {
+    if (auto i = r.read_enum(*p, "task.precision", fusion::precision_names())) {
+      task.precision = fusion::precision_names()[*i];
+    }
+  }
   if (auto l = r.child(*node, "task", "loss", false); l && model) {
     if (auto i = r.read_enum(*l, "task.loss", trainers::loss_names(model->kind))) {
       task.loss = trainers::loss_names(model->kind)[*i];

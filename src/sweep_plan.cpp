@@ -111,8 +111,9 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << ", eta " << sweep.search.eta;
   }
   out << ", budget " << sweep.budget.min << " to " << sweep.budget.max << " " << unit << ", on "
-      << plan.device << ", fusion " << (plan.fused ? "auto" : "off") << " (at most "
-      << sweep.fusion.max_array << " models per array)\n";
+      << plan.device << (sweep.task.precision == "fp32" ? "" : " in " + sweep.task.precision + " autocast")
+      << ", fusion " << (plan.fused ? "auto" : "off") << " (at most " << sweep.fusion.max_array
+      << " models per array)\n";
   for (const auto& b : plan.brackets) {
     out << "bracket s=" << b.s << "\n";
     for (std::size_t i = 0; i < b.rungs.size(); ++i) {

@@ -61,6 +61,7 @@ std::string summarize(const SweepConfig& s) {
   std::ostringstream out;
   out << "  task        " << s.task.model << " on " << s.task.dataset << ", batch "
       << s.task.batch_size << ", loss " << s.task.loss;
+  if (s.task.precision != "fp32") out << ", " << s.task.precision << " autocast";
   std::string options;
   for (const auto& [name, value] : s.task.options) {
     options += (options.empty() ? "" : ", ") + name + "=" + search::to_string(value);

@@ -478,6 +478,7 @@ class Tuner {
     o.metric = sweep_.metric.name;
     o.maximize = sweep_.metric.goal == Goal::kMaximize;
     o.record_losses = false;  // losses are read at evaluations: no host round trip per step on a GPU
+    o.precision = fusion::precision_from_name(sweep_.task.precision);
     if (sweep_.early_stopping.enabled) {
       o.patience = sweep_.early_stopping.patience;
       o.min_delta = sweep_.early_stopping.min_delta;
@@ -685,6 +686,11 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   if (!trainers::is_trainable(sweep.task.model)) {
     out.push_back("task.model: training " + sweep.task.model +
                   " is not yet available (mlp, cnn, pointnet, dcgan, resnet18, mobilenet_v3_small, transformer_lm and bert are)");
+  }
+  if (sweep.task.precision != "fp32" && trainers::find_model(sweep.task.model) &&
+      trainers::find_model(sweep.task.model)->kind == trainers::TaskKind::kGan) {
+    out.push_back("task.precision: " + sweep.task.model + " trains in fp32 only (its two optimizers step "
+                  "between forward passes, outside one autocast region)");
   }
   for (const char* data_shape : {"points", "seq_len", "mask_prob"}) {
     if (sweep.find_parameter(data_shape)) {

@@ -10,6 +10,9 @@
 #include "gan_evaluation.h"
 
 namespace hfta::trainers {
+namespace {
+constexpr const char* kLossScaleKey = "loss_scale";  ///< [scale, growth tracker] in a SlotState
+}  // namespace
 
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& targets,
                                    const std::vector<double>& smoothing, bool masked) {
@@ -61,6 +64,7 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   std::vector<fusion::LrSchedule> schedules;
   for (const auto& t : trials_) schedules.emplace_back(t.lr, t.schedule);
   build_optimizer(std::move(schedules));
+  make_scaler();
   if (!options_.strategies.empty()) {
     model_->set_strategies(options_.strategies);
   } else if (b > 1) {
@@ -189,21 +193,56 @@ at::Tensor ArrayTrainer::running_mask() const {
   return at::tensor(active, at::kDouble).to(device_) > 0;
 }
 
+void ArrayTrainer::make_scaler() {
+  scaler_ = nullptr;
+  if (options_.loss_scale <= 0 && options_.precision != fusion::Precision::kFloat16) return;
+  if (gan_) throw std::invalid_argument("loss scaling (precision fp16) is not available for GANs: use bf16 or fp32");
+  fusion::PerModelLossScaler::Options o;
+  if (options_.loss_scale > 0) o.init_scale = options_.loss_scale;
+  scaler_ = std::make_unique<fusion::PerModelLossScaler>(model_->models(), o);
+}
+
 at::Tensor ArrayTrainer::classifier_step(const Split& b) {
   optimizer_->zero_grad();
-  at::Tensor per_model =
-      per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_, masked_);
-  if (const at::Tensor extra = model_->regularization(); extra.defined()) per_model = per_model + extra;
+  at::Tensor per_model;
+  {
+    // Autocast covers the forward pass and the loss only, as torch.autocast is
+    // meant to be used: the backward runs in the dtypes the forward chose.
+    fusion::AutocastScope autocast(options_.precision, device_);
+    per_model = per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_, masked_);
+    if (const at::Tensor extra = model_->regularization(); extra.defined()) per_model = per_model + extra;
+  }
   // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
   // Stopped models are left out, so a diverged one's NaN cannot reach anything.
-  if (frozen_.empty()) {
-    per_model.sum().backward();
-  } else {
-    at::where(running_mask(), per_model, at::zeros_like(per_model)).sum().backward();
+  at::Tensor objective = frozen_.empty() ? per_model : at::where(running_mask(), per_model, at::zeros_like(per_model));
+  if (scaler_) objective = scaler_->scale(objective);
+  objective.sum().backward();
+  if (!scaler_) {
+    clip_gradients(model_->parameters());
+    optimizer_->step();
+    return per_model;
   }
+  const std::vector<bool> overflowed = scaler_->unscale(model_->parameters());
   clip_gradients(model_->parameters());
-  optimizer_->step();
+  step_unless_overflowed(overflowed);
+  scaler_->update(overflowed);
   return per_model;
+}
+
+// GradScaler's step for each model alone: a model whose gradients overflowed
+// skips this step (its weights and optimizer state, its step count included,
+// stay as they are); the others step as usual.
+void ArrayTrainer::step_unless_overflowed(const std::vector<bool>& overflowed) {
+  std::vector<std::int64_t> skipped;
+  for (std::size_t i = 0; i < overflowed.size(); ++i) {
+    const auto slot = static_cast<std::int64_t>(i);
+    if (overflowed[i] && !optimizer_->frozen(slot)) {
+      optimizer_->freeze(slot);
+      skipped.push_back(slot);
+    }
+  }
+  optimizer_->step();
+  for (auto slot : skipped) optimizer_->unfreeze(slot);
 }
 
 void ArrayTrainer::clip_gradients(const std::vector<at::Tensor>& params) {
@@ -240,6 +279,7 @@ double ArrayTrainer::watched(const SlotMetrics& m) const {
 
 std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   torch::NoGradGuard no_grad;
+  fusion::AutocastScope autocast(options_.precision, device_);  // evaluated as trained
   model_->eval();
   // Predictions per example, or per (masked) position for language models.
   const std::int64_t b = model_->models(), n = (data_.validation.labels != kIgnoreLabel).sum().item<std::int64_t>();
@@ -355,6 +395,7 @@ void ArrayTrainer::compact() {
   model_ = next;
   trials_ = std::move(trials);
   build_optimizer(std::move(schedules));
+  make_scaler();
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     const auto slot = static_cast<std::int64_t>(i);
     import_optimizer(slot, states[i]);
@@ -418,16 +459,28 @@ fusion::SlotState ArrayTrainer::export_optimizer(std::int64_t trial_id) const {
 
 // A GAN's two optimizer states as one: the same step count (both step every
 // training step), and the discriminator's buffers followed by the generator's.
+// With loss scaling, the model's scale and growth count follow as one more
+// entry, so a trial keeps its scale wherever it moves or resumes.
 fusion::SlotState ArrayTrainer::export_state(std::int64_t slot) const {
   fusion::SlotState state = optimizer_->export_slot(slot);
   if (generator_optimizer_) {
     auto generator = generator_optimizer_->export_slot(slot);
     state.buffers.insert(state.buffers.end(), generator.buffers.begin(), generator.buffers.end());
   }
+  if (scaler_) {
+    const std::vector<double> scale = {scaler_->scale_of(slot), static_cast<double>(scaler_->growth_tracker(slot))};
+    state.buffers.push_back({{kLossScaleKey, at::tensor(scale, at::kDouble)}});
+  }
   return state;
 }
 
-void ArrayTrainer::import_optimizer(std::int64_t slot, const fusion::SlotState& state) {
+void ArrayTrainer::import_optimizer(std::int64_t slot, const fusion::SlotState& given) {
+  fusion::SlotState state = given;
+  if (!state.buffers.empty() && state.buffers.back().count(kLossScaleKey)) {
+    const at::Tensor scale = state.buffers.back().at(kLossScaleKey).to(at::kDouble).cpu();
+    if (scaler_) scaler_->set(slot, scale[0].item<double>(), static_cast<std::int64_t>(scale[1].item<double>()));
+    state.buffers.pop_back();
+  }
   if (!generator_optimizer_) return optimizer_->import_slot(slot, state);
   const auto split = state.buffers.begin() + static_cast<std::ptrdiff_t>(model_->optimizer_groups().front().size());
   optimizer_->import_slot(slot, {state.step, {state.buffers.begin(), split}});

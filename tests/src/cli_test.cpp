@@ -389,6 +389,37 @@ TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
   ASSERT_EQ(run("resume " + dir_ + "/gpu --device cuda").code, 0);
 }
 
+TEST_F(Cli, MixedPrecisionSweepsTrainAndFp16WithoutAGpuIsRefused) {
+  std::string text = kTinySweep;
+  const std::string task = "task: {model: mlp, ";
+  text.replace(text.find(task), task.size(), "task: {model: mlp, precision: bf16, ");
+  const Result bf16 = run("run " + write_sweep("bf16.yaml", text) + " --out " + dir_ + "/bf16");
+  ASSERT_EQ(bf16.code, 0) << bf16.err;
+  EXPECT_NE(bf16.out.find("in bf16 autocast"), std::string::npos) << bf16.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ + "/bf16/results.json"));
+  EXPECT_GT(results.at("best").at("metric").get<double>(), 0.7);  // it learns
+  // A changed precision changes every trial: resume refuses it.
+  std::remove((dir_ + "/bf16/results.json").c_str());
+  text.replace(text.find("bf16"), 4, "fp32");
+  std::ofstream(dir_ + "/bf16/sweep.yaml") << text;
+  const Result changed = run("resume " + dir_ + "/bf16");
+  EXPECT_EQ(changed.code, 2);
+  EXPECT_NE(changed.err.find("task.precision"), std::string::npos) << changed.err;
+
+  text.replace(text.find("fp32"), 4, "fp16");
+  const Result fp16 = run("run " + write_sweep("fp16.yaml", text) + " --out " + dir_ + "/fp16");
+  if (!torch::cuda::is_available()) {
+    EXPECT_EQ(fp16.code, 2);
+    EXPECT_NE(fp16.err.find("task.precision fp16 needs a CUDA device"), std::string::npos) << fp16.err;
+    EXPECT_FALSE(exists(dir_ + "/fp16"));
+  }
+  text.replace(text.find("fp16"), 4, "fp8");
+  const Result unknown = run("validate " + write_sweep("fp8.yaml", text));
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("fp8.yaml:3:"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("task.precision"), std::string::npos) << unknown.err;
+}
+
 TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);

@@ -60,9 +60,13 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
     }
     const Split b = batch(d.train, order, index++, o.batch_size);
     opt->zero_grad();
-    const at::Tensor logits = plain->forward(array.input(b.images));  // before the regulariser reads it
-    const at::Tensor loss =
-        torch::nn::functional::cross_entropy(logits, b.labels.reshape({-1})) + plain_regularization(plain);
+    at::Tensor loss;
+    {
+      // The array's precision, as torch.autocast around the forward pass and loss.
+      fusion::AutocastScope autocast(o.precision, b.images.device());
+      const at::Tensor logits = plain->forward(array.input(b.images));  // before the regulariser reads it
+      loss = torch::nn::functional::cross_entropy(logits, b.labels.reshape({-1})) + plain_regularization(plain);
+    }
     loss.backward();
     opt->step();
     losses.push_back(loss.item<double>());

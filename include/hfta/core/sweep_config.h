@@ -41,6 +41,7 @@ struct TaskOptions {
   std::string model;
   std::int64_t batch_size = 64;
   std::string loss;     ///< defaults to the model's usual loss
+  std::string precision = "fp32";  ///< fp32, bf16 or fp16 (autocast; fusion/mixed_precision.h)
   std::map<std::string, search::ParamValue> options;  ///< every model option, defaults filled in
   bool operator==(const TaskOptions& o) const;
 };

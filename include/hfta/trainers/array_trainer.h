@@ -11,6 +11,7 @@
 
 #include "hfta/fusion/fused_optimizer.h"
 #include "hfta/fusion/lr_schedule.h"
+#include "hfta/fusion/mixed_precision.h"
 #include "hfta/trainers/array_classifier.h"
 #include "hfta/trainers/dcgan.h"
 #include "hfta/trainers/fashion_mnist_data.h"
@@ -53,6 +54,13 @@ struct ArrayTrainerOptions {
   /// train() returns every step's losses; false returns none, so a GPU never
   /// waits for the host between steps.
   bool record_losses = true;
+  /// What the forward pass computes in: fp32, or autocast to bf16 or fp16
+  /// (parameters, gradients and optimizer state stay float32).
+  fusion::Precision precision = fusion::Precision::kFloat32;
+  /// > 0: per-model dynamic loss scaling starting at this scale; 0: on at
+  /// 65536 for fp16 only, as torch.cuda.amp's GradScaler. Scales are powers of
+  /// two, so in fp32 or fp64 scaling changes no number unless a model overflows.
+  double loss_scale = 0;
 };
 
 /// A trial's state in the array.
@@ -122,6 +130,8 @@ class ArrayTrainer {
   std::int64_t step() const { return step_; }
   /// Whether any slot still trains (when none does, the rest of a rung is waste).
   bool any_running() const;
+  /// The per-model loss scales, when loss scaling is on (else null).
+  fusion::PerModelLossScaler* loss_scaler() { return scaler_.get(); }
 
  private:
   std::shared_ptr<ArrayClassifier> model_;
@@ -136,6 +146,7 @@ class ArrayTrainer {
   std::unique_ptr<GanEvaluation> gan_evaluation_;  ///< made at a GAN's first evaluation
   at::Tensor d_loss_sum_;  ///< [B]: a GAN's discriminator losses since the last evaluation
   std::unique_ptr<fusion::FusedLrScheduler> scheduler_;
+  std::unique_ptr<fusion::PerModelLossScaler> scaler_;  ///< per-model loss scales (fp16, or asked for)
   std::vector<SlotStatus> status_;
   std::vector<double> best_;
   at::Tensor loss_sum_;  ///< [B] on device_: training losses since the last evaluation
@@ -160,6 +171,8 @@ class ArrayTrainer {
   at::Tensor gan_step(const Split& batch);         ///< returns the generator's loss [B]
   std::vector<SlotMetrics> gan_metrics();          ///< evaluate() of a GAN: unfilled status
   void clip_gradients(const std::vector<at::Tensor>& params);
+  void step_unless_overflowed(const std::vector<bool>& overflowed);
+  void make_scaler();
   void sync_generator_lr();
   fusion::SlotState export_state(std::int64_t slot) const;
   void build_optimizer(std::vector<fusion::LrSchedule> schedules);
