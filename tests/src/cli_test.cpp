@@ -387,6 +387,16 @@ TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
   // Resumed on the GPU from a directory whose results were dropped: the same trials.
   std::remove((dir_ + "/gpu/results.json").c_str());
   ASSERT_EQ(run("resume " + dir_ + "/gpu --device cuda").code, 0);
+  // fp16 autocast with per-model loss scaling: the same trials, to half precision's accuracy.
+  std::string text = kTinySweep;
+  const std::string task = "task: {model: mlp, ";
+  text.replace(text.find(task), task.size(), "task: {model: mlp, precision: fp16, ");
+  const Result half = run("run " + write_sweep("fp16.yaml", text) + " --device cuda --out " + dir_ + "/fp16");
+  ASSERT_EQ(half.code, 0) << half.err;
+  const auto c = nlohmann::json::parse(slurp(dir_ + "/fp16/results.json"));
+  for (std::size_t i = 0; i < a.at("trials").size(); ++i) {
+    EXPECT_NEAR(c.at("trials")[i].at("metric").get<double>(), a.at("trials")[i].at("metric").get<double>(), 0.03) << i;
+  }
 }
 
 TEST_F(Cli, MixedPrecisionSweepsTrainAndFp16WithoutAGpuIsRefused) {
