@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include "hfta/fusion/max_pool.h"
+
 namespace hfta::fusion {
 
 Activation activation_from_name(const std::string& name) {
@@ -28,6 +30,15 @@ at::Tensor FusedActivationImpl::forward(const at::Tensor& x) {
     case Activation::kSigmoid: return at::sigmoid(x);
   }
   throw std::logic_error("unknown activation");
+}
+
+at::Tensor FusedMaxPool2dImpl::forward(const at::Tensor& x) {
+  const auto& o = options;
+  const bool square = (*o.kernel_size())[0] == (*o.kernel_size())[1];
+  const bool direct = square && *o.stride() == *o.kernel_size() && (*o.padding())[0] == 0 &&
+                      (*o.padding())[1] == 0 && (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 &&
+                      !o.ceil_mode() && x.dim() == 4;
+  return direct ? max_pool2d(x, (*o.kernel_size())[0]) : torch::nn::MaxPool2dImpl::forward(x);
 }
 
 }  // namespace hfta::fusion

@@ -113,6 +113,12 @@ TEST(FusedActivation, EveryActivationAndPoolingIsPerModel) {
       torch::nn::MaxPool2d plain_max(torch::nn::MaxPool2dOptions(2));
       expect_per_model([&](const at::Tensor& x) { return plain_max->forward(x); },
                        [&](const at::Tensor& x) { return max_pool->forward(x); }, dtype, models);
+      // Overlapping windows take LibTorch's kernel.
+      const auto overlapping = torch::nn::MaxPool2dOptions(3).stride(2).padding(1);
+      FusedMaxPool2d max_pool3(overlapping);
+      torch::nn::MaxPool2d plain_max3(overlapping);
+      expect_per_model([&](const at::Tensor& x) { return plain_max3->forward(x); },
+                       [&](const at::Tensor& x) { return max_pool3->forward(x); }, dtype, models);
       FusedAvgPool2d avg_pool(torch::nn::AvgPool2dOptions(3).stride(2).padding(1));
       torch::nn::AvgPool2d plain_avg(torch::nn::AvgPool2dOptions(3).stride(2).padding(1));
       expect_per_model([&](const at::Tensor& x) { return plain_avg->forward(x); },

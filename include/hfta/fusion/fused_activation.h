@@ -31,8 +31,17 @@ class FusedActivationImpl : public torch::nn::Module {
 };
 TORCH_MODULE(FusedActivation);
 
-/// Pooling in the conv layout [N, B*C, H, W]: the plain modules, per channel.
-using FusedMaxPool2d = torch::nn::MaxPool2d;
+/// Max pooling in the conv layout [N, B*C, H, W]: the plain module's options
+/// and results; non-overlapping windows (kernel = stride, no padding or
+/// dilation, floor mode) take the direct kernel of max_pool.h.
+class FusedMaxPool2dImpl : public torch::nn::MaxPool2dImpl {
+ public:
+  using torch::nn::MaxPool2dImpl::MaxPool2dImpl;
+  at::Tensor forward(const at::Tensor& x);
+};
+TORCH_MODULE(FusedMaxPool2d);
+
+/// Other pooling in the conv layout: the plain modules, per channel.
 using FusedAvgPool2d = torch::nn::AvgPool2d;
 using FusedAdaptiveAvgPool2d = torch::nn::AdaptiveAvgPool2d;
 
