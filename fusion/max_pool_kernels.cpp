@@ -1,7 +1,6 @@
 // Loops of the direct max-pooling kernels; see max_pool.h. Built without the
 // torch header, at -O3 (CMakeLists.txt).
-#include <cmath>
-#include <cstring>
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -19,24 +18,30 @@ Plane plane_of(const at::Tensor& x, std::int64_t k) {
   return {n * c, h, w, h / k, w / k};
 }
 
-template <typename T>
-void forward(const T* in, T* out, std::uint8_t* winner, const Plane& p, std::int64_t k) {
+// K > 0: the kernel size known at compile time (the common 2 and 3); K == 0: `k`.
+// The selection is written without branches: on real activations the
+// comparisons are unpredictable, and mispredicted branches made the first
+// version (and LibTorch's kernel) about 7x slower than the memory allows.
+template <typename T, int K>
+void forward(const T* in, T* out, std::uint8_t* winner, const Plane& p, std::int64_t k_runtime) {
+  const std::int64_t k = K > 0 ? K : k_runtime;
   for (std::int64_t plane = 0; plane < p.planes; ++plane) {
     const T* src = in + plane * p.h * p.w;
     for (std::int64_t i = 0; i < p.oh; ++i) {
+      const T* top = src + i * k * p.w;
       for (std::int64_t j = 0; j < p.ow; ++j) {
-        // at::max_pool2d's rule: replace on a greater value or on NaN; the
-        // window's first position stands when nothing beats -inf.
-        T best = -std::numeric_limits<T>::infinity();
+        // at::max_pool2d's rule: replace on a greater value or on NaN. Starting
+        // from the window's first value is the same as starting from -inf with
+        // the first position standing.
+        T best = top[j * k];
         std::uint8_t at = 0;
         for (std::int64_t r = 0; r < k; ++r) {
-          const T* row = src + (i * k + r) * p.w + j * k;
-          for (std::int64_t s = 0; s < k; ++s) {
+          const T* row = top + r * p.w + j * k;
+          for (std::int64_t s = (r == 0 ? 1 : 0); s < k; ++s) {
             const T v = row[s];
-            if (v > best || std::isnan(v)) {
-              best = v;
-              at = static_cast<std::uint8_t>(r * k + s);
-            }
+            const bool take = (v > best) | (v != v);
+            best = take ? v : best;
+            at = take ? static_cast<std::uint8_t>(r * k + s) : at;
           }
         }
         *out++ = best;
@@ -46,20 +51,63 @@ void forward(const T* in, T* out, std::uint8_t* winner, const Plane& p, std::int
   }
 }
 
-template <typename T>
-void backward(const T* grad_out, const std::uint8_t* winner, T* grad_in, const Plane& p,
-              std::int64_t k) {
+template <typename T, int K>
+void backward(const T* grad_out, const std::uint8_t* winner, T* grad_in, const Plane& p, std::int64_t k_runtime) {
+  const std::int64_t k = K > 0 ? K : k_runtime;
   for (std::int64_t plane = 0; plane < p.planes; ++plane) {
     T* dst = grad_in + plane * p.h * p.w;
-    // Floor mode leaves the last rows and columns out of every window.
-    std::memset(static_cast<void*>(dst), 0, sizeof(T) * p.h * p.w);
+    // Zeros, then each window's winner gets its gradient (faster here than
+    // writing every window whole); floor mode leaves the last rows and columns
+    // out of every window.
+    std::fill(dst, dst + p.h * p.w, T(0));
     for (std::int64_t i = 0; i < p.oh; ++i) {
       for (std::int64_t j = 0; j < p.ow; ++j) {
-        const std::uint8_t at = *winner++;
+        const std::int64_t at = *winner++;
         dst[(i * k + at / k) * p.w + j * k + at % k] = *grad_out++;
       }
     }
   }
+}
+
+// 2x2 windows, the LeNet case: the maximum by comparisons the compiler turns
+// into max instructions, and the first position holding it by arithmetic on
+// the comparisons (a branch per window, unpredictable on real activations, cost
+// 4x). A row with a NaN (rare) is redone by the general rule.
+template <typename T>
+void forward2(const T* in, T* out, std::uint8_t* winner, const Plane& p) {
+  const std::int64_t w = p.w, ow = p.ow, oh = p.oh, plane_size = p.h * p.w;
+  for (std::int64_t plane = 0; plane < p.planes; ++plane) {
+    const T* src = in + plane * plane_size;
+    for (std::int64_t i = 0; i < oh; ++i, out += ow, winner += ow) {
+      const T* r0 = src + 2 * i * w;
+      const T* r1 = r0 + w;
+      int nan = 0;
+      for (std::int64_t j = 0; j < ow; ++j) {
+        const T a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
+        const T ab = a < b ? b : a, cd = c < d ? d : c;
+        const T m = ab < cd ? cd : ab;
+        const int na = a != m, nb = b != m, nc = c != m;
+        out[j] = m;
+        winner[j] = static_cast<std::uint8_t>(na + (na & nb) + (na & nb & nc));
+        nan |= (a != a) | (b != b) | (c != c) | (d != d);
+      }
+      if (nan) forward<T, 2>(r0, out, winner, Plane{1, 2, w, 1, ow}, 2);
+    }
+  }
+}
+
+template <typename T>
+void forward_any(const T* in, T* out, std::uint8_t* winner, const Plane& p, std::int64_t k) {
+  if (k == 2) return forward2<T>(in, out, winner, p);
+  if (k == 3) return forward<T, 3>(in, out, winner, p, k);
+  forward<T, 0>(in, out, winner, p, k);
+}
+
+template <typename T>
+void backward_any(const T* grad_out, const std::uint8_t* winner, T* grad_in, const Plane& p, std::int64_t k) {
+  if (k == 2) return backward<T, 2>(grad_out, winner, grad_in, p, k);
+  if (k == 3) return backward<T, 3>(grad_out, winner, grad_in, p, k);
+  backward<T, 0>(grad_out, winner, grad_in, p, k);
 }
 
 void check(const at::Tensor& t, const char* what) {
@@ -78,9 +126,9 @@ void max_pool2d_forward_cpu(const at::Tensor& x, std::int64_t kernel, at::Tensor
   const Plane p = plane_of(x, kernel);
   auto* w = winner.data_ptr<std::uint8_t>();
   if (x.scalar_type() == at::kFloat) {
-    forward(x.data_ptr<float>(), out.data_ptr<float>(), w, p, kernel);
+    forward_any(x.data_ptr<float>(), out.data_ptr<float>(), w, p, kernel);
   } else if (x.scalar_type() == at::kDouble) {
-    forward(x.data_ptr<double>(), out.data_ptr<double>(), w, p, kernel);
+    forward_any(x.data_ptr<double>(), out.data_ptr<double>(), w, p, kernel);
   } else {
     throw std::invalid_argument("max_pool2d kernel: float or double only");
   }
@@ -93,9 +141,9 @@ void max_pool2d_backward_cpu(const at::Tensor& grad_out, const at::Tensor& winne
   const Plane p = plane_of(grad_in, kernel);
   const auto* w = winner.data_ptr<std::uint8_t>();
   if (grad_in.scalar_type() == at::kFloat) {
-    backward(grad_out.data_ptr<float>(), w, grad_in.data_ptr<float>(), p, kernel);
+    backward_any(grad_out.data_ptr<float>(), w, grad_in.data_ptr<float>(), p, kernel);
   } else {
-    backward(grad_out.data_ptr<double>(), w, grad_in.data_ptr<double>(), p, kernel);
+    backward_any(grad_out.data_ptr<double>(), w, grad_in.data_ptr<double>(), p, kernel);
   }
 }
 
