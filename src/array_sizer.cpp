@@ -15,9 +15,11 @@ fusion::MemoryModel* ArraySizer::model(const std::string& key, const search::Con
     // A trial's options: the task's, overridden by its own parameters.
     // Numbers, and booleans as 1 or 0 (small_input, the PointNet transforms).
     std::map<std::string, double> numeric;
-    auto add = [&numeric](const std::string& name, const search::ParamValue& value) {
+    std::map<std::string, std::string> texts;  // BERT's size
+    auto add = [&numeric, &texts](const std::string& name, const search::ParamValue& value) {
       if (search::is_numeric(value)) numeric[name] = search::as_double(value);
       if (const bool* b = std::get_if<bool>(&value)) numeric[name] = *b ? 1 : 0;
+      if (const std::string* t = std::get_if<std::string>(&value)) texts[name] = *t;
     };
     for (const auto& [name, value] : sweep_.task.options) add(name, value);
     for (const auto& [name, value] : example) add(name, value);
@@ -27,7 +29,7 @@ fusion::MemoryModel* ArraySizer::model(const std::string& key, const search::Con
     const std::string optimizer =
         opt != example.end() ? search::to_string(opt->second) : std::string("sgd");
     std::optional<fusion::MemoryModel> m;
-    if (auto f = trainers::estimate_footprint(sweep_.task.model, numeric)) {
+    if (auto f = trainers::estimate_footprint(sweep_.task.model, numeric, texts)) {
       m.emplace(trainers::fixed_bytes(*f, batch), trainers::per_model_bytes(*f, batch, optimizer));
     }
     it = models_.emplace(key, m).first;

@@ -1,5 +1,8 @@
 #include "hfta/trainers/footprint.h"
 
+#include "hfta/trainers/bert.h"
+#include "hfta/trainers/mobilenet_v3.h"
+
 namespace hfta::trainers {
 namespace {
 
@@ -140,16 +143,39 @@ Footprint dcgan(const std::map<std::string, double>& o) {
   return f;
 }
 
+// BERT (bert.h): token and position embeddings with a layer norm, post-norm
+// GELU encoder layers with a 4H feed-forward, and the masked-LM head.
+Footprint bert(const std::map<std::string, double>& o, const std::map<std::string, std::string>& texts) {
+  const auto size = texts.find("size");
+  const BertShape shape = bert_shape(size == texts.end() ? "medium" : size->second,
+                                     static_cast<std::int64_t>(option(o, "seq_len", 128)));
+  const auto h = static_cast<double>(shape.hidden), t = static_cast<double>(shape.seq_len);
+  const auto layers = static_cast<double>(shape.layers), heads = static_cast<double>(shape.heads);
+  const double vocab = option(o, "vocab", kByteVocabulary), ff = 4 * h;
+  Footprint f;
+  f.input_per_sample = 2 * t;  // int64 token ids
+  const double layer = (3 * h * h + 3 * h) + (h * h + h) + (h * ff + ff) + (ff * h + h) + 4 * h;
+  f.parameters = vocab * h + t * h + 2 * h + layers * layer + (h * h + h) + 2 * h + (h * vocab + vocab);
+  // As the Transformer LM's layers, plus the head's transform, GELU and norm.
+  f.activations_per_sample = 3 * t * h + layers * (12 * t * h + 3 * heads * t * t + 3 * t * ff) + 3 * t * h +
+                             2 * t * vocab;
+  f.macs_per_sample = layers * (4 * t * h * h + 2 * t * t * h + 2 * t * h * ff) + t * h * h + t * h * vocab;
+  return f;
+}
+
 }  // namespace
 
 std::optional<Footprint> estimate_footprint(const std::string& model,
-                                            const std::map<std::string, double>& options) {
+                                            const std::map<std::string, double>& options,
+                                            const std::map<std::string, std::string>& texts) {
   if (model == "mlp") return mlp(options);
   if (model == "cnn") return cnn(options);
   if (model == "pointnet") return pointnet(options);
   if (model == "dcgan") return dcgan(options);
   if (model == "resnet18") return resnet18(options);
   if (model == "transformer_lm") return transformer_lm(options);
+  if (model == "mobilenet_v3_small") return mobilenet_v3_small_footprint(option(options, "width_mult", 1.0));
+  if (model == "bert") return bert(options, texts);
   return std::nullopt;
 }
 

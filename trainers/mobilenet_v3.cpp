@@ -98,6 +98,45 @@ torch::nn::AnyModule hardswish_module() {
 
 }  // namespace
 
+Footprint mobilenet_v3_small_footprint(double width_mult, std::int64_t classes) {
+  Footprint f;
+  f.input_per_sample = 32 * 32;
+  double side = 32;
+  // A convolution (groups: depthwise), with its batch norm and activation: three maps kept.
+  auto conv = [&](double in, double out, double kernel, double stride, double groups, bool bn) {
+    side /= stride;
+    f.parameters += in / groups * out * kernel * kernel + (bn ? 2 * out : out);
+    f.activations_per_sample += (bn ? 3 : 2) * out * side * side;
+    f.macs_per_sample += in / groups * out * kernel * kernel * side * side;
+  };
+  conv(1, static_cast<double>(divisible(kStem * width_mult)), 3, 2, 1, true);
+  for (const auto& s : kBlocks) {
+    const auto in = static_cast<double>(divisible(s.in * width_mult));
+    const auto exp = static_cast<double>(divisible(s.expanded * width_mult));
+    const auto out = static_cast<double>(divisible(s.out * width_mult));
+    if (exp != in) conv(in, exp, 1, 1, 1, true);
+    conv(exp, exp, static_cast<double>(s.kernel), static_cast<double>(s.stride), exp, true);
+    if (s.se) {
+      const auto squeeze = static_cast<double>(divisible(exp / 4));
+      const double kept = side;
+      side = 1;  // on the pooled channels
+      conv(exp, squeeze, 1, 1, 1, false);
+      conv(squeeze, exp, 1, 1, 1, false);
+      side = kept;
+      f.activations_per_sample += exp * side * side;  // the rescaled maps
+    }
+    conv(exp, out, 1, 1, 1, true);
+  }
+  const auto last_in = static_cast<double>(divisible(kBlocks[10].out * width_mult));
+  conv(last_in, 6 * last_in, 1, 1, 1, true);
+  const auto hidden = static_cast<double>(divisible(kLastChannel * width_mult));
+  const auto c = static_cast<double>(classes);
+  f.parameters += 6 * last_in * hidden + hidden + hidden * c + c;
+  f.activations_per_sample += 6 * last_in + 3 * hidden + 2 * c;
+  f.macs_per_sample += 6 * last_in * hidden + hidden * c;
+  return f;
+}
+
 FusedMobileNetV3Small::FusedMobileNetV3Small(std::int64_t models, double width_mult, double dropout,
                                              std::int64_t classes, const at::TensorOptions& tensor_options)
     : ArrayClassifier(models), width_mult_(width_mult), dropout_(dropout), classes_(classes),

@@ -4,8 +4,10 @@
 
 #include <torch/nn.h>
 
+#include "hfta/trainers/bert.h"
 #include "hfta/trainers/dcgan.h"
 #include "hfta/trainers/footprint.h"
+#include "hfta/trainers/mobilenet_v3.h"
 #include "hfta/trainers/pointnet.h"
 #include "hfta/trainers/resnet18.h"
 #include "hfta/trainers/transformer_lm.h"
@@ -76,6 +78,16 @@ TEST(Footprint, ZooParametersMatchThePlainModels) {
                                                          {"seq_len", 32}, {"vocab", 97}});
   ASSERT_TRUE(lm.has_value());
   EXPECT_DOUBLE_EQ(lm->parameters, count(*FusedTransformerLm(1, 97, shape, 0.1).make_plain()));
+  for (double width : {0.25, 0.5, 1.0}) {
+    const auto m = estimate_footprint("mobilenet_v3_small", {{"width_mult", width}});
+    ASSERT_TRUE(m.has_value());
+    EXPECT_DOUBLE_EQ(m->parameters, count(*FusedMobileNetV3Small(1, width, 0.2).make_plain())) << width;
+  }
+  for (const char* size : {"tiny", "mini"}) {
+    const auto b = estimate_footprint("bert", {{"seq_len", 32}, {"vocab", 97}}, {{"size", size}});
+    ASSERT_TRUE(b.has_value());
+    EXPECT_DOUBLE_EQ(b->parameters, count(*FusedBert(1, 97, bert_shape(size, 32), 0.1).make_plain())) << size;
+  }
 }
 
 TEST(Footprint, BytesGrowWithBatchAndOptimizerState) {
@@ -84,7 +96,7 @@ TEST(Footprint, BytesGrowWithBatchAndOptimizerState) {
   EXPECT_GT(per_model_bytes(f, 64, "adam"), per_model_bytes(f, 64, "sgd"));
   EXPECT_DOUBLE_EQ(per_model_bytes(f, 64, "adam") - per_model_bytes(f, 64, "sgd"), 4 * f.parameters);
   EXPECT_GT(fixed_bytes(f, 64), 4 * 784 * 64);
-  EXPECT_FALSE(estimate_footprint("bert", {}).has_value());  // known once built
+  EXPECT_FALSE(estimate_footprint("unknown", {}).has_value());
 }
 
 }  // namespace

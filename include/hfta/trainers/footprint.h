@@ -17,10 +17,11 @@ struct Footprint {
   double macs_per_sample = 0;         ///< multiply-accumulates of one forward pass
 };
 
-/// Counts for `model` with its numeric options (non-numeric ones do not change
-/// sizes); nullopt for models whose counts come only from building them.
+/// Counts for `model` with its numeric options (booleans as 0 or 1) and its
+/// text options (BERT's size); nullopt for a model without an estimate.
 std::optional<Footprint> estimate_footprint(const std::string& model,
-                                            const std::map<std::string, double>& options);
+                                            const std::map<std::string, double>& options,
+                                            const std::map<std::string, std::string>& texts = {});
 
 /// Bytes each model of an array adds in float32 training with `optimizer`:
 /// weights, gradients, optimizer state, and activations and their gradients.

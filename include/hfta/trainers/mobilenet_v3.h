@@ -7,6 +7,7 @@
 
 #include "hfta/fusion/fused_batch_norm.h"
 #include "hfta/trainers/array_classifier.h"
+#include "hfta/trainers/footprint.h"
 
 namespace hfta::trainers {
 
@@ -25,6 +26,10 @@ namespace hfta::trainers {
 /// Conv2d with bias], project.0 Conv2d, project.1 BatchNorm2d), 14 Conv2d,
 /// 15 BatchNorm2d, 16 hardswish, 17 AdaptiveAvgPool2d(1), 18 Flatten,
 /// 19 Linear, 20 hardswish, 21 Dropout, 22 Linear.
+/// The parameter, activation and multiply-accumulate counts of one model on
+/// 32x32 inputs (footprint.h), from the same block table the model is built from.
+Footprint mobilenet_v3_small_footprint(double width_mult, std::int64_t classes = 10);
+
 class FusedMobileNetV3Small : public ArrayClassifier {
  public:
   FusedMobileNetV3Small(std::int64_t models, double width_mult, double dropout, std::int64_t classes = 10,
