@@ -15,7 +15,6 @@ python3 - "$data" experiments/results/sweep-*-cpu.json <<'PY'
 import json, os, sys
 modes = ["auto-1", "off-1", "auto-N", "off-N"]
 with open(sys.argv[1], "w") as out:
-    out.write("sweep " + " ".join(modes) + "\n")
     for path in sys.argv[2:]:
         r = json.load(open(path))
         base = r["modes"]["off-1"]["seconds"]
@@ -31,7 +30,8 @@ set ylabel "speedup"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set key top left
+set key below
+set termoption noenhanced
 set grid ytics
 set yrange [0:*]
 set xtics rotate by -20
