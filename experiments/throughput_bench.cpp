@@ -373,11 +373,14 @@ int main(int argc, char** argv) {
   const auto data = bench_data(a);
   const auto bs = batches(data, a);
   std::map<std::string, double> numeric;
+  std::map<std::string, std::string> texts;  // BERT's size
   for (const auto& [k, v] : model_options(a)) {
     if (v == "true" || v == "false") numeric[k] = v == "true";
     else if (!v.empty() && (std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '.')) numeric[k] = std::stod(v);
+    else texts[k] = v;
   }
-  const auto fp = estimate_footprint(a.model, numeric);
+  numeric["vocab"] = static_cast<double>(data.classes);  // a language model's vocabulary
+  const auto fp = estimate_footprint(a.model, numeric, texts);
   // Training costs about three forward passes (forward, and two products per layer backward).
   const double flops_per_sample = fp ? 6.0 * fp->macs_per_sample : 0.0;
   const double peak_gflops = matmul_gflops(a);

@@ -5,17 +5,44 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <torch/nn/module.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/mixed_precision.h"
+
 namespace hfta::test {
 
-/// The bound: relative error 1e-5 in float32, 1e-10 in float64.
-inline double tolerance(at::ScalarType t) { return t == at::kDouble ? 1e-10 : 1e-5; }
+/// The bound: relative error 1e-5 in float32, 1e-10 in float64; under
+/// bfloat16 autocast, bfloat16's (8 bits of mantissa, and sums of such terms).
+inline double tolerance(at::ScalarType t) {
+  if (at::autocast::is_cpu_enabled()) return 3e-2;
+  return t == at::kDouble ? 1e-10 : 1e-5;
+}
+
+/// An op test over (dtype, B). The dtype kBFloat16 stands for float32 modules
+/// run under LibTorch's CPU autocast to bfloat16, as mixed-precision training
+/// runs them: param() then gives float32, and the scope lasts the test.
+class OpTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {
+ protected:
+  void SetUp() override {
+    if (std::get<0>(GetParam()) == at::kBFloat16) autocast_.emplace(fusion::Precision::kBFloat16, at::kCPU);
+  }
+  void TearDown() override { autocast_.reset(); }
+  std::tuple<at::ScalarType, std::int64_t> param() const {
+    const auto [dtype, models] = GetParam();
+    return {dtype == at::kBFloat16 ? at::kFloat : dtype, models};
+  }
+
+ private:
+  std::optional<fusion::AutocastScope> autocast_;
+};
 
 /// max |got - want| / max |want| (0 when both are zero).
 inline double relative_error(const at::Tensor& got, const at::Tensor& want) {

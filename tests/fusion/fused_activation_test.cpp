@@ -12,12 +12,12 @@
 namespace hfta::fusion {
 namespace {
 
-class FusedActivationTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+class FusedActivationTest : public test::OpTest {};
 
 auto to_conv = [](const std::vector<at::Tensor>& xs) { return stack_to_conv(at::stack(xs)); };
 
 TEST_P(FusedActivationTest, PReLUMatchesPlainModulesInBothLayouts) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(8);
   for (std::int64_t num : {1, 4}) {
     for (Layout layout : {Layout::kConv, Layout::kMatmul}) {
@@ -49,7 +49,7 @@ TEST_P(FusedActivationTest, PReLUMatchesPlainModulesInBothLayouts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedActivationTest,
-                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedPReLU, SlotsRoundTripAndSeed) {

@@ -7,7 +7,7 @@
 namespace hfta::fusion {
 namespace {
 
-class FusedBatchNormTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+class FusedBatchNormTest : public test::OpTest {};
 
 // Several training steps (each checked), then the running statistics and eval mode.
 template <typename Fused, typename Plain>
@@ -43,7 +43,7 @@ void train_then_eval(Fused& fused, std::vector<Plain>& plains, at::ScalarType dt
 }
 
 TEST_P(FusedBatchNormTest, BatchNorm2dMatchesPlainModules) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(4);
   for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
   SCOPED_TRACE(to_string(strategy));
@@ -68,7 +68,7 @@ TEST_P(FusedBatchNormTest, BatchNorm2dMatchesPlainModules) {
 }
 
 TEST_P(FusedBatchNormTest, BatchNorm1dMatchesPlainModules) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(5);
   for (const auto& shape : std::vector<std::vector<std::int64_t>>{{6, 4}, {5, 4, 3}}) {
     const auto options = torch::nn::BatchNormOptions(4);
@@ -88,7 +88,7 @@ TEST_P(FusedBatchNormTest, BatchNorm1dMatchesPlainModules) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedBatchNormTest,
-                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedBatchNorm, TuneLeavesRunningStatisticsUntouched) {

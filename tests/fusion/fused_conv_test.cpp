@@ -35,10 +35,10 @@ void check(const Options& options, std::int64_t models, at::ScalarType dtype,
   }
 }
 
-class FusedConvTest : public ::testing::TestWithParam<Param> {};
+class FusedConvTest : public test::OpTest {};
 
 TEST_P(FusedConvTest, Conv2dMatchesPlainModules) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(1);
   check<FusedConv2d>(torch::nn::Conv2dOptions(3, 5, 3).padding(1), models, dtype, {2, 3, 8, 7});
   check<FusedConv2d>(torch::nn::Conv2dOptions(4, 6, {3, 2}).stride(2).dilation({1, 2}).groups(2).bias(false),
@@ -46,14 +46,14 @@ TEST_P(FusedConvTest, Conv2dMatchesPlainModules) {
 }
 
 TEST_P(FusedConvTest, Conv1dMatchesPlainModules) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(2);
   check<FusedConv1d>(torch::nn::Conv1dOptions(3, 4, 5).padding(2), models, dtype, {2, 3, 11});
   check<FusedConv1d>(torch::nn::Conv1dOptions(6, 3, 1).groups(3), models, dtype, {4, 6, 5});
 }
 
 TEST_P(FusedConvTest, ConvTranspose2dMatchesPlainModules) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(3);
   check<FusedConvTranspose2d>(torch::nn::ConvTranspose2dOptions(4, 3, 4).stride(2).padding(1),
                               models, dtype, {2, 4, 5, 5});
@@ -63,7 +63,7 @@ TEST_P(FusedConvTest, ConvTranspose2dMatchesPlainModules) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedConvTest,
-                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedConv, SlotsRoundTripAndSeed) {

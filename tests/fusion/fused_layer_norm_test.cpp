@@ -7,14 +7,13 @@
 namespace hfta::fusion {
 namespace {
 
-class FusedNormEmbeddingTest
-    : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+class FusedNormEmbeddingTest : public test::OpTest {};
 
 auto stack = [](const std::vector<at::Tensor>& xs) { return at::stack(xs); };
 auto slot = [](const at::Tensor& y, std::int64_t b) { return y[b]; };
 
 TEST_P(FusedNormEmbeddingTest, LayerNormMatchesPlainModules) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(6);
   for (const auto& normalized : std::vector<std::vector<std::int64_t>>{{8}, {3, 4}}) {
    for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
@@ -41,7 +40,7 @@ TEST_P(FusedNormEmbeddingTest, LayerNormMatchesPlainModules) {
 }
 
 TEST_P(FusedNormEmbeddingTest, EmbeddingMatchesPlainModulesWithPadding) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(7);
   for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
   SCOPED_TRACE(to_string(strategy));
@@ -70,7 +69,7 @@ TEST_P(FusedNormEmbeddingTest, EmbeddingMatchesPlainModulesWithPadding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedNormEmbeddingTest,
-                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedLayerNorm, SlotsRoundTripAndSeed) {

@@ -7,10 +7,10 @@
 namespace hfta::fusion {
 namespace {
 
-class FusedLinearTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+class FusedLinearTest : public test::OpTest {};
 
 TEST_P(FusedLinearTest, MatchesPlainLinearLayers) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(models);
   for (const auto& [in, out, n, bias] : std::vector<std::tuple<int, int, int, bool>>{
            {7, 5, 4, true}, {33, 17, 9, false}, {64, 64, 32, true}}) {
@@ -32,7 +32,7 @@ TEST_P(FusedLinearTest, MatchesPlainLinearLayers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedLinearTest,
-                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedLinear, SlotsRoundTripAndSeed) {

@@ -29,10 +29,15 @@ struct FusedSelfAttention {
   torch::nn::MultiheadAttention extract_slot(std::int64_t b) const { return m->extract_slot(b); }
 };
 
-class FusedAttentionTest : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+class FusedAttentionTest : public test::OpTest {};
 
 TEST_P(FusedAttentionTest, SelfAttentionWithMasksMatchesPlainModules) {
-  const auto [dtype, models] = GetParam();
+  if (std::get<0>(GetParam()) == at::kBFloat16) {
+    GTEST_SKIP() << "no plain reference: LibTorch 1.13's own MultiheadAttention fails on a key_padding_mask "
+                    "under CPU bfloat16 autocast (masked_fill is not implemented for BFloat16); the "
+                    "unmasked cross-attention test covers autocast";
+  }
+  const auto [dtype, models] = param();
   at::manual_seed(9);
   const std::int64_t e = 8, heads = 2, n = 3, l = 5;
   for (bool bias : {true, false}) {
@@ -65,7 +70,7 @@ TEST_P(FusedAttentionTest, SelfAttentionWithMasksMatchesPlainModules) {
 }
 
 TEST_P(FusedAttentionTest, CrossAttentionAndWeightsMatchPlainModules) {
-  const auto [dtype, models] = GetParam();
+  const auto [dtype, models] = param();
   at::manual_seed(10);
   const std::int64_t e = 6, heads = 3, n = 2, l = 4, s = 7;
   const auto options = torch::nn::MultiheadAttentionOptions(e, heads);
@@ -87,7 +92,7 @@ TEST_P(FusedAttentionTest, CrossAttentionAndWeightsMatchPlainModules) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedAttentionTest,
-                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedAttention, SlotsRoundTripSeedAndPerModelDropout) {

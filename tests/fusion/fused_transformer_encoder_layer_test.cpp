@@ -23,11 +23,15 @@ struct FusedLayer {
   torch::nn::TransformerEncoderLayer extract_slot(std::int64_t b) const { return m->extract_slot(b); }
 };
 
-class FusedEncoderLayerTest
-    : public ::testing::TestWithParam<std::tuple<at::ScalarType, std::int64_t>> {};
+class FusedEncoderLayerTest : public test::OpTest {};
 
 TEST_P(FusedEncoderLayerTest, MatchesPlainLayersInTrainingAndEval) {
-  const auto [dtype, models] = GetParam();
+  if (std::get<0>(GetParam()) == at::kBFloat16) {
+    GTEST_SKIP() << "no plain reference: LibTorch 1.13's own MultiheadAttention fails on a key_padding_mask "
+                    "under CPU bfloat16 autocast (masked_fill is not implemented for BFloat16); the "
+                    "unmasked cross-attention test covers autocast";
+  }
+  const auto [dtype, models] = param();
   at::manual_seed(11);
   const std::int64_t e = 8, n = 2, l = 6;
   for (bool gelu : {false, true}) {
@@ -65,7 +69,7 @@ TEST_P(FusedEncoderLayerTest, MatchesPlainLayersInTrainingAndEval) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedEncoderLayerTest,
-                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble),
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedEncoderLayer, SlotsRoundTripAndSeed) {
