@@ -507,7 +507,7 @@ class Tuner {
         for (std::int64_t i = 0; i < b; ++i) slots.push_back(slot_of(i, example, static_cast<std::uint64_t>(i)));
         auto o = array_options(example);
         o.record_losses = true;  // each timed step ends when the device has finished it
-        auto trainer = std::make_shared<trainers::ArrayTrainer>(build(b, example, device_of(0)), slots, o, data_);
+        std::shared_ptr<trainers::ArrayTrainer> trainer = make_trainer(key, build(b, example, device_of(0)), slots, o);
         return [trainer] { trainer->train(1); };
       };
       keep_throughput(key, probe_throughput(make_step, most));
@@ -516,6 +516,22 @@ class Tuner {
       progress_.message("array sizes measured (model-steps/s):" + rates + "; arrays of at most " +
                         std::to_string(sizer_.capacity(key, example)));
     }
+  }
+
+  // An array's trainer with the op strategies kept for its fusion key and size:
+  // measured when the first array of that size is built (the probe's, or a
+  // real one), then reused, so later arrays neither time them again nor differ.
+  std::unique_ptr<trainers::ArrayTrainer> make_trainer(const std::string& key,
+                                                       const std::shared_ptr<trainers::ArrayClassifier>& model,
+                                                       const std::vector<trainers::SlotTrial>& slots,
+                                                       trainers::ArrayTrainerOptions o, bool initialise = true) {
+    const std::string shape = key + " B=" + std::to_string(model->models());
+    if (const auto* kept = kept_.strategies(shape)) o.strategies = *kept;
+    auto trainer = std::make_unique<trainers::ArrayTrainer>(model, slots, o, data_, initialise);
+    if (o.strategies.empty() && model->models() > 1 && !model->strategies().empty()) {
+      kept_.keep_strategies(shape, model->strategies());
+    }
+    return trainer;
   }
 
   void keep_throughput(const std::string& key, const KeptMeasurements::Rates& rates) {
@@ -542,10 +558,8 @@ class Tuner {
     if (resumed) {
       for (std::int64_t b = 0; b < models; ++b) model->load_slot(b, saved_.at(array.trial_ids[b]).model);
     }
-    const std::string shape = array.key + " B=" + std::to_string(models);
-    if (const auto* kept = kept_.strategies(shape)) o.strategies = *kept;
-    trainers::ArrayTrainer trainer(model, slots, o, data_, /*initialise=*/!resumed);
-    if (o.strategies.empty() && models > 1 && !model->strategies().empty()) kept_.keep_strategies(shape, model->strategies());
+    const auto trainer_of_array = make_trainer(array.key, model, slots, o, /*initialise=*/!resumed);
+    trainers::ArrayTrainer& trainer = *trainer_of_array;
     const std::int64_t from = steps_for(array.from_budget, first);
     // Budgets smaller than a batch still train: every rung at least one step further.
     const std::int64_t to = std::max(steps_for(array.to_budget, first), from + 1);
