@@ -26,14 +26,20 @@ TEST(ArraySizer, CapacityFollowsTheMemoryBudget) {
   EXPECT_GT(*small.predicted_bytes("k", example, b_small + 1), small.budget_bytes());
 }
 
-TEST(ArraySizer, MaxArrayCapsAndUnknownModelsGetIt) {
+TEST(ArraySizer, MaxArrayCapsAndBertIsSizedByItsSize) {
   const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 8\n");
   ArraySizer sizer(sweep, 64.0 * (1 << 30));
   EXPECT_EQ(sizer.capacity("k", {}), 8);
-  const SweepConfig lm = load_sweep_string(test::sweep_yaml({{"task", "task:\n  model: bert\n"}, {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"}}));
-  ArraySizer unknown(lm, 1 << 30);
-  EXPECT_EQ(unknown.capacity("k", {}), lm.fusion.max_array);
-  EXPECT_FALSE(unknown.predicted_bytes("k", {}, 4).has_value());
+  // BERT's footprint follows its text option `size`: Medium needs far more than Tiny.
+  auto bert = [](const std::string& size) {
+    return load_sweep_string(test::sweep_yaml({{"task", "task:\n  model: bert\n  options:\n    size: " + size + "\n"},
+                                               {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"}}));
+  };
+  const SweepConfig medium = bert("medium"), tiny = bert("tiny");
+  ArraySizer medium_sizer(medium, 4.0 * (1 << 30)), tiny_sizer(tiny, 4.0 * (1 << 30));
+  ASSERT_TRUE(medium_sizer.predicted_bytes("k", {}, 4).has_value());
+  EXPECT_GT(*medium_sizer.predicted_bytes("k", {}, 4), 10 * *tiny_sizer.predicted_bytes("k", {}, 4));
+  EXPECT_LT(medium_sizer.capacity("k", {}), tiny_sizer.capacity("k", {}));
 }
 
 TEST(ArraySizer, OutOfMemoryAndThroughputLowerTheCapacity) {
