@@ -38,6 +38,7 @@
 #endif
 
 #include "hfta/fusion/host_allocator.h"
+#include "hfta/fusion/mixed_precision.h"
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include "hfta/trainers/array_trainer.h"
@@ -63,6 +64,7 @@ struct Args {
   std::vector<std::string> modes = {"serial", "concurrent", "fused"};
   std::string json;
   std::string device = "cpu";  // or cuda, cuda:N
+  std::string precision = "fp32";  // bf16, fp16: autocast (fp16 with loss scaling), both modes
   bool child = false;  // one model for the concurrent mode, driven over stdin/stdout
   std::string profile;  // a directory: chrome traces of the timed serial and fused steps
 };
@@ -135,11 +137,31 @@ struct PlainTrainer {
   std::unique_ptr<torch::optim::Adam> adam;       ///< a GAN's: the discriminator's
   std::unique_ptr<torch::optim::Adam> generator;  ///< a GAN's generator's
   std::int64_t nz = 0;
+  hfta::fusion::Precision precision = hfta::fusion::Precision::kFloat32;
   void step(const Split& b) {
     if (!generator) {
       adam->zero_grad();
-      torch::nn::functional::cross_entropy(net->forward(b.images), b.labels.reshape({-1})).backward();
-      adam->step();
+      at::Tensor loss;
+      {
+        hfta::fusion::AutocastScope autocast(precision, b.images.device());
+        loss = torch::nn::functional::cross_entropy(net->forward(b.images), b.labels.reshape({-1}));
+      }
+      if (precision != hfta::fusion::Precision::kFloat16) {
+        loss.backward();
+        adam->step();
+        return;
+      }
+      // GradScaler's work for one model (a fixed scale: the same passes): scale,
+      // unscale, one check for Inf/NaN read by the host, then the step.
+      constexpr double kScale = 65536;
+      (loss * kScale).backward();
+      at::Tensor finite = at::ones({}, at::TensorOptions().dtype(at::kBool).device(b.images.device()));
+      for (auto& p : net->parameters()) {
+        if (!p.grad().defined()) continue;
+        p.mutable_grad().mul_(1.0 / kScale);
+        finite = finite.logical_and(at::isfinite(p.grad()).all());
+      }
+      if (finite.item<bool>()) adam->step();
       return;
     }
     // PyTorch's DCGAN example, as ArrayTrainer steps each model of an array.
@@ -169,7 +191,9 @@ PlainTrainer plain_trainer(const Args& a, std::int64_t classes, std::uint64_t se
             std::make_unique<torch::optim::Adam>(part(net, 0).parameters(), torch::optim::AdamOptions(1e-3)),
             o.count("nz") ? std::stoll(o.at("nz")) : 100};
   }
-  return {net, std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3))};
+  PlainTrainer t{net, std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-3))};
+  t.precision = hfta::fusion::precision_from_name(a.precision);
+  return t;
 }
 
 // Peak bytes the caching allocator held on the device since the last call; 0 on the CPU.
@@ -229,6 +253,7 @@ double fused(const Args& a, const ClassificationData& d, std::int64_t models, do
   o.optimizer = "adam";
   o.batch_size = a.batch;
   o.record_losses = false;  // as the tuner trains
+  o.precision = hfta::fusion::precision_from_name(a.precision);
   ArrayTrainer trainer(make_classifier(a.model, models, model_options(a), d.classes,
                                        at::TensorOptions().device(a.device)),
                        slots, o, d);
@@ -299,7 +324,8 @@ double concurrent(const Args& a, std::int64_t models) {
   std::vector<std::string> argv = {"throughput_bench", "--child", "--model", a.model, "--batch",
                                    std::to_string(a.batch), "--steps", std::to_string(a.steps),
                                    "--warmup", std::to_string(a.warmup), "--threads", "1",
-                                   "--dropout", std::to_string(a.dropout), "--device", a.device};
+                                   "--dropout", std::to_string(a.dropout), "--device", a.device,
+                                   "--precision", a.precision};
   for (const auto& o : a.options) argv.insert(argv.end(), {"--option", o});
   std::vector<Child> children;
   for (std::int64_t b = 0; b < models; ++b) children.push_back(spawn_child(argv));
@@ -364,10 +390,15 @@ int main(int argc, char** argv) {
   app.add_option("--modes", a.modes, "serial, concurrent, fused")->delimiter(',');
   app.add_option("--json", a.json, "write the results here");
   app.add_option("--device", a.device, "cpu, cuda or cuda:N");
+  app.add_option("--precision", a.precision, "fp32, bf16 or fp16: autocast in both serial and fused (fp16 with loss scaling)");
   app.add_flag("--child", a.child)->group("");
   CLI11_PARSE(app, argc, argv);
   hfta::fusion::configure_host_allocator();
   at::set_num_threads(static_cast<int>(a.threads));
+  if (a.model == "dcgan" && a.precision != "fp32") {
+    std::cerr << "throughput_bench: dcgan trains in fp32 only\n";
+    return 2;
+  }
   if (a.child) return child(a);
 
   const auto data = bench_data(a);
@@ -389,6 +420,7 @@ int main(int argc, char** argv) {
   std::cout << "model " << a.model << ", batch " << a.batch << ", " << a.steps << " steps x " << a.repeats
             << " repeats, " << a.device << " (matmul " << std::fixed << std::setprecision(0) << peak_gflops
             << " GFLOP/s)" << std::defaultfloat << ", " << a.threads << " thread(s), dropout " << a.dropout
+            << (a.precision == "fp32" ? "" : ", " + a.precision + " autocast")
             << "; model-samples/s (median)\n"
             << std::setw(4) << "B" << std::setw(12) << "serial" << std::setw(12) << "concurrent" << std::setw(12)
             << "fused" << std::setw(14) << "fused/serial" << std::setw(18) << "fused/concurrent" << std::setw(14)
@@ -428,7 +460,7 @@ int main(int argc, char** argv) {
   }
   if (!a.json.empty()) {
     nlohmann::json out = {{"benchmark", "throughput"}, {"model", a.model}, {"options", model_options(a)},
-                          {"device", a.device}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
+                          {"device", a.device}, {"precision", a.precision}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
                           {"repeats", a.repeats}, {"threads", a.threads}, {"optimizer", "adam"}, {"dropout", a.dropout},
                           {"flops_per_sample", flops_per_sample}, {"matmul_gflops", peak_gflops},
                           {"machine", machine()}, {"results", rows}};

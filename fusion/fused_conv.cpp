@@ -56,6 +56,20 @@ FusedConvImpl<D, T>::FusedConvImpl(std::int64_t models, Options options,
   for (std::int64_t b = 0; b < models; ++b) load_slot(b, Plain(options_));
 }
 
+// The named convolution ops, not the generic one: autocast lists them
+// (conv1d, conv2d, conv_transpose1d/2d), so under mixed precision an array's
+// convolutions run in the half type, as the plain modules' do.
+template <std::size_t D, bool T>
+at::Tensor convolve(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::IntArrayRef stride,
+                    at::IntArrayRef padding, at::IntArrayRef dilation, at::IntArrayRef output_padding,
+                    std::int64_t groups) {
+  static_assert(D == 1 || D == 2, "1-D and 2-D convolutions");
+  if constexpr (T && D == 1) return at::conv_transpose1d(x, w, b, stride, padding, output_padding, groups, dilation);
+  if constexpr (T && D == 2) return at::conv_transpose2d(x, w, b, stride, padding, output_padding, groups, dilation);
+  if constexpr (!T && D == 1) return at::conv1d(x, w, b, stride, padding, dilation, groups);
+  if constexpr (!T && D == 2) return at::conv2d(x, w, b, stride, padding, dilation, groups);
+}
+
 template <std::size_t D, bool T>
 std::int64_t FusedConvImpl<D, T>::rows_per_model() const {
   return weight.size(0) / models_;
@@ -69,8 +83,7 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
              dilation = vec(options_.dilation());
   if (strategy_ == Strategy::kFused || models_ == 1) {
-    return at::convolution(x, weight, bias, stride, padding, dilation, T, output_padding,
-                           options_.groups() * models_);
+    return convolve<D, T>(x, weight, bias, stride, padding, dilation, output_padding, options_.groups() * models_);
   }
   // Model by model on its own channels, then the outputs side by side again.
   const auto xs = x.chunk(models_, 1);
@@ -78,8 +91,7 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   const auto bs = bias.defined() ? bias.chunk(models_, 0) : std::vector<at::Tensor>(models_);
   std::vector<at::Tensor> ys;
   for (std::int64_t b = 0; b < models_; ++b) {
-    ys.push_back(at::convolution(xs[b], ws[b], bs[b], stride, padding, dilation, T, output_padding,
-                                 options_.groups()));
+    ys.push_back(convolve<D, T>(xs[b], ws[b], bs[b], stride, padding, dilation, output_padding, options_.groups()));
   }
   return at::cat(ys, 1);
 }
@@ -93,8 +105,8 @@ at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
   }
   // Every model reads the same channels: one ordinary convolution with all B
   // models' filters as its output channels, already in the conv layout.
-  return at::convolution(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
-                         vec(options_.dilation()), false, std::vector<std::int64_t>(D, 0), 1);
+  return convolve<D, false>(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
+                            vec(options_.dilation()), std::vector<std::int64_t>(D, 0), 1);
 }
 
 template <std::size_t D, bool T>

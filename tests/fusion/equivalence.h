@@ -98,6 +98,8 @@ void expect_equivalent(Fused& fused, std::vector<Plain>& plains, const std::vect
   at::Tensor fused_grad = at::zeros_like(y);
   for (std::int64_t b = 0; b < models; ++b) {
     const at::Tensor yb = plains[b]->forward(xs[b]);
+    // The same dtype as the plain module's: under autocast, the same ops run in the half type.
+    EXPECT_EQ(slot_of(y, b).scalar_type(), yb.scalar_type());
     HFTA_EXPECT_CLOSE(slot_of(y, b), yb, dtype);
     const at::Tensor g = at::randn_like(yb);
     yb.backward(g);
