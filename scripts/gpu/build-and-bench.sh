@@ -47,6 +47,9 @@ run() {  # name, then throughput_bench arguments
 # GPU scale: the B where HFTA reports its ratios, and beyond until memory or arithmetic saturate.
 run mlp-256-b128 --model mlp --option width=256 --batch 128 --dropout 0.2 --steps 50 --models 1,2,4,8,16,32,64
 run cnn-b32 --model cnn --batch 32 --steps 50 --models 1,2,4,8,16,32,64
+# Mixed precision, as task.precision trains: fp16 autocast with (per-model) loss scaling.
+run mlp-256-b128-fp16 --model mlp --option width=256 --batch 128 --dropout 0.2 --steps 50 --models 1,4,16,64 --modes serial,fused --precision fp16
+run cnn-b32-fp16 --model cnn --batch 32 --steps 50 --models 1,4,16,64 --modes serial,fused --precision fp16
 run pointnet-p1024-b32 --model pointnet --option points=1024 --batch 32 --steps 20 --models 1,2,4,8,16,32
 run resnet18-w64-b128 --model resnet18 --option width=64 --batch 128 --steps 10 --models 1,2,4,8 --modes serial,fused
 run mobilenet-w1-b128 --model mobilenet_v3_small --batch 128 --steps 10 --models 1,2,4,8,16 --modes serial,fused
