@@ -18,10 +18,11 @@ Plane plane_of(const at::Tensor& x, std::int64_t k) {
   return {n * c, h, w, h / k, w / k};
 }
 
-// K > 0: the kernel size known at compile time (the common 2 and 3); K == 0: `k`.
-// The selection is written without branches: on real activations the
-// comparisons are unpredictable, and mispredicted branches made the first
-// version (and LibTorch's kernel) about 7x slower than the memory allows.
+// The general rule, for any window. K > 0: the kernel size known at compile
+// time (3); K == 0: `k`. The selection is written as selects rather than
+// branches (on real activations the comparisons are unpredictable: a branchy
+// first version ran at LibTorch's speed, 7x slower than a plain max loop);
+// this still keeps a serial chain per window, so 2x2 windows take forward2.
 template <typename T, int K>
 void forward(const T* in, T* out, std::uint8_t* winner, const Plane& p, std::int64_t k_runtime) {
   const std::int64_t k = K > 0 ? K : k_runtime;
