@@ -4,8 +4,50 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+// LibTorch 2.4 replaced the per-device autocast calls (is_cpu_enabled,
+// set_autocast_gpu_dtype, ...) with ones taking the device type, and
+// deprecated the old ones; the GPU machine's LibTorch is 2.x, Debian's 1.13.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define HFTA_AUTOCAST_BY_DEVICE_TYPE 1
+#endif
 
 namespace hfta::fusion {
+namespace {
+
+void set_autocast(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
+#ifdef HFTA_AUTOCAST_BY_DEVICE_TYPE
+  at::autocast::set_autocast_enabled(type, enabled);
+  at::autocast::set_autocast_dtype(type, dtype);
+#else
+  if (type == c10::DeviceType::CPU) {
+    at::autocast::set_cpu_enabled(enabled);
+    at::autocast::set_autocast_cpu_dtype(dtype);
+  } else {
+    at::autocast::set_enabled(enabled);
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  }
+#endif
+}
+
+at::ScalarType autocast_dtype(c10::DeviceType type) {
+#ifdef HFTA_AUTOCAST_BY_DEVICE_TYPE
+  return at::autocast::get_autocast_dtype(type);
+#else
+  return type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
+}  // namespace
+
+bool autocast_enabled(c10::DeviceType type) {
+#ifdef HFTA_AUTOCAST_BY_DEVICE_TYPE
+  return at::autocast::is_autocast_enabled(type);
+#else
+  return type == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+}
 
 const std::vector<std::string>& precision_names() {
   static const std::vector<std::string> names{"fp32", "bf16", "fp16"};
@@ -24,20 +66,11 @@ const char* precision_name(Precision p) { return precision_names()[static_cast<s
 
 AutocastScope::AutocastScope(Precision precision, const c10::Device& device) {
   if (precision == Precision::kFloat32) return;
-  const at::ScalarType dtype = precision == Precision::kBFloat16 ? at::kBFloat16 : at::kHalf;
   active_ = true;
-  cpu_ = device.is_cpu();
-  if (cpu_) {
-    was_enabled_ = at::autocast::is_cpu_enabled();
-    was_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(dtype);
-  } else {
-    was_enabled_ = at::autocast::is_enabled();
-    was_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_enabled(true);
-    at::autocast::set_autocast_gpu_dtype(dtype);
-  }
+  type_ = device.type();
+  was_enabled_ = autocast_enabled(type_);
+  was_dtype_ = autocast_dtype(type_);
+  set_autocast(type_, true, precision == Precision::kBFloat16 ? at::kBFloat16 : at::kHalf);
   at::autocast::increment_nesting();
 }
 
@@ -46,13 +79,7 @@ AutocastScope::~AutocastScope() {
   // As torch.autocast's exit: the casts of the weights are cached for the
   // scope only, so the optimizer's updates are seen by the next forward.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  if (cpu_) {
-    at::autocast::set_cpu_enabled(was_enabled_);
-    at::autocast::set_autocast_cpu_dtype(was_dtype_);
-  } else {
-    at::autocast::set_enabled(was_enabled_);
-    at::autocast::set_autocast_gpu_dtype(was_dtype_);
-  }
+  set_autocast(type_, was_enabled_, was_dtype_);
 }
 
 PerModelLossScaler::PerModelLossScaler(std::int64_t models, Options options)

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <torch/nn/module.h>
 #include <torch/utils.h>
 
@@ -22,7 +21,7 @@ namespace hfta::test {
 /// The bound: relative error 1e-5 in float32, 1e-10 in float64; under
 /// bfloat16 autocast, bfloat16's (8 bits of mantissa, and sums of such terms).
 inline double tolerance(at::ScalarType t) {
-  if (at::autocast::is_cpu_enabled()) return 3e-2;
+  if (fusion::autocast_enabled(c10::DeviceType::CPU)) return 3e-2;
   return t == at::kDouble ? 1e-10 : 1e-5;
 }
 

@@ -15,6 +15,9 @@
 
 namespace hfta::fusion {
 
+/// Whether autocast is on for a device type (in this thread).
+bool autocast_enabled(c10::DeviceType type);
+
 /// Autocast on `device`'s type for its lifetime (nothing for kFloat32): the
 /// previous autocast state comes back, and the cast cache is cleared, on exit.
 /// Autocast state is per thread, so each worker's arrays are independent.
@@ -26,7 +29,8 @@ class AutocastScope {
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
-  bool active_ = false, cpu_ = false, was_enabled_ = false;
+  bool active_ = false, was_enabled_ = false;
+  c10::DeviceType type_ = c10::DeviceType::CPU;
   at::ScalarType was_dtype_ = at::kFloat;
 };
 
