@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/embedding.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -28,33 +29,18 @@ at::Tensor FusedEmbeddingImpl::forward(const at::Tensor& indices) {
 }
 
 at::Tensor FusedEmbeddingImpl::forward_per_model(const at::Tensor& indices) {
-  const std::int64_t num = options_.num_embeddings();
   if (strategy_ == Strategy::kPerModel && models_ > 1) {
-    std::int64_t pad = -1;  // at::embedding's "no padding"
-    if (options_.padding_idx()) pad = *options_.padding_idx() < 0 ? *options_.padding_idx() + num : *options_.padding_idx();
     std::vector<at::Tensor> ys;
-    for (std::int64_t b = 0; b < models_; ++b) ys.push_back(at::embedding(weight[b], indices[b], pad));
+    for (std::int64_t b = 0; b < models_; ++b) ys.push_back(at::embedding(weight[b], indices[b], padding_index()));
     return at::stack(ys);
   }
-  // Model b looks up rows b*num + index of the stacked tables: one gather for all.
-  std::vector<std::int64_t> offset_view(indices.dim(), 1);
-  offset_view[0] = models_;
-  const at::Tensor offsets =
-      at::arange(models_, indices.options().dtype(at::kLong)).mul_(num).view(offset_view);
-  // index_select's backward is one index_add; embedding's sorts the indices
-  // once there are more than a few thousand, which made large arrays 0.5x of B
-  // plain embeddings.
-  const at::Tensor flat = (indices + offsets).reshape({-1});
-  auto out_shape = indices.sizes().vec();
-  out_shape.push_back(options_.embedding_dim());
-  at::Tensor out = at::index_select(weight.view({models_ * num, -1}), 0, flat).view(out_shape);
-  if (options_.padding_idx().has_value()) {
-    std::int64_t pad = *options_.padding_idx();
-    if (pad < 0) pad += num;
-    // The padding row's value, but no gradient to it.
-    out = at::where((indices == pad).unsqueeze(-1), out.detach(), out);
-  }
-  return out;
+  return embed(weight, indices, padding_index());
+}
+
+std::int64_t FusedEmbeddingImpl::padding_index() const {
+  if (!options_.padding_idx()) return -1;  // at::embedding's "no padding"
+  const std::int64_t pad = *options_.padding_idx();
+  return pad < 0 ? pad + options_.num_embeddings() : pad;
 }
 
 StrategyChoice FusedEmbeddingImpl::tune(const at::Tensor& example_indices) {

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/layer_norm.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -21,9 +22,6 @@ FusedLayerNormImpl::FusedLayerNormImpl(std::int64_t models, torch::nn::LayerNorm
 
 at::Tensor FusedLayerNormImpl::forward(const at::Tensor& x) {
   if (take_tune_request() && models_ > 1) tune(x);
-  // Normalize without affine, then each model's own scale and shift. (Group norm
-  // with one group per model computes the same in one kernel, but its transposes
-  // made it 4x slower on CPU.)
   if (strategy_ == Strategy::kPerModel && options_.elementwise_affine() && models_ > 1) {
     std::vector<at::Tensor> ys;
     for (std::int64_t b = 0; b < models_; ++b) {
@@ -31,14 +29,8 @@ at::Tensor FusedLayerNormImpl::forward(const at::Tensor& x) {
     }
     return at::stack(ys);
   }
-  const at::Tensor y = at::layer_norm(x, options_.normalized_shape(), {}, {}, options_.eps());
-  if (!options_.elementwise_affine()) return y;
-  // Per-model affine: [B, 1, ..., 1, *shape] broadcasts over each model's batch dims.
-  std::vector<std::int64_t> view = {models_};
-  const auto dims = static_cast<std::int64_t>(options_.normalized_shape().size());
-  for (std::int64_t i = 1; i + dims < x.dim(); ++i) view.push_back(1);
-  for (auto s : options_.normalized_shape()) view.push_back(s);
-  return at::addcmul(bias.view(view), y, weight.view(view));
+  if (!options_.elementwise_affine()) return at::layer_norm(x, options_.normalized_shape(), {}, {}, options_.eps());
+  return layer_norm(x, weight, bias, options_.eps());
 }
 
 StrategyChoice FusedLayerNormImpl::tune(const at::Tensor& example) {

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/batched_matmul.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -61,7 +62,7 @@ std::tuple<at::Tensor, at::Tensor> FusedMultiheadAttentionImpl::forward(
   auto heads = [&](const at::Tensor& t, std::int64_t len) {
     return t.reshape({m, n, len, h, dh}).permute({0, 1, 3, 2, 4}).reshape({m * n * h, len, dh});
   };
-  at::Tensor scores = at::bmm(heads(q, l), heads(k, s).transpose(1, 2));  // [B*N*H, L, S]
+  at::Tensor scores = batched_matmul(heads(q, l), heads(k, s).transpose(1, 2));  // [B*N*H, L, S]
   if (attn_mask.defined()) {
     if (attn_mask.scalar_type() == at::kBool) {
       scores = scores.masked_fill(attn_mask, -std::numeric_limits<double>::infinity());
@@ -77,7 +78,7 @@ std::tuple<at::Tensor, at::Tensor> FusedMultiheadAttentionImpl::forward(
   }
   at::Tensor weights = at::softmax(scores, -1);
   const at::Tensor dropped = attn_dropout->forward(weights.view({m, n * h, l, s})).view({m * n * h, l, s});
-  const at::Tensor context = at::bmm(dropped, heads(v, s))
+  const at::Tensor context = batched_matmul(dropped, heads(v, s))
                                  .view({m, n, h, l, dh})
                                  .permute({0, 1, 3, 2, 4})
                                  .reshape({m, n, l, e});

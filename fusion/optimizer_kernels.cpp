@@ -8,6 +8,8 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 
+#include "hfta/fusion/vector_clones.h"
+
 namespace hfta::fusion {
 namespace {
 
@@ -31,10 +33,9 @@ void for_each_span(std::int64_t rows, std::int64_t n, F f) {
 // the CPU has it (fusion/CMakeLists.txt builds this file with -O3 and without
 // errno from sqrt, which would stop vectorisation). No FMA: every operation
 // rounds as LibTorch's tensor ops do.
-#define HFTA_VECTOR_LOOP __attribute__((target_clones("avx2", "default")))
 
 template <typename T, bool L2, bool Momentum, bool First, bool Nesterov>
-HFTA_VECTOR_LOOP void sgd_span(T* __restrict p, const T* __restrict g, T* __restrict buf, std::int64_t count,
+HFTA_VECTOR_CLONES_EXACT void sgd_span(T* __restrict p, const T* __restrict g, T* __restrict buf, std::int64_t count,
                                T wd, T m, T one_minus_damp, T neg_lr) {
   for (std::int64_t i = 0; i < count; ++i) {
     T d = L2 ? g[i] + wd * p[i] : g[i];  // grad.add(p, weight_decay)
@@ -48,7 +49,7 @@ HFTA_VECTOR_LOOP void sgd_span(T* __restrict p, const T* __restrict g, T* __rest
 }
 
 template <typename T, bool L2, bool Decoupled, bool AmsGrad>
-HFTA_VECTOR_LOOP void adam_span(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
+HFTA_VECTOR_CLONES_EXACT void adam_span(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
                                 T* __restrict vmax, std::int64_t count, T b1, T b2, T one_minus_b1, T one_minus_b2,
                                 T eps, T wd, T decay, T neg_step, T sqrt_bc2) {
   for (std::int64_t i = 0; i < count; ++i) {

@@ -3,6 +3,8 @@
 #include "equivalence.h"
 #include "hfta/fusion/fused_embedding.h"
 #include "hfta/fusion/fused_layer_norm.h"
+#include "hfta/fusion/layer_norm.h"
+#include "hfta/fusion/embedding.h"
 
 namespace hfta::fusion {
 namespace {
@@ -94,6 +96,84 @@ TEST(FusedEmbedding, SlotsRoundTripSeedAndPerModelIndices) {
   const at::Tensor y = fused->forward_per_model(idx);
   for (std::int64_t b = 0; b < 3; ++b) {
     EXPECT_TRUE(at::equal(y[b], fused->extract_slot(b)->forward(idx[b])));
+  }
+}
+
+// The direct kernels against LibTorch's ops on the same tensors, on shapes the
+// module tests do not reach: wide rows (the eight-lane sums and their tails),
+// large offsets, rows far from zero mean, and every gradient.
+TEST(DirectLayerNorm, MatchesAtLayerNormPerModelInValuesAndGradients) {
+  at::manual_seed(8);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    for (const std::int64_t dim : {1, 7, 8, 9, 64, 100}) {
+      SCOPED_TRACE("dim " + std::to_string(dim));
+      const std::int64_t models = 3;
+      const auto o = at::TensorOptions().dtype(dtype);
+      const at::Tensor x = (at::randn({models, 4, 5, dim}, o) * 3 + 10).set_requires_grad(true);
+      const at::Tensor w = at::randn({models, dim}, o).set_requires_grad(true);
+      const at::Tensor b = at::randn({models, dim}, o).set_requires_grad(true);
+      const at::Tensor g = at::randn({models, 4, 5, dim}, o);
+      const at::Tensor y = layer_norm(x, w, b, 1e-5);
+      y.backward(g);
+      const double tol = dtype == at::kFloat ? 1e-5 : 1e-10;
+      if (dim == 1) {
+        // A one-value row normalises to exactly 0, so the output is the bias
+        // and the input gets no gradient, up to the rounding of one product
+        // times rstd = 1/sqrt(eps). (LibTorch's x * rstd - mean * rstd leaves
+        // about 1e-3 of rounding in float; it is not the reference here.)
+        EXPECT_TRUE(at::equal(y, b.view({models, 1, 1, 1}).expand_as(y)));
+        EXPECT_LT(x.grad().abs().max().item<double>(), dtype == at::kFloat ? 1e-4 : 1e-12);
+        if (dtype == at::kFloat) continue;
+      }
+      for (std::int64_t m = 0; m < models; ++m) {
+        const at::Tensor xm = x[m].detach().clone().set_requires_grad(true);
+        const at::Tensor wm = w[m].detach().clone().set_requires_grad(true);
+        const at::Tensor bm = b[m].detach().clone().set_requires_grad(true);
+        const at::Tensor ym = at::layer_norm(xm, {dim}, wm, bm, 1e-5);
+        ym.backward(g[m]);
+        EXPECT_TRUE(at::allclose(y[m], ym, tol, tol));
+        EXPECT_TRUE(at::allclose(x.grad()[m], xm.grad(), tol, tol));
+        EXPECT_TRUE(at::allclose(w.grad()[m], wm.grad(), tol, tol));
+        EXPECT_TRUE(at::allclose(b.grad()[m], bm.grad(), tol, tol));
+      }
+    }
+  }
+}
+
+TEST(DirectEmbedding, MatchesAtEmbeddingExactlyWithRepeatsAndPadding) {
+  at::manual_seed(9);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    const std::int64_t models = 4, num = 13, dim = 9;
+    const at::Tensor w = at::randn({models, num, dim}, at::TensorOptions().dtype(dtype)).set_requires_grad(true);
+    // Per-model indices with repeats (gradients sum in order) and the padding row.
+    const at::Tensor idx = at::randint(0, num, {models, 6, 50}, at::kLong);
+    idx.select(2, 0).fill_(3);
+    const at::Tensor g = at::randn({models, 6, 50, dim}, w.options());
+    embed(w, idx, 3).backward(g);
+    for (std::int64_t m = 0; m < models; ++m) {
+      const at::Tensor wm = w[m].detach().clone().set_requires_grad(true);
+      const at::Tensor ym = at::embedding(wm, idx[m], 3);
+      ym.backward(g[m]);
+      EXPECT_TRUE(at::equal(embed(w, idx, 3)[m], ym));
+      EXPECT_TRUE(at::allclose(w.grad()[m], wm.grad(), 1e-6, 1e-6));
+    }
+    // An expanded batch (stride 0 over models) is read in place.
+    const at::Tensor shared = idx[0].unsqueeze(0).expand({models, 6, 50});
+    EXPECT_TRUE(at::equal(embed(w, shared, -1)[2], at::embedding(w[2], idx[0])));
+  }
+}
+
+TEST(DirectEmbedding, RejectsAnIndexOutsideTheTable) {
+  const at::Tensor w = at::randn({2, 5, 3});
+  for (const std::int64_t bad : {5, -1}) {
+    const at::Tensor idx = at::zeros({2, 4}, at::kLong);
+    idx[1][2] = bad;
+    try {
+      embed(w, idx, -1);
+      ADD_FAILURE() << "no error for index " << bad;
+    } catch (const std::out_of_range& e) {
+      EXPECT_NE(std::string(e.what()).find("outside the table of 5 rows"), std::string::npos) << e.what();
+    }
   }
 }
 

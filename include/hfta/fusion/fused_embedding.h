@@ -35,6 +35,9 @@ class FusedEmbeddingImpl : public torch::nn::Module {
   at::Tensor weight;
 
  private:
+  /// The padding row in [0, num), or -1 for none.
+  std::int64_t padding_index() const;
+
   std::int64_t models_;
   torch::nn::EmbeddingOptions options_;
   Strategy strategy_ = Strategy::kFused;
