@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/batch_norm.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -38,6 +39,10 @@ at::Tensor FusedBatchNormImpl<D>::normalize(const at::Tensor& x) {
     num_batches_tracked.add_(1);
   }
   if (strategy_ == Strategy::kFused || models_ == 1) {
+    if (use_batch_stats) {
+      return batch_norm_training(x, weight, bias, running_mean, running_var, *options_.momentum(),
+                                 options_.eps());
+    }
     return at::batch_norm(x, weight, bias, running_mean, running_var, use_batch_stats,
                           *options_.momentum(), options_.eps(), /*cudnn_enabled=*/true);
   }

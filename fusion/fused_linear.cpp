@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/batched_matmul.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -22,10 +23,10 @@ torch::nn::LinearOptions FusedLinearImpl::plain_options() const {
 }
 
 at::Tensor FusedLinearImpl::forward(const at::Tensor& x) {
-  // Any number of batch dimensions per model: fold them into one for bmm.
+  // Any number of batch dimensions per model: fold them into one for the batched product.
   const auto sizes = x.sizes();
   const at::Tensor flat = x.reshape({models_, -1, in_});
-  at::Tensor y = has_bias_ ? at::baddbmm(bias.unsqueeze(1), flat, weight) : at::bmm(flat, weight);
+  at::Tensor y = batched_matmul(flat, weight, has_bias_ ? bias : at::Tensor());
   std::vector<std::int64_t> out(sizes.begin(), sizes.end());
   out.back() = out_;
   return y.view(out);

@@ -45,8 +45,7 @@ std::tuple<at::Tensor, at::Tensor> FusedMultiheadAttentionImpl::forward(
   auto project = [&](const at::Tensor& x, std::int64_t from, std::int64_t width) {
     const at::Tensor flat = x.reshape({m, -1, e});
     const at::Tensor wt = w.narrow(2, from, width);
-    return bias.defined() ? at::baddbmm(bias.narrow(1, from, width).unsqueeze(1), flat, wt)
-                          : at::bmm(flat, wt);
+    return batched_matmul(flat, wt, bias.defined() ? bias.narrow(1, from, width) : at::Tensor());
   };
   at::Tensor q, k, v;
   if (query.is_same(key) && key.is_same(value)) {

@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include "hfta/fusion/batched_matmul.h"
+#include "hfta/fusion/mixed_precision.h"
 
 namespace hfta::fusion {
 namespace {
@@ -45,6 +46,32 @@ TEST(BatchedMatmul, MatchesBmmInValuesAndGradientsForEveryLayout) {
       }
     }
   }
+}
+
+TEST(BatchedMatmul, WithBiasMatchesBaddbmm) {
+  at::manual_seed(12);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    const double tol = dtype == at::kFloat ? 1e-5 : 1e-12;
+    const auto o = at::TensorOptions().dtype(dtype);
+    const at::Tensor a = at::randn({5, 6, 7}, o).requires_grad_(true);
+    const at::Tensor b = at::randn({5, 7, 3}, o).requires_grad_(true);
+    // A strided view of a wider bias, as attention's projections pass.
+    const at::Tensor wide = at::randn({5, 9}, o).requires_grad_(true);
+    const at::Tensor bias = wide.narrow(1, 3, 3);
+    const at::Tensor g = at::randn({5, 6, 3}, o);
+    const auto grads = torch::autograd::grad({batched_matmul(a, b, bias)}, {a, b, wide}, {g});
+    const at::Tensor want = at::baddbmm(bias.unsqueeze(1), a, b);
+    const auto want_grads = torch::autograd::grad({want}, {a, b, wide}, {g});
+    EXPECT_TRUE(at::allclose(batched_matmul(a, b, bias), want, tol, tol));
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(at::allclose(grads[i], want_grads[i], tol, tol)) << i;
+  }
+}
+
+TEST(BatchedMatmul, UnderAutocastRunsInTheLowerPrecisionAsBmm) {
+  const at::Tensor a = at::randn({3, 4, 5}), b = at::randn({3, 5, 2}), bias = at::randn({3, 2});
+  AutocastScope autocast(Precision::kBFloat16, at::Device(at::kCPU));
+  EXPECT_EQ(batched_matmul(a, b).scalar_type(), at::bmm(a, b).scalar_type());
+  EXPECT_EQ(batched_matmul(a, b, bias).scalar_type(), at::kBFloat16);
 }
 
 TEST(BatchedMatmul, OtherDtypesAndEmptyBatchesFallBackToBmm) {

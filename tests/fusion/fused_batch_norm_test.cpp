@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "equivalence.h"
+#include "hfta/fusion/batch_norm.h"
 #include "hfta/fusion/fused_batch_norm.h"
 #include "hfta/fusion/layout.h"
 
@@ -115,6 +116,54 @@ TEST(FusedBatchNorm, SlotsRoundTripAndSeed) {
   test::expect_seeded_slot(fused, 0, 3, [&] { return torch::nn::BatchNorm2d(options); });
   EXPECT_THROW(FusedBatchNorm2d(2, torch::nn::BatchNormOptions(3).momentum(c10::nullopt)),
                std::invalid_argument);
+}
+
+// The direct kernel against at::batch_norm on the same tensors: with and without
+// affine parameters and running statistics, 3-D and 4-D inputs, odd run lengths
+// (vector tails), values far from zero mean, and every gradient.
+TEST(DirectBatchNorm, MatchesAtBatchNormInValuesGradientsAndRunningStatistics) {
+  at::manual_seed(11);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    const double tol = dtype == at::kFloat ? 1e-5 : 1e-10;
+    const auto o = at::TensorOptions().dtype(dtype);
+    for (const auto& shape : std::vector<std::vector<std::int64_t>>{{4, 3, 5, 7}, {6, 5, 33}, {2, 4, 1, 1}}) {
+      for (const bool affine : {true, false}) {
+        for (const bool running : {true, false}) {
+          SCOPED_TRACE(::testing::Message() << "dims " << shape.size() << " affine " << affine << " running "
+                                            << running << " dtype " << dtype);
+          const std::int64_t c = shape[1];
+          const at::Tensor x0 = at::randn(shape, o) * 2 + 5;
+          const at::Tensor w0 = at::rand({c}, o) + 0.5, b0 = at::randn({c}, o);
+          const at::Tensor rm0 = at::randn({c}, o), rv0 = at::rand({c}, o) + 0.5;
+          const at::Tensor g = at::randn(shape, o);
+          struct Run {
+            at::Tensor x, w, b, rm, rv, y;
+          };
+          auto make = [&] {
+            Run r{x0.clone().requires_grad_(true), affine ? w0.clone().requires_grad_(true) : at::Tensor(),
+                  affine ? b0.clone().requires_grad_(true) : at::Tensor(), running ? rm0.clone() : at::Tensor(),
+                  running ? rv0.clone() : at::Tensor(), at::Tensor()};
+            return r;
+          };
+          Run mine = make(), want = make();
+          mine.y = batch_norm_training(mine.x, mine.w, mine.b, mine.rm, mine.rv, 0.1, 1e-5);
+          want.y = at::batch_norm(want.x, want.w, want.b, want.rm, want.rv, true, 0.1, 1e-5, false);
+          mine.y.backward(g);
+          want.y.backward(g);
+          EXPECT_TRUE(at::allclose(mine.y, want.y, tol, tol));
+          EXPECT_TRUE(at::allclose(mine.x.grad(), want.x.grad(), tol, tol));
+          if (affine) {
+            EXPECT_TRUE(at::allclose(mine.w.grad(), want.w.grad(), tol, tol));
+            EXPECT_TRUE(at::allclose(mine.b.grad(), want.b.grad(), tol, tol));
+          }
+          if (running) {
+            EXPECT_TRUE(at::allclose(mine.rm, want.rm, tol, tol));
+            EXPECT_TRUE(at::allclose(mine.rv, want.rv, tol, tol));
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+#include "hfta/fusion/batch_norm.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace hfta::fusion {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// Buffers the forward updates in place (no gradient; either may be undefined).
+/// Not a tensor argument, so autograd does not take them for inputs.
+struct RunningStats {
+  at::Tensor mean, var;
+};
+
+/// The direct kernels as one autograd node; it keeps the input, the weight and
+/// each channel's mean and 1/std. Without affine parameters, weight and bias
+/// are ones and zeros that need no gradient.
+struct DirectBatchNorm : torch::autograd::Function<DirectBatchNorm> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& bias, RunningStats running, double momentum, double eps) {
+    at::Tensor out = at::empty_like(x);
+    at::Tensor mean = at::empty({x.size(1)}, x.options());
+    at::Tensor invstd = at::empty_like(mean);
+    batch_norm_forward_cpu(x, weight, bias, running.mean, running.var, momentum, eps, out, mean, invstd);
+    ctx->save_for_backward({x, weight, mean, invstd});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor grad_out = grads[0].contiguous();
+    at::Tensor grad_x = at::empty_like(x);
+    at::Tensor grad_weight = at::empty_like(weight);
+    at::Tensor grad_bias = at::empty_like(weight);
+    batch_norm_backward_cpu(grad_out, x, weight, saved[2], saved[3], grad_x, grad_weight, grad_bias);
+    return {grad_x, grad_weight, grad_bias, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+bool direct_applies(const at::Tensor& x, const at::Tensor& weight) {
+  return x.is_cpu() && x.dim() >= 3 && x.is_contiguous() && x.numel() > 0 &&
+         (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble) &&
+         (!weight.defined() || weight.scalar_type() == x.scalar_type());
+}
+
+}  // namespace
+
+at::Tensor batch_norm_training(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                               const at::Tensor& running_mean, const at::Tensor& running_var, double momentum,
+                               double eps) {
+  if (!direct_applies(x, weight)) {
+    return at::batch_norm(x, weight, bias, running_mean, running_var, /*training=*/true, momentum, eps,
+                          /*cudnn_enabled=*/true);
+  }
+  const at::Tensor w = weight.defined() ? weight : at::ones({x.size(1)}, x.options());
+  const at::Tensor b = bias.defined() ? bias : at::zeros({x.size(1)}, x.options());
+  return DirectBatchNorm::apply(x, w, b, RunningStats{running_mean, running_var}, momentum, eps);
+}
+
+}  // namespace hfta::fusion
