@@ -132,6 +132,15 @@ at::Tensor bce(const at::Tensor& logits, double target) {
   return torch::nn::functional::binary_cross_entropy_with_logits(logits, at::full_like(logits, target));
 }
 
+// Drops the gradients, as the fused optimizer does (PyTorch 2's
+// zero_grad(set_to_none=True); LibTorch 1.13's zero_grad() fills zeros), so
+// that both sides skip the same work.
+void clear_grads(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) p.mutable_grad().reset();
+  }
+}
+
 struct PlainTrainer {
   torch::nn::Sequential net;
   std::unique_ptr<torch::optim::Adam> adam;       ///< a GAN's: the discriminator's
@@ -140,7 +149,7 @@ struct PlainTrainer {
   hfta::fusion::Precision precision = hfta::fusion::Precision::kFloat32;
   void step(const Split& b) {
     if (!generator) {
-      adam->zero_grad();
+      clear_grads(*adam);
       at::Tensor loss;
       {
         hfta::fusion::AutocastScope autocast(precision, b.images.device());
@@ -167,12 +176,12 @@ struct PlainTrainer {
     // PyTorch's DCGAN example, as ArrayTrainer steps each model of an array.
     auto& g = part(net, 0);
     auto& d = part(net, 1);
-    adam->zero_grad();
+    clear_grads(*adam);
     bce(d.forward(b.images), 1.0).backward();
     const at::Tensor fake = g.forward(at::randn({b.size(), nz, 1, 1}, b.images.options()));
     bce(d.forward(fake.detach()), 0.0).backward();
     adam->step();
-    generator->zero_grad();
+    clear_grads(*generator);
     bce(d.forward(fake), 1.0).backward();
     generator->step();
   }

@@ -257,6 +257,26 @@ TEST(FusedOptimizer, FrozenModelsChangeNothingElse) {
   EXPECT_EQ(array3.step_count(0), 30);
 }
 
+// zero_grad drops gradients (set_to_none): the next backward's gradient is
+// taken as it is, and a parameter that gets none is not stepped, as in PyTorch.
+TEST(FusedOptimizer, ZeroGradDropsGradientsAndUngradedParametersStayPut) {
+  const at::Tensor used = at::ones({2, 3}).set_requires_grad(true);
+  const at::Tensor unused = at::ones({2, 4}).set_requires_grad(true);
+  FusedAdam adam({used, unused}, 2, FusedAdamOptions{});
+  (used * 2).sum().backward();
+  (unused * 3).sum().backward();
+  adam.step();
+  adam.zero_grad();
+  EXPECT_FALSE(used.grad().defined());
+  EXPECT_FALSE(unused.grad().defined());
+  const at::Tensor before = unused.detach().clone();
+  (used * 5).sum().backward();
+  EXPECT_TRUE(at::equal(used.grad(), at::full({2, 3}, 5.0)));
+  adam.step();  // `unused` has no gradient: Adam's momentum does not move it
+  EXPECT_TRUE(at::equal(unused, before));
+  EXPECT_EQ(adam.step_count(0), 2);
+}
+
 // A model's state moves to another slot of another array and continues exactly.
 TEST(FusedOptimizer, SlotStateMovesBetweenArrays) {
   at::manual_seed(4);

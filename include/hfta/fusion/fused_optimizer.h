@@ -58,6 +58,8 @@ class FusedOptimizer {
 
   /// One update of every parameter that has a gradient, for every model not frozen.
   void step();
+  /// Drops every gradient; a parameter left without one by the next backward
+  /// is not stepped (PyTorch's set_to_none behaviour).
   void zero_grad();
 
   /// A frozen model's parameters and state no longer change (early stopping,
