@@ -1,5 +1,8 @@
 #include "hfta/fusion/batch_norm.h"
 
+#include <stdexcept>
+#include <string>
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -53,6 +56,12 @@ bool direct_applies(const at::Tensor& x, const at::Tensor& weight) {
 at::Tensor batch_norm_training(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                const at::Tensor& running_mean, const at::Tensor& running_var, double momentum,
                                double eps) {
+  for (const at::Tensor& t : {weight, bias, running_mean, running_var}) {
+    if (t.defined() && (x.dim() < 2 || t.numel() != x.size(1))) {
+      throw std::invalid_argument("batch norm: input " + c10::str(x.sizes()) + " does not have the " +
+                                  std::to_string(t.numel()) + " channels of its parameters");
+    }
+  }
   if (!direct_applies(x, weight)) {
     return at::batch_norm(x, weight, bias, running_mean, running_var, /*training=*/true, momentum, eps,
                           /*cudnn_enabled=*/true);

@@ -1,5 +1,8 @@
 #include "hfta/fusion/embedding.h"
 
+#include <stdexcept>
+#include <string>
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -48,6 +51,11 @@ at::Tensor gather_stacked(const at::Tensor& weight, const at::Tensor& indices, s
 }  // namespace
 
 at::Tensor embed(const at::Tensor& weight, const at::Tensor& indices, std::int64_t padding_idx) {
+  if (indices.dim() < 1 || indices.size(0) != weight.size(0)) {
+    throw std::invalid_argument("fused embedding: indices " + c10::str(indices.sizes()) + " are not [" +
+                                std::to_string(weight.size(0)) + ", N...] for " +
+                                std::to_string(weight.size(0)) + " tables");
+  }
   auto out_shape = indices.sizes().vec();
   out_shape.push_back(weight.size(2));
   const at::Tensor flat = indices.to(at::kLong).reshape({weight.size(0), -1});

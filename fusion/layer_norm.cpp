@@ -1,5 +1,8 @@
 #include "hfta/fusion/layer_norm.h"
 
+#include <stdexcept>
+#include <string>
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -59,6 +62,13 @@ at::Tensor normalise_then_scale(const at::Tensor& x, const at::Tensor& weight, c
 }  // namespace
 
 at::Tensor layer_norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, double eps) {
+  const auto shape = weight.sizes().slice(1);
+  if (x.dim() < weight.dim() || x.size(0) != weight.size(0) || bias.sizes() != weight.sizes() ||
+      x.sizes().slice(x.dim() - static_cast<std::int64_t>(shape.size())) != shape) {
+    throw std::invalid_argument("fused layer norm: input " + c10::str(x.sizes()) + " is not [" +
+                                std::to_string(weight.size(0)) + ", N..., " + c10::str(shape) +
+                                "] for weight " + c10::str(weight.sizes()));
+  }
   const bool direct = x.is_cpu() && x.numel() > 0 && x.scalar_type() == weight.scalar_type() &&
                       bias.scalar_type() == weight.scalar_type() &&
                       (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble);

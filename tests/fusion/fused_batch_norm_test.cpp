@@ -166,5 +166,10 @@ TEST(DirectBatchNorm, MatchesAtBatchNormInValuesGradientsAndRunningStatistics) {
   }
 }
 
+TEST(DirectBatchNorm, RejectsAnInputWithOtherChannels) {
+  EXPECT_THROW(batch_norm_training(at::randn({4, 5, 3, 3}), at::ones({6}), at::zeros({6}), {}, {}, 0.1, 1e-5),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace hfta::fusion

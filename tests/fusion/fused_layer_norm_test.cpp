@@ -163,6 +163,15 @@ TEST(DirectEmbedding, MatchesAtEmbeddingExactlyWithRepeatsAndPadding) {
   }
 }
 
+TEST(DirectLayerNormAndEmbedding, RejectInputsNotLaidOutPerModel) {
+  const at::Tensor w = at::ones({3, 4}), b = at::zeros({3, 4});
+  EXPECT_NO_THROW(layer_norm(at::randn({3, 2, 4}), w, b, 1e-5));
+  EXPECT_THROW(layer_norm(at::randn({2, 3, 4}), w, b, 1e-5), std::invalid_argument);  // models second
+  EXPECT_THROW(layer_norm(at::randn({3, 2, 5}), w, b, 1e-5), std::invalid_argument);  // wrong width
+  const at::Tensor tables = at::randn({3, 10, 4});
+  EXPECT_THROW(embed(tables, at::zeros({6}, at::kLong), -1), std::invalid_argument);  // not [3, N]
+}
+
 TEST(DirectEmbedding, RejectsAnIndexOutsideTheTable) {
   const at::Tensor w = at::randn({2, 5, 3});
   for (const std::int64_t bad : {5, -1}) {
