@@ -1,6 +1,7 @@
 #include "hfta/search/bracket_scheduler.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -26,10 +27,16 @@ BracketScheduler::BracketScheduler(std::vector<BracketPlan> brackets, Goal goal,
 }
 
 std::vector<RungJob> BracketScheduler::next_jobs(std::size_t /*capacity*/, double /*now*/) {
+  // The round now running: the earliest of every unfinished bracket's current rung
+  // (a bracket that ends early, all its trials stopped, no longer holds the others).
+  int round = std::numeric_limits<int>::max();
+  for (std::size_t b = 0; b < state_.size(); ++b) {
+    if (!state_[b].done) round = std::min(round, brackets_[b].first_round + state_[b].rung);
+  }
   std::vector<RungJob> jobs;
   for (std::size_t b = 0; b < state_.size(); ++b) {
     BracketState& st = state_[b];
-    if (st.done || st.issued) continue;
+    if (st.done || st.issued || brackets_[b].first_round + st.rung != round) continue;
     st.issued = true;
     jobs.push_back({static_cast<int>(b), st.rung, brackets_[b].rungs[st.rung].r, st.trials});
   }
@@ -78,8 +85,10 @@ bool BracketScheduler::finished() const {
 }
 
 BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
-                                std::int64_t eta, Goal goal) {
-  return BracketScheduler(hyperband_brackets(max_budget, min_budget, eta), goal);
+                                std::int64_t eta, Goal goal, bool align_ends) {
+  auto brackets = hyperband_brackets(max_budget, min_budget, eta);
+  if (align_ends) align_bracket_ends(brackets);
+  return BracketScheduler(std::move(brackets), goal);
 }
 
 }  // namespace hfta::search

@@ -1,5 +1,6 @@
 #include "hfta/search/brackets.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -65,6 +66,12 @@ BracketPlan successive_halving_bracket(std::int64_t n, std::int64_t max_budget,
     bracket.rungs.push_back(rung);
   }
   return bracket;
+}
+
+void align_bracket_ends(std::vector<BracketPlan>& brackets) {
+  std::size_t longest = 0;
+  for (const auto& b : brackets) longest = std::max(longest, b.rungs.size());
+  for (auto& b : brackets) b.first_round = static_cast<int>(longest - b.rungs.size());
 }
 
 double total_budget(const std::vector<BracketPlan>& brackets) {

@@ -30,7 +30,7 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
   switch (s.method) {
     case SearchMethod::kHyperband:
       return std::make_unique<search::BracketScheduler>(
-          search::hyperband_brackets(b.max, b.min, s.eta), goal);
+          search::make_hyperband(b.max, b.min, s.eta, goal, s.align_brackets));
     case SearchMethod::kSha:
       return std::make_unique<search::BracketScheduler>(
           std::vector<search::BracketPlan>{

@@ -41,7 +41,8 @@ bool TaskOptions::operator==(const TaskOptions& o) const {
 
 bool SearchOptions::operator==(const SearchOptions& o) const {
   return method == o.method && searcher == o.searcher && eta == o.eta && trials == o.trials &&
-         repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping;
+         repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping &&
+         align_brackets == o.align_brackets;
 }
 
 const search::ParameterSpec* SweepConfig::find_parameter(const std::string& parameter) const {

@@ -88,6 +88,7 @@ json to_json(const SweepConfig& s) {
     case SearchMethod::kHyperband:
       search["searcher"] = to_string(s.search.searcher);
       search["eta"] = s.search.eta;
+      search["align_brackets"] = s.search.align_brackets;
       break;
     case SearchMethod::kSha:
     case SearchMethod::kAsha:

@@ -180,7 +180,7 @@ void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "search", true);
   const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",
-                                        "repeats",  "stopping", "promotion_wait"};
+                                        "repeats",  "stopping", "promotion_wait", "align_brackets"};
   if (!node) return;
   r.check_mapping(*node, "search", all);
   if (!node->IsMap()) return;SearchOptions& s = sweep.search;
@@ -195,7 +195,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   switch (s.method) {
     case SearchMethod::kRandom: uses = {"searcher", "trials", "stopping"}; break;
     case SearchMethod::kGrid: uses = {"repeats"}; break;
-    case SearchMethod::kHyperband: uses = {"searcher", "eta"}; break;
+    case SearchMethod::kHyperband: uses = {"searcher", "eta", "align_brackets"}; break;
     case SearchMethod::kSha: uses = {"searcher", "eta", "trials"}; break;
     case SearchMethod::kAsha: uses = {"searcher", "eta", "trials", "promotion_wait"}; break;
   }
@@ -237,6 +237,11 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (has("stopping")) {
     read_enum_into(r, r.child(*node, "search", "stopping", false), "search.stopping",
                    s.stopping);
+  }
+  if (has("align_brackets")) {
+    if (auto n = r.child(*node, "search", "align_brackets", false)) {
+      if (auto v = r.read_bool(*n, "search.align_brackets")) s.align_brackets = *v;
+    }
   }
   if (has("promotion_wait")) {
     if (auto n = r.child(*node, "search", "promotion_wait", false)) {

@@ -32,16 +32,19 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
   plan.total_budget = search::total_budget(brackets);
   plan.trained_budget = search::trained_budget(brackets);
   for (const auto& b : brackets) {
-    PlannedBracket pb{b.s, {}};
+    PlannedBracket pb{b.s, {}, b.first_round};
     for (const auto& r : b.rungs) pb.rungs.push_back({r.n, r.r, std::nullopt});
     plan.brackets.push_back(std::move(pb));
   }
 
-  // The first rungs' trials are known now: pack them as training would. A model-based
-  // searcher proposes exactly what random search would until it has results.
+  // The first rungs' trials are known now, whichever round each starts in: pack them
+  // as training would. A model-based searcher proposes exactly what random search
+  // would until it has results.
   auto searcher = make_searcher(sweep);
   const auto packer = make_packer(sweep, fuse);
-  for (const auto& job : scheduler->next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+  SweepConfig all_at_once = sweep;
+  all_at_once.search.align_brackets = false;
+  for (const auto& job : make_scheduler(all_at_once)->next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
     if (job.rung != 0) continue;
     std::vector<search::PackItem> items;
     for (const auto& t : job.trials) {
@@ -68,7 +71,7 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
   for (const auto& b : plan.brackets) {
     json rungs = json::array();
     for (const auto& r : b.rungs) {
-      json rung = {{"n", r.n}, {"r", r.r}};
+      json rung = {{"n", r.n}, {"r", r.r}, {"round", b.first_round + static_cast<int>(rungs.size())}};
       if (r.arrays) {
         json arrays = json::array();
         for (const auto& a : *r.arrays) {
@@ -120,6 +123,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       const auto& r = b.rungs[i];
       out << "  rung " << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to "
           << search::to_string(r.r) << " " << unit;
+      if (plan.brackets.size() > 1) out << " in round " << b.first_round + i;
       if (r.arrays) {
         out << "; " << r.arrays->size() << " array" << (r.arrays->size() == 1 ? "" : "s") << ":";
         for (const auto& a : *r.arrays) {

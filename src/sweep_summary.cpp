@@ -22,7 +22,8 @@ std::string search_line(const SweepConfig& s) {
           << " searcher, stopping " << to_string(s.search.stopping);
       break;
     case SearchMethod::kHyperband:
-      out << ", eta " << s.search.eta << ", " << to_string(s.search.searcher) << " searcher";
+      out << ", eta " << s.search.eta << ", " << to_string(s.search.searcher) << " searcher"
+          << (s.search.align_brackets ? "" : ", brackets not aligned");
       break;
     case SearchMethod::kSha:
     case SearchMethod::kAsha:

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <limits>
 
 #include "hfta/search/bracket_scheduler.h"
@@ -115,6 +117,71 @@ TEST(BracketScheduler, RandomSearchIsOneRungAtTheFullBudget) {
   EXPECT_TRUE(s.next_jobs(kAll, 0).empty());  // handed out once
   for (const auto& t : jobs[0].trials) s.report({t.trial_id, 30, 0.5});
   EXPECT_TRUE(s.finished());
+}
+
+// One round: every job handed out before any result, as the tuner packs them.
+using Rounds = std::vector<std::vector<RungJob>>;
+Rounds drive_rounds(Scheduler& s, double (*metric)(std::int64_t)) {
+  Rounds rounds;
+  for (int guard = 0; !s.finished() && guard < 1000; ++guard) {
+    auto jobs = s.next_jobs(kAll, 0);
+    EXPECT_FALSE(jobs.empty()) << "scheduler stalled";
+    for (const auto& job : jobs) {
+      for (const auto& t : job.trials) s.report({t.trial_id, job.budget, metric(t.trial_id)});
+    }
+    rounds.push_back(jobs);
+  }
+  return rounds;
+}
+
+TEST(BracketScheduler, AlignedBracketsEndTogetherAndTrainEachBudgetInOneRound) {
+  auto aligned = make_hyperband(81, 1, 3, Goal::kMaximize, /*align_ends=*/true);
+  auto together = make_hyperband(81, 1, 3, Goal::kMaximize);
+  const Rounds a = drive_rounds(aligned, id_metric);
+  const Rounds t = drive_rounds(together, id_metric);
+  // As many rounds as brackets run side by side: the longest bracket's rungs.
+  ASSERT_EQ(a.size(), 5u);
+  ASSERT_EQ(t.size(), 5u);
+  for (std::size_t round = 0; round < a.size(); ++round) {
+    // Round j trains every bracket's rung to 3^j: the promoted trials all from 3^(j-1).
+    EXPECT_EQ(a[round].size(), round + 1);
+    for (const auto& job : a[round]) {
+      EXPECT_DOUBLE_EQ(job.budget, std::pow(3.0, static_cast<double>(round)));
+      EXPECT_EQ(job.rung, static_cast<int>(round) - (4 - aligned.plan()[job.bracket].s));
+    }
+  }
+  // Brackets are independent: each trains the same trials to the same budgets either way.
+  auto key = [](const RungJob& j) { return std::make_pair(j.bracket, j.rung); };
+  std::map<std::pair<int, int>, RungJob> by_rung;
+  for (const auto& round : t) {
+    for (const auto& job : round) by_rung[key(job)] = job;
+  }
+  std::size_t jobs = 0;
+  for (const auto& round : a) {
+    for (const auto& job : round) {
+      ++jobs;
+      const RungJob& same = by_rung.at(key(job));
+      EXPECT_EQ(job.trials, same.trials);
+      EXPECT_DOUBLE_EQ(job.budget, same.budget);
+    }
+  }
+  EXPECT_EQ(jobs, by_rung.size());
+}
+
+TEST(BracketScheduler, ABracketThatEndsEarlyDoesNotHoldTheOthers) {
+  auto s = make_hyperband(9, 1, 3, Goal::kMaximize, /*align_ends=*/true);
+  auto jobs = s.next_jobs(kAll, 0);
+  ASSERT_EQ(jobs.size(), 1u);  // round 0: the longest bracket alone
+  EXPECT_EQ(jobs[0].bracket, 0);
+  EXPECT_TRUE(s.next_jobs(kAll, 0).empty());  // the next round waits for it
+  for (const auto& t : jobs[0].trials) {
+    s.report({t.trial_id, jobs[0].budget, 0, TrialStatus::kFailed});
+  }
+  // Every trial failed, so its bracket is over; the next round starts without it.
+  jobs = s.next_jobs(kAll, 0);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].bracket, 1);
+  EXPECT_EQ(jobs[0].rung, 0);
 }
 
 TEST(BracketScheduler, RejectsResultsForTrialsNotRunning) {

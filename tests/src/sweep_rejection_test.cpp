@@ -235,6 +235,13 @@ TEST(SweepRejection, KeyTheMethodDoesNotUse) {
   expect_rejected(yaml, "search.eta", "eta: 3", "not used by method random");
 }
 
+TEST(SweepRejection, BracketAlignmentOutsideHyperbandOrNotABoolean) {
+  const auto sha = sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  align_brackets: true\n"}});
+  expect_rejected(sha, "search.align_brackets", "align_brackets: true", "not used by method sha");
+  const auto word = sweep_yaml({{"search", "search:\n  method: hyperband\n  align_brackets: sometimes\n"}});
+  expect_rejected(word, "search.align_brackets", "align_brackets: sometimes", "true or false");
+}
+
 TEST(SweepRejection, RandomSearchWithoutTrials) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: random\n"}});
   expect_rejected(yaml, "search.trials", "method: random", "missing required key 'trials'");

@@ -72,6 +72,7 @@ struct SearchOptions {
   std::int64_t repeats = 1;               ///< grid: runs of each grid point, with distinct seeds
   double promotion_wait = 2.0;            ///< asha: seconds to wait to batch near-simultaneous promotions
   Stopping stopping = Stopping::kNone;    ///< random: median stopping rule
+  bool align_brackets = true;             ///< hyperband: every bracket's last rung in one round
   bool operator==(const SearchOptions& o) const;
 };
 

@@ -29,6 +29,7 @@ struct PlannedRung {
 struct PlannedBracket {
   int s = 0;
   std::vector<PlannedRung> rungs;
+  int first_round = 0;  ///< rung i trains in round first_round + i
 };
 
 /// The brackets, rungs, arrays and budget totals of a sweep.

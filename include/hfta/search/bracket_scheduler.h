@@ -10,7 +10,9 @@ namespace hfta::search {
 
 /// Runs brackets rung by rung. Rung i+1 starts once every trial of rung i has
 /// reported; it takes the best n_{i+1} completed trials, which resume from the
-/// budget they reached. Trial ids run consecutively through the brackets' first rungs.
+/// budget they reached. Brackets run side by side in rounds (BracketPlan::first_round):
+/// a rung is handed out once every rung of an earlier round has reported. Trial ids
+/// run consecutively through the brackets' first rungs.
 class BracketScheduler : public Scheduler {
  public:
   BracketScheduler(std::vector<BracketPlan> brackets, Goal goal, std::int64_t first_trial_id = 0);
@@ -41,8 +43,9 @@ class BracketScheduler : public Scheduler {
   std::map<std::int64_t, std::size_t> bracket_of_;
 };
 
-/// Hyperband's scheduler for R = max_budget, r_min = min_budget.
+/// Hyperband's scheduler for R = max_budget, r_min = min_budget; with align_ends,
+/// every bracket's last rung runs in the same round (align_bracket_ends).
 BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
-                                std::int64_t eta, Goal goal);
+                                std::int64_t eta, Goal goal, bool align_ends = false);
 
 }  // namespace hfta::search

@@ -14,11 +14,15 @@ struct RungPlan {
   bool operator==(const RungPlan& o) const { return n == o.n && r == o.r; }
 };
 
-/// One bracket: its index s and its rungs, smallest budget first.
+/// One bracket: its index s and its rungs, smallest budget first. Rung i runs in
+/// round first_round + i: a rung starts once every rung of earlier rounds is done.
 struct BracketPlan {
   int s = 0;
   std::vector<RungPlan> rungs;
-  bool operator==(const BracketPlan& o) const { return s == o.s && rungs == o.rungs; }
+  int first_round = 0;
+  bool operator==(const BracketPlan& o) const {
+    return s == o.s && rungs == o.rungs && first_round == o.first_round;
+  }
 };
 
 /// eta^k, exactly. Throws std::overflow_error beyond 2^62.
@@ -39,6 +43,13 @@ std::vector<BracketPlan> hyperband_brackets(std::int64_t max_budget, std::int64_
 /// would use (R eta^-s_max) to R, keeping the best 1/eta at each rung.
 BracketPlan successive_halving_bracket(std::int64_t n, std::int64_t max_budget,
                                        std::int64_t min_budget, std::int64_t eta);
+
+/// Delays each bracket's start so that every bracket's last rung runs in the same
+/// round (a bracket with k fewer rungs starts k rounds later). Hyperband's brackets
+/// then train their rungs to the same budgets at the same time: rungs from r to
+/// eta r of several brackets fuse into one array where they would each have
+/// trained alone, in as many rounds as before (Pack's pack-aware Hyperband).
+void align_bracket_ends(std::vector<BracketPlan>& brackets);
 
 /// Budget units summed over every trial of every rung (sum of n_i * r_i), as Li et al. count it.
 double total_budget(const std::vector<BracketPlan>& brackets);
