@@ -20,6 +20,15 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Every time of one strategy beats every time of the other by a fifth: more
+// repeats would not change the choice (the noise here is a few percent, and a
+// late spike only slows one sample), so a large op stops tuning early.
+bool decisive(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto [a_min, a_max] = std::minmax_element(a.begin(), a.end());
+  const auto [b_min, b_max] = std::minmax_element(b.begin(), b.end());
+  return *a_max * 1.2 < *b_min || *b_max * 1.2 < *a_min;
+}
+
 }  // namespace
 
 const char* to_string(Strategy s) { return s == Strategy::kFused ? "fused" : "per-model"; }
@@ -38,6 +47,7 @@ StrategyChoice choose_strategy(const std::function<void()>& fused,
   for (int i = 0; i < std::max(1, repeats); ++i) {
     f.push_back(seconds(fused));
     p.push_back(seconds(per_model));
+    if (f.size() >= 2 && decisive(f, p)) break;
   }
   StrategyChoice choice;
   choice.fused_seconds = median(f);
