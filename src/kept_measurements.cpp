@@ -1,12 +1,23 @@
 #include "hfta/core/kept_measurements.h"
 
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "hfta/core/experiment_dir.h"
 
 namespace hfta::core {
+
+double rate_at(const std::map<std::int64_t, double>& rates, std::int64_t models) {
+  if (rates.empty()) return 0;
+  const auto above = rates.lower_bound(models);
+  if (above == rates.end()) return rates.rbegin()->second;
+  if (above->first == models || above == rates.begin()) return above->second;
+  const auto below = std::prev(above);
+  const double t = static_cast<double>(models - below->first) / static_cast<double>(above->first - below->first);
+  return below->second + t * (above->second - below->second);
+}
 
 KeptMeasurements::KeptMeasurements(std::string dir, std::function<void(const std::string&)> report)
     : dir_(std::move(dir)), report_(std::move(report)) {}

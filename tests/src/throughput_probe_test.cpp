@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "hfta/core/kept_measurements.h"
 #include "hfta/core/throughput_probe.h"
 
 namespace hfta::core {
@@ -48,6 +49,16 @@ TEST(ThroughputProbe, StopsOnAPlateau) {
   const auto rates = s.probe([](std::int64_t b) { return 0.1 * static_cast<double>(b); }, 64);
   EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2, 4}));  // two sizes in a row without a gain
   EXPECT_NEAR(rates.at(4), rates.at(1), 1e-9);
+}
+
+// What the probe measured at some sizes estimates the rest (for worker balancing).
+TEST(RateAt, LinearBetweenMeasuredSizesAndFlatBeyond) {
+  const std::map<std::int64_t, double> rates = {{1, 100}, {2, 160}, {4, 200}};
+  EXPECT_DOUBLE_EQ(rate_at(rates, 2), 160);
+  EXPECT_DOUBLE_EQ(rate_at(rates, 3), 180);
+  EXPECT_DOUBLE_EQ(rate_at(rates, 16), 200);
+  EXPECT_DOUBLE_EQ(rate_at({{2, 50}}, 1), 50);
+  EXPECT_DOUBLE_EQ(rate_at({}, 3), 0);
 }
 
 }  // namespace

@@ -15,6 +15,10 @@
 
 namespace hfta::core {
 
+/// Model-steps per second at `models` from rates measured at some sizes: linear
+/// between two measured sizes, the nearest one's beyond them; 0 when none is.
+double rate_at(const std::map<std::int64_t, double>& rates, std::int64_t models);
+
 class KeptMeasurements {
  public:
   using Rates = std::map<std::int64_t, double>;  ///< model-steps per second by array size
