@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Runs the same sweep (same seeds, same trials) four ways, one after the other:
-# --fusion auto and --fusion off with one worker, then both with one worker per
-# core. Prints the wall-clock ratios (fusion's gain at equal workers, and the
-# workers' gain) and whether the best trial and every trial's metric agree, and
-# writes them as JSON to experiments/results/sweep-<name>-<device>.json (with
-# the machine and commit); experiments/plot_sweeps.sh draws those files.
+# Runs the same sweep (same seeds, same trials) four ways: --fusion auto and
+# --fusion off with one worker, then both with one worker per core, each twice in
+# mirrored order (auto off off auto), so that the machine's drift and whichever
+# runs first (5-13% slower here) weigh on both alike. Prints each mode's mean
+# wall-clock time, the ratios (fusion's gain at equal workers, and the workers'
+# gain) and whether the best trial and every trial's metric agree, and writes
+# them as JSON to experiments/results/sweep-<name>-<device>.json (with the
+# machine and commit); experiments/plot_sweeps.sh draws those files.
 # Usage: experiments/sweep_bench.sh [SWEEP.yaml] (default: the quickstart).
-#   SWEEP_MODES  which runs (default "auto-1 off-1 auto-N off-N"; N: nproc)
+#   SWEEP_MODES  the runs in order; a mode may repeat (default
+#                "auto-1 off-1 off-1 auto-1 auto-N off-N off-N auto-N"; N: nproc)
 #   OUT          where the JSON goes (default experiments/results)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,32 +19,45 @@ out=${OUT:-experiments/results}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 workers=$(nproc)
-modes=${SWEEP_MODES:-auto-1 off-1 auto-N off-N}
+modes=${SWEEP_MODES:-auto-1 off-1 off-1 auto-1 auto-N off-N off-N auto-N}
 
 times=()
+run=0
 for mode in $modes; do  # mode: fusion-workers
   fusion=${mode%-*}
   n=${mode#*-}
   [ "$n" = N ] && n=$workers
+  run=$((run + 1))
   start=$(date +%s.%N)
-  "$hfta" run "$sweep" --fusion "$fusion" --workers "$n" --out "$work/$mode" > "$work/$mode.log"
+  "$hfta" run "$sweep" --fusion "$fusion" --workers "$n" --out "$work/$run-$mode" > "$work/$run-$mode.log"
   end=$(date +%s.%N)
-  times+=("$mode=$(echo "$end - $start" | bc)")
+  times+=("$run-$mode=$(echo "$end - $start" | bc)")
 done
 
 mkdir -p "$out"
 python3 - "$work" "$sweep" "$workers" "$out" "${times[@]}" <<'PY'
 import json, os, subprocess, sys, datetime
 work, sweep, workers, out, *times = sys.argv[1:]
-seconds = {m: float(s) for m, s in (t.split("=") for t in times)}
-runs = {m: json.load(open(f"{work}/{m}/results.json")) for m in seconds}
-metrics = {m: {t["id"]: t["metric"] for t in r["trials"]} for m, r in runs.items()}
+each = {}  # mode: seconds of each of its runs, in order
+runs = {}  # mode: results.json of its last run (every run is compared below)
+metrics = {}
+for t in times:
+    run, secs = t.split("=")
+    mode = run.split("-", 1)[1]
+    each.setdefault(mode, []).append(float(secs))
+    runs[mode] = json.load(open(f"{work}/{run}/results.json"))
+    m = {t["id"]: t["metric"] for t in runs[mode]["trials"]}
+    if mode in metrics:  # a repeat: it must agree with itself too
+        assert max(abs(v - metrics[mode][i]) for i, v in m.items()) == 0, f"{mode} differs between runs"
+    metrics[mode] = m
+seconds = {m: sum(s) / len(s) for m, s in each.items()}
 first = next(iter(runs))
 sh = lambda cmd: subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
 name = os.path.splitext(os.path.basename(sweep))[0]
 result = {
     "sweep": sweep, "trials": len(metrics[first]), "workers": int(workers),
-    "modes": {m: {"seconds": round(seconds[m], 2), "best": runs[m]["best"]["id"],
+    "modes": {m: {"seconds": round(seconds[m], 2), "runs": [round(x, 2) for x in each[m]],
+                  "best": runs[m]["best"]["id"],
                   "best_metric": runs[m]["best"]["metric"],
                   "largest_metric_difference": max(abs(v - metrics[first][i]) for i, v in metrics[m].items())}
               for m in seconds},
@@ -62,7 +78,8 @@ path = f"{out}/sweep-{name}-cpu.json"
 json.dump(result, open(path, "w"), indent=1)
 print(f"sweep: {sweep} ({result['trials']} trials), N = {workers} workers")
 for m, r in result["modes"].items():
-    print(f"  {m:7s} {r['seconds']:8.1f} s  best {r['best']} ({r['best_metric']:.4f})  "
+    print(f"  {m:7s} {r['seconds']:8.1f} s (runs: {', '.join(f'{x:.1f}' for x in r['runs'])})  "
+          f"best {r['best']} ({r['best_metric']:.4f})  "
           f"largest per-trial difference from {first}: {r['largest_metric_difference']:.2e}")
 for k, v in ratios.items():
     print(f"  {k}: {v:.2f}x")
