@@ -1,12 +1,10 @@
 #include "hfta/fusion/fused_conv.h"
 
-#include <algorithm>
 #include <stdexcept>
 #include <type_traits>
 #include <variant>
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <torch/utils.h>
 
 #include "hfta/fusion/slot_init.h"
@@ -84,7 +82,7 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   if constexpr (T) output_padding = vec(options_.output_padding());
   const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
              dilation = vec(options_.dilation());
-  if (strategy_ != Strategy::kPerModel || models_ == 1) {
+  if (strategy_ == Strategy::kFused || models_ == 1) {
     return convolve<D, T>(x, weight, bias, stride, padding, dilation, output_padding, options_.groups() * models_);
   }
   // Model by model on its own channels, then the outputs side by side again.
@@ -106,27 +104,9 @@ at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
     return forward(models_ == 1 ? x : x.repeat(repeats));
   }
   // Every model reads the same channels: one ordinary convolution with all B
-  // models' filters as its output channels, already in the conv layout; on the
-  // CPU either LibTorch's (oneDNN) or over the unfolded input, as measured.
-  if (take_tune_request() && unfolds(x)) {
-    tune_strategy(*this, x, [this](const at::Tensor& in) { return forward_shared(in); },
-                  [this](Strategy s) { strategy_ = s; }, 5, Strategy::kUnfolded, /*input_grad=*/false);
-  }
-  const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_);
-  if (strategy_ == Strategy::kUnfolded && unfolds(x)) {
-    const auto kernel = weight.sizes().slice(2).vec();
-    return at::thnn_conv2d(x, weight, kernel, bias, stride, padding);
-  }
-  return convolve<D, false>(x, weight, bias, stride, padding, vec(options_.dilation()), std::vector<std::int64_t>(D, 0), 1);
-}
-
-template <std::size_t D, bool T>
-bool FusedConvImpl<D, T>::unfolds(const at::Tensor& x) const {
-  // LibTorch's im2col convolution: 2-D, undilated, on the CPU; not under autocast,
-  // which lists conv2d (the plain modules' op) but not this one.
-  const auto dilation = vec(options_.dilation());
-  return D == 2 && !T && x.device().is_cpu() && !at::autocast::is_cpu_enabled() &&
-         std::all_of(dilation.begin(), dilation.end(), [](std::int64_t d) { return d == 1; });
+  // models' filters as its output channels, already in the conv layout.
+  return convolve<D, false>(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
+                            vec(options_.dilation()), std::vector<std::int64_t>(D, 0), 1);
 }
 
 template <std::size_t D, bool T>

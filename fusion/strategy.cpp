@@ -31,20 +31,12 @@ bool decisive(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-const char* to_string(Strategy s) {
-  switch (s) {
-    case Strategy::kFused: return "fused";
-    case Strategy::kPerModel: return "per-model";
-    case Strategy::kUnfolded: return "unfolded";
-  }
-  return "?";
-}
+const char* to_string(Strategy s) { return s == Strategy::kFused ? "fused" : "per-model"; }
 
 Strategy strategy_from_string(const std::string& name) {
-  for (Strategy s : {Strategy::kFused, Strategy::kPerModel, Strategy::kUnfolded}) {
-    if (name == to_string(s)) return s;
-  }
-  throw std::invalid_argument("unknown strategy '" + name + "' (fused, per-model or unfolded)");
+  if (name == "fused") return Strategy::kFused;
+  if (name == "per-model") return Strategy::kPerModel;
+  throw std::invalid_argument("unknown strategy '" + name + "' (fused or per-model)");
 }
 
 StrategyChoice choose_strategy(const std::function<void()>& fused,
@@ -73,14 +65,13 @@ namespace hfta::fusion {
 
 StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& example,
                              const std::function<at::Tensor(const at::Tensor&)>& forward,
-                             const std::function<void(Strategy)>& use, int repeats,
-                             Strategy alternative, bool input_grad) {
+                             const std::function<void(Strategy)>& use, int repeats) {
   std::vector<at::Tensor> grads, buffers;
   for (const auto& p : module.parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
   for (const auto& b : module.buffers()) buffers.push_back(b.clone());
 
   const at::Tensor input =
-      example.is_floating_point() && input_grad ? example.detach().clone().set_requires_grad(true) : example;
+      example.is_floating_point() ? example.detach().clone().set_requires_grad(true) : example;
   at::Tensor upstream;
   auto step = [&](Strategy s) {
     use(s);
@@ -88,8 +79,8 @@ StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& exampl
     if (!upstream.defined()) upstream = at::ones_like(y);  // not randn: leave the global RNG alone
     y.backward(upstream);
   };
-  StrategyChoice choice = choose_strategy([&] { step(Strategy::kFused); }, [&] { step(alternative); }, repeats);
-  if (choice.strategy != Strategy::kFused) choice.strategy = alternative;
+  const StrategyChoice choice = choose_strategy([&] { step(Strategy::kFused); },
+                                                [&] { step(Strategy::kPerModel); }, repeats);
   {
     at::NoGradGuard no_grad;
     std::size_t i = 0;

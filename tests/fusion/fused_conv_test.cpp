@@ -62,45 +62,6 @@ TEST_P(FusedConvTest, ConvTranspose2dMatchesPlainModules) {
       models, dtype, {2, 4, 3, 4});
 }
 
-// A shared input (the images every model reads): one ungrouped convolution, by
-// LibTorch's kernel or over the unfolded input, gives each model its plain output
-// and gradients. Under autocast the unfolded strategy keeps LibTorch's kernel.
-void check_shared(const torch::nn::Conv2dOptions& options, std::int64_t models, at::ScalarType dtype,
-                  const std::vector<std::int64_t>& input_shape) {
-  const at::Tensor x = at::randn(input_shape, at::TensorOptions().dtype(dtype));
-  for (Strategy strategy : {Strategy::kFused, Strategy::kUnfolded}) {
-    SCOPED_TRACE(to_string(strategy));
-    FusedConv2d fused(models, options, at::TensorOptions().dtype(dtype));
-    fused->set_strategy(strategy);
-    std::vector<torch::nn::Conv2d> plains;
-    for (std::int64_t b = 0; b < models; ++b) {
-      plains.emplace_back(options);
-      plains.back()->to(dtype);
-      fused->load_slot(b, plains.back());
-    }
-    const at::Tensor y = fused->forward_shared(x);
-    const at::Tensor upstream = at::randn(y.sizes(), y.options().dtype(dtype));
-    y.backward(upstream.to(y.scalar_type()));
-    const auto ys = conv_to_stack(y, models), gs = conv_to_stack(upstream, models);
-    const std::int64_t out = options.out_channels();
-    for (std::int64_t b = 0; b < models; ++b) {
-      SCOPED_TRACE("slot " + std::to_string(b));
-      const at::Tensor want = plains[b]->forward(x);
-      HFTA_EXPECT_CLOSE(ys[b], want, dtype);
-      want.backward(gs[b].to(want.scalar_type()));
-      HFTA_EXPECT_CLOSE(fused->weight.grad().narrow(0, b * out, out), plains[b]->weight.grad(), dtype);
-      if (options.bias()) HFTA_EXPECT_CLOSE(fused->bias.grad().narrow(0, b * out, out), plains[b]->bias.grad(), dtype);
-    }
-  }
-}
-
-TEST_P(FusedConvTest, Conv2dOfASharedInputMatchesPlainModules) {
-  const auto [dtype, models] = param();
-  at::manual_seed(4);
-  check_shared(torch::nn::Conv2dOptions(1, 6, 5).padding(2), models, dtype, {4, 1, 12, 12});
-  check_shared(torch::nn::Conv2dOptions(3, 4, 4).stride(2).padding(1).bias(false), models, dtype, {2, 3, 9, 9});
-}
-
 INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedConvTest,
                          ::testing::Combine(::testing::Values(at::kFloat, at::kDouble, at::kBFloat16),
                                             ::testing::Values(1, 3, 8)));
@@ -135,16 +96,6 @@ TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
   EXPECT_TRUE(choice.per_model_seconds > 0);
   EXPECT_EQ(conv->strategy(), choice.strategy);
   EXPECT_FALSE(conv->weight.grad().defined());  // tuning leaves no gradient behind
-}
-
-TEST(FusedConv, ASharedInputTunesBetweenLibTorchsKernelAndTheUnfoldedOne) {
-  FusedConv2d conv(8, torch::nn::Conv2dOptions(1, 6, 5).padding(2));
-  conv->tune_on_next_forward();
-  const at::Tensor y = conv->forward_shared(at::randn({8, 1, 28, 28}));
-  EXPECT_TRUE(conv->strategy() == Strategy::kFused || conv->strategy() == Strategy::kUnfolded);
-  EXPECT_FALSE(conv->weight.grad().defined());  // tuning leaves no gradient behind
-  EXPECT_EQ(y.sizes(), (std::vector<std::int64_t>{8, 48, 28, 28}));
-  EXPECT_EQ(strategy_from_string("unfolded"), Strategy::kUnfolded);
 }
 
 TEST(FusedConv, RejectsWhatItCannotFuse) {

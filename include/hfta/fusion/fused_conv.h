@@ -32,9 +32,7 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
 
   at::Tensor forward(const at::Tensor& x);
   /// The same for an input every model shares, [N, C_in, ...] (not repeated B
-  /// times): one ungrouped convolution when the plain one has one group, by
-  /// LibTorch's kernel (kFused) or over the unfolded input (kUnfolded, 2-D on
-  /// the CPU), whichever a tuning request measured faster.
+  /// times): one ungrouped convolution when the plain one has one group.
   at::Tensor forward_shared(const at::Tensor& x);
 
   void load_slot(std::int64_t slot, const Plain& plain);
@@ -53,8 +51,6 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
 
  private:
   std::int64_t rows_per_model() const;
-  /// Whether the unfolded (im2col) convolution can take x.
-  bool unfolds(const at::Tensor& x) const;
   std::int64_t models_;
   Options options_;
 };

@@ -14,11 +14,6 @@ namespace hfta::fusion {
 enum class Strategy {
   kFused,     ///< one batched kernel for all B models
   kPerModel,  ///< the plain kernel once per model, inside the same op
-  /// A convolution of an input every model shares, on the CPU: its patches
-  /// unfolded once and one matrix product with all B models' filters (im2col).
-  /// oneDNN's weight gradient for a one-channel input and B x C_out filters ran
-  /// 2.7x-5x slower than that at B = 8 to 32.
-  kUnfolded,
 };
 
 const char* to_string(Strategy s);
@@ -50,7 +45,7 @@ class StrategicOp {
 struct StrategyChoice {
   Strategy strategy = Strategy::kFused;
   double fused_seconds = 0;
-  double per_model_seconds = 0;  ///< the alternative's (kPerModel or kUnfolded)
+  double per_model_seconds = 0;
 };
 
 /// Times both steps (one warm-up, then the median of `repeats`, alternating so
@@ -70,13 +65,11 @@ class Module;
 
 namespace hfta::fusion {
 
-/// Measures `module`'s forward + backward on `example` under kFused and under
-/// `alternative` (`use` switches it), keeps the faster, and leaves the module as
-/// it was: gradients and buffers (running statistics) are restored. The example
-/// takes a gradient when `input_grad` (a shared input, the images, does not).
+/// Measures `module`'s forward + backward on `example` under each strategy
+/// (`use` switches it), keeps the faster, and leaves the module as it was:
+/// gradients and buffers (running statistics) are restored.
 StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& example,
                              const std::function<at::Tensor(const at::Tensor&)>& forward,
-                             const std::function<void(Strategy)>& use, int repeats = 5,
-                             Strategy alternative = Strategy::kPerModel, bool input_grad = true);
+                             const std::function<void(Strategy)>& use, int repeats = 5);
 
 }  // namespace hfta::fusion
