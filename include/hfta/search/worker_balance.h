@@ -12,8 +12,9 @@
 
 namespace hfta::search {
 
-/// Estimated seconds an array takes on one worker.
-using ArraySeconds = std::function<double(const ArrayPlan&)>;
+/// An array's estimated cost on one worker, in any unit of time (the tuner
+/// gives seconds estimated from the probe's rates; only ratios matter here).
+using ArrayCost = std::function<double(const ArrayPlan&)>;
 
 /// A round's arrays after balancing, and the order to hand them to workers in.
 struct WorkerPlan {
@@ -21,14 +22,14 @@ struct WorkerPlan {
   std::vector<std::size_t> start_order;  ///< indices into arrays, longest first
 };
 
-/// The makespan of `seconds` on `workers` workers that each take the next array
+/// The makespan of `costs` on `workers` workers that each take the next array
 /// as they finish, in the given order.
-double makespan(const std::vector<double>& seconds, const std::vector<std::size_t>& order, std::size_t workers);
+double makespan(const std::vector<double>& costs, const std::vector<std::size_t>& order, std::size_t workers);
 
 /// Cuts the array that ends last in two (split_in_two) while that shortens the
 /// round's estimated makespan on `workers` workers, then orders the arrays
 /// longest first (so no long array starts last). One worker: arrays unchanged,
 /// in their order.
-WorkerPlan balance_for_workers(std::vector<ArrayPlan> arrays, std::size_t workers, const ArraySeconds& seconds);
+WorkerPlan balance_for_workers(std::vector<ArrayPlan> arrays, std::size_t workers, const ArrayCost& cost);
 
 }  // namespace hfta::search
