@@ -101,6 +101,11 @@ std::vector<Op> ops() {
          return module_case<FusedConv2d, Conv2d>(m, [o](std::int64_t b) { return FusedConv2d(b, o); },
                                                  [o] { return Conv2d(o); }, {32, 16, 16, 16}, true);
        }},
+      {"conv2d_6to16c_14px_k5_batch32", [](std::int64_t m) {  // LeNet-5's second convolution
+         const auto o = Conv2dOptions(6, 16, 5);
+         return module_case<FusedConv2d, Conv2d>(m, [o](std::int64_t b) { return FusedConv2d(b, o); },
+                                                 [o] { return Conv2d(o); }, {32, 6, 14, 14}, true);
+       }},
       {"conv1d_16c_64_batch32", [](std::int64_t m) {
          const auto o = Conv1dOptions(16, 16, 5).padding(2);
          return module_case<FusedConv1d, Conv1d>(m, [o](std::int64_t b) { return FusedConv1d(b, o); },

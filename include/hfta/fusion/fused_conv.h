@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
@@ -42,9 +43,12 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
   std::int64_t models() const { return models_; }
   const Options& plain_options() const { return options_; }
 
-  /// Measures one grouped convolution against B separate ones on `example`
-  /// (an input of the array's shape) and keeps the faster.
+  /// Measures one grouped convolution against B separate ones and (2-D) the
+  /// grouped one on a channels-last copy, on `example` (an input of the array's
+  /// shape), and keeps the fastest.
   StrategyChoice tune(const at::Tensor& example);
+  /// The strategies tune() measures: one model has no per-model alternative.
+  std::vector<Strategy> candidates() const;
 
   at::Tensor weight;
   at::Tensor bias;
