@@ -9,15 +9,15 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-/// The direct kernels as one autograd node; the winners (one byte per output)
-/// are all the backward keeps.
+/// The direct kernels as one autograd node (with ReLU after the pooling, or
+/// without); the winners (one byte per output) are all the backward keeps.
 struct DirectMaxPool : torch::autograd::Function<DirectMaxPool> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, std::int64_t kernel) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, std::int64_t kernel, bool relu) {
     const at::Tensor in = x.contiguous();
     at::Tensor out = at::empty({in.size(0), in.size(1), in.size(2) / kernel, in.size(3) / kernel},
                                in.options());
     at::Tensor winner = at::empty(out.sizes(), in.options().dtype(at::kByte));
-    max_pool2d_forward_cpu(in, kernel, out, winner);
+    max_pool2d_forward_cpu(in, kernel, out, winner, relu);
     ctx->saved_data["kernel"] = kernel;
     ctx->saved_data["input_sizes"] = in.sizes();
     ctx->save_for_backward({winner});
@@ -30,7 +30,7 @@ struct DirectMaxPool : torch::autograd::Function<DirectMaxPool> {
     const at::Tensor grad_out = grads[0].contiguous();
     at::Tensor grad_in = at::empty(ctx->saved_data["input_sizes"].toIntVector(), grad_out.options());
     max_pool2d_backward_cpu(grad_out, winner, kernel, grad_in);
-    return {grad_in, at::Tensor()};
+    return {grad_in, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -44,7 +44,12 @@ bool direct_kernel_applies(const at::Tensor& x, std::int64_t kernel) {
 
 at::Tensor max_pool2d(const at::Tensor& x, std::int64_t kernel) {
   if (!direct_kernel_applies(x, kernel)) return at::max_pool2d(x, {kernel, kernel});
-  return DirectMaxPool::apply(x, kernel);
+  return DirectMaxPool::apply(x, kernel, false);
+}
+
+at::Tensor relu_max_pool2d(const at::Tensor& x, std::int64_t kernel) {
+  if (!direct_kernel_applies(x, kernel)) return at::relu(at::max_pool2d(x, {kernel, kernel}));
+  return DirectMaxPool::apply(x, kernel, true);
 }
 
 }  // namespace hfta::fusion

@@ -64,7 +64,8 @@ void backward(const T* grad_out, const std::uint8_t* winner, T* grad_in, const P
     for (std::int64_t i = 0; i < p.oh; ++i) {
       for (std::int64_t j = 0; j < p.ow; ++j) {
         const std::int64_t at = *winner++;
-        dst[(i * k + at / k) * p.w + j * k + at % k] = *grad_out++;
+        const T g = *grad_out++;
+        if (at != kNoWinner) dst[(i * k + at / k) * p.w + j * k + at % k] = g;
       }
     }
   }
@@ -111,6 +112,18 @@ void backward_any(const T* grad_out, const std::uint8_t* winner, T* grad_in, con
   backward<T, 0>(grad_out, winner, grad_in, p, k);
 }
 
+// ReLU after the pooling, as at::relu and its backward (threshold_backward)
+// do it: a value at most 0 becomes 0 and passes no gradient; NaN stays NaN and
+// passes its gradient.
+template <typename T>
+void relu(T* out, std::uint8_t* winner, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool cut = out[i] <= 0;
+    out[i] = cut ? T(0) : out[i];
+    winner[i] = cut ? kNoWinner : winner[i];
+  }
+}
+
 void check(const at::Tensor& t, const char* what) {
   if (!t.is_cpu() || !t.is_contiguous() || t.dim() != 4)
     throw std::invalid_argument(std::string("max_pool2d kernel: ") + what +
@@ -120,7 +133,7 @@ void check(const at::Tensor& t, const char* what) {
 }  // namespace
 
 void max_pool2d_forward_cpu(const at::Tensor& x, std::int64_t kernel, at::Tensor& out,
-                            at::Tensor& winner) {
+                            at::Tensor& winner, bool with_relu) {
   check(x, "input");
   check(out, "output");
   check(winner, "winner");
@@ -128,8 +141,10 @@ void max_pool2d_forward_cpu(const at::Tensor& x, std::int64_t kernel, at::Tensor
   auto* w = winner.data_ptr<std::uint8_t>();
   if (x.scalar_type() == at::kFloat) {
     forward_any(x.data_ptr<float>(), out.data_ptr<float>(), w, p, kernel);
+    if (with_relu) relu(out.data_ptr<float>(), w, out.numel());
   } else if (x.scalar_type() == at::kDouble) {
     forward_any(x.data_ptr<double>(), out.data_ptr<double>(), w, p, kernel);
+    if (with_relu) relu(out.data_ptr<double>(), w, out.numel());
   } else {
     throw std::invalid_argument("max_pool2d kernel: float or double only");
   }

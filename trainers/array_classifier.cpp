@@ -184,8 +184,9 @@ at::Tensor FusedCnn::forward(const at::Tensor& images) {
 at::Tensor FusedCnn::activate_and_pool(const at::Tensor& x) const {
   // ReLU commutes with max pooling, values and gradients alike (the window's
   // first maximum is the same; a window with no positive value passes no
-  // gradient either way), so the array applies it to a quarter of the values.
-  if (activation_ == "relu") return at::relu(fusion::max_pool2d(x, 2));
+  // gradient either way), so the array applies it to a quarter of the values,
+  // inside the pooling's own pass.
+  if (activation_ == "relu") return fusion::relu_max_pool2d(x, 2);
   return fusion::max_pool2d(activate(activation_, x), 2);
 }
 

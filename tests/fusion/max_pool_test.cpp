@@ -1,5 +1,6 @@
-// The direct max-pooling kernel against at::max_pool2d: values, winners and
-// gradients exactly, ties, NaN, infinities and floor mode included.
+// The direct max-pooling kernel against at::max_pool2d (and with ReLU after
+// it, against at::relu of that): values, winners and gradients exactly, ties,
+// NaN, infinities, zeros and floor mode included.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -12,24 +13,33 @@
 namespace hfta::fusion {
 namespace {
 
-std::pair<at::Tensor, at::Tensor> value_and_grad(const at::Tensor& input, bool direct,
+std::pair<at::Tensor, at::Tensor> value_and_grad(const at::Tensor& input, bool direct, bool relu,
                                                  std::int64_t kernel, const at::Tensor& grad_out) {
   at::Tensor x = input.detach().clone().requires_grad_();
-  at::Tensor y = direct ? max_pool2d(x, kernel) : at::max_pool2d(x, {kernel, kernel});
+  at::Tensor y;
+  if (relu) {
+    y = direct ? relu_max_pool2d(x, kernel) : at::relu(at::max_pool2d(x, {kernel, kernel}));
+  } else {
+    y = direct ? max_pool2d(x, kernel) : at::max_pool2d(x, {kernel, kernel});
+  }
   y.backward(grad_out);
   return {y.detach(), x.grad()};
 }
 
+// Pooling alone, and ReLU after it, both against LibTorch's.
 void expect_identical(const at::Tensor& x, std::int64_t kernel) {
+  for (bool relu : {false, true}) {
+  SCOPED_TRACE(relu ? "relu_max_pool2d" : "max_pool2d");
   const at::Tensor expected = at::max_pool2d(x, {kernel, kernel});
   const at::Tensor grad_out = at::randn(expected.sizes(), expected.options());
-  const auto [y, dx] = value_and_grad(x, true, kernel, grad_out);
-  const auto [plain_y, plain_dx] = value_and_grad(x, false, kernel, grad_out);
+  const auto [y, dx] = value_and_grad(x, true, relu, kernel, grad_out);
+  const auto [plain_y, plain_dx] = value_and_grad(x, false, relu, kernel, grad_out);
   ASSERT_EQ(y.sizes(), plain_y.sizes());
   // equal() treats NaN as unequal, so compare NaN positions and the rest apart.
   EXPECT_TRUE(at::equal(y.isnan(), plain_y.isnan()));
   EXPECT_TRUE(at::equal(y.nan_to_num(0, 1e300, -1e300), plain_y.nan_to_num(0, 1e300, -1e300)));
   EXPECT_TRUE(at::equal(dx, plain_dx)) << "kernel " << kernel << " input " << x.sizes();
+  }
 }
 
 TEST(MaxPool, EqualsLibTorchOnRandomShapesAndKernels) {
@@ -64,6 +74,7 @@ TEST(MaxPool, NaNAndInfinitiesWinAsInLibTorch) {
   x[0][0][3][3] = nan;
   x[0][1][0][0] = inf;             // +inf
   x[0][1].narrow(0, 2, 2).narrow(1, 2, 2).fill_(-inf);  // a window of -inf only
+  x[0][1].narrow(0, 4, 2).narrow(1, 0, 2).fill_(0);     // a window of zeros: ReLU passes no gradient
   expect_identical(x, 2);
   expect_identical(x.to(at::kFloat), 2);
 }
@@ -75,6 +86,7 @@ TEST(MaxPool, NonContiguousInputsAndOtherCasesFallBack) {
   expect_identical(x.contiguous(at::MemoryFormat::ChannelsLast), 2);
   const at::Tensor half = at::randn({1, 2, 4, 4}).to(at::kBFloat16);  // not the kernel's dtype
   EXPECT_TRUE(at::equal(max_pool2d(half, 2), at::max_pool2d(half, {2, 2})));
+  EXPECT_TRUE(at::equal(relu_max_pool2d(half, 2), at::relu(at::max_pool2d(half, {2, 2}))));
 }
 
 }  // namespace
