@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/prelu.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -15,15 +16,15 @@ FusedPReLUImpl::FusedPReLUImpl(std::int64_t models, torch::nn::PReLUOptions opti
 }
 
 at::Tensor FusedPReLUImpl::forward(const at::Tensor& x) {
-  // at::prelu takes one slope per channel of dimension 1: in the conv layout that
+  // PReLU takes one slope per channel of dimension 1: in the conv layout that
   // is exactly model b's channels; one slope per model repeats over its channels.
-  // (One fused kernel: an at::where formulation ran at 0.4x of B plain modules.)
+  // (One fused kernel, prelu.h: an at::where formulation ran at 0.4x of B plain modules.)
   if (layout_ == Layout::kConv) {
     const std::int64_t per_model = x.size(1) / models_;
     const at::Tensor slopes = options_.num_parameters() == 1
                                   ? weight.expand({models_, per_model}).reshape({-1})
                                   : weight.reshape({-1});
-    return at::prelu(x, slopes);
+    return fusion::prelu(x, slopes);
   }
   // Matmul layout [B, N, C...]: move the models next to the channels, [N, B*C, ...].
   auto sizes = x.sizes().vec();
@@ -33,7 +34,7 @@ at::Tensor FusedPReLUImpl::forward(const at::Tensor& x) {
   const at::Tensor slopes = options_.num_parameters() == 1
                                 ? weight.expand({models_, per_model}).reshape({-1})
                                 : weight.reshape({-1});
-  const at::Tensor y = at::prelu(x.transpose(0, 1).reshape(conv), slopes);
+  const at::Tensor y = fusion::prelu(x.transpose(0, 1).reshape(conv), slopes);
   std::vector<std::int64_t> stacked = {sizes[1], sizes[0]};
   stacked.insert(stacked.end(), sizes.begin() + 2, sizes.end());
   return y.view(stacked).transpose(0, 1);
