@@ -30,6 +30,7 @@ void Progress::replayed(double work, double metric) {
 
 void Progress::array_started(std::int64_t models, double from, double to) {
   models_ = models, from_ = from, to_ = to;
+  ++running_;
   draw();
 }
 
@@ -61,18 +62,22 @@ std::string Progress::status() const {
 void Progress::draw() {
   if (!live_) return;
   std::ostringstream line;
-  line << "array B=" << models_ << " " << from_ << "->" << to_ << " " << unit_ << " | " << status();
+  line << "array B=" << models_ << " " << from_ << "->" << to_ << " " << unit_;
+  if (running_ > 1) line << " (" << running_ << " arrays running)";
+  line << " | " << status();
   *out_ << "\r" << line.str() << "\033[K" << std::flush;
   drawn_ = true;
 }
 
-void Progress::array_finished(std::int64_t steps, double seconds, double array_best) {
+void Progress::array_finished(std::int64_t models, double from, double to, std::int64_t steps, double seconds,
+                              double array_best) {
+  running_ = std::max<std::int64_t>(0, running_ - 1);
   if (live_) {
     draw();
     return;
   }
   if (!out_) return;
-  *out_ << "array of " << models_ << " trial(s) " << from_ << " -> " << to_ << " " << unit_ << ": " << steps
+  *out_ << "array of " << models << " trial(s) " << from << " -> " << to << " " << unit_ << ": " << steps
         << " steps in " << clock(seconds) << ", best " << metric_ << " " << array_best << " | " << status()
         << std::endl;  // flushed: live even in a pipe
 }

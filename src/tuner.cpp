@@ -659,8 +659,8 @@ class Tuner {
       progress_.result(r.metric);  // shown now: the display does not steer anything
       if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
     }
-    progress_.array_finished(to - from, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                             best);
+    progress_.array_finished(models, array.from_budget, array.to_budget, to - from,
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), best);
   }
 
   double metric_of(const trainers::SlotMetrics& m) const {

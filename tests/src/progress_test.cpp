@@ -17,7 +17,7 @@ TEST(Progress, PlainModePrintsOneLinePerArrayWithCountsBestAndEta) {
   EXPECT_EQ(out.str(), "");  // nothing until the array finishes
   p.result(0.7);
   p.result(0.6);
-  p.array_finished(30, 2.0, 0.7);
+  p.array_finished(3, 0, 30, 30, 2.0, 0.7);
   const std::string line = out.str();
   EXPECT_NE(line.find("array of 3 trial(s) 0 -> 30 steps: 30 steps in 0:02, best val_accuracy 0.7"), std::string::npos)
       << line;
@@ -33,7 +33,7 @@ TEST(Progress, LiveModeRedrawsOneLineAndClearsItForMessages) {
   p.advanced(9);
   p.result(0.4);
   p.result(0.3);
-  p.array_finished(391, 3.0, 0.3);
+  p.array_finished(9, 0, 1, 391, 3.0, 0.3);
   EXPECT_NE(out.str().find("\rarray B=9 0->1 epochs | results 2/9, best val_loss 0.3"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("ETA"), std::string::npos);
   EXPECT_NE(out.str().find("\033[K"), std::string::npos);
@@ -41,6 +41,23 @@ TEST(Progress, LiveModeRedrawsOneLineAndClearsItForMessages) {
   EXPECT_NE(out.str().find("\r\033[Kresuming: 2 trial(s)\n"), std::string::npos);
   p.finish();
   EXPECT_EQ(out.str().back(), '\n');
+}
+
+TEST(Progress, ArraysOfSeveralWorkersAreEachReportedWithTheirOwnShape) {
+  std::ostringstream plain;
+  Progress p(&plain, /*live=*/false, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
+  p.array_started(1, 0, 120);  // worker 1
+  p.array_started(1, 40, 120);  // worker 2, while the first still trains
+  p.array_finished(1, 0, 120, 120, 4.0, 0.8);
+  EXPECT_NE(plain.str().find("array of 1 trial(s) 0 -> 120 steps: 120 steps"), std::string::npos) << plain.str();
+
+  std::ostringstream live;
+  Progress l(&live, /*live=*/true, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
+  l.array_started(2, 0, 40);
+  l.array_started(1, 40, 120);
+  EXPECT_NE(live.str().find("array B=1 40->120 steps (2 arrays running) |"), std::string::npos) << live.str();
+  l.array_finished(2, 0, 40, 40, 1.0, 0.7);
+  EXPECT_EQ(live.str().substr(live.str().rfind('\r')).find("arrays running"), std::string::npos);
 }
 
 TEST(Progress, ClockFormat) {

@@ -24,14 +24,17 @@ class Progress {
 
   /// A rung result from an earlier run, replayed on resume: `work` was done before.
   void replayed(double work, double metric);
-  /// An array of `models` trials starts training from `from` to `to`.
+  /// An array of `models` trials starts training from `from` to `to` (with
+  /// several workers, while others may be training).
   void array_started(std::int64_t models, double from, double to);
   /// `work` more budget units (summed over the array's models) are trained.
   void advanced(double work);
   /// A rung result: one more of the totals, and maybe a new best.
   void result(double metric);
-  /// The array is done: a plain line (plain mode), or a redraw (live mode).
-  void array_finished(std::int64_t steps, double seconds, double array_best);
+  /// That array is done, after `steps` steps: a plain line (plain mode), or a
+  /// redraw (live mode). It names its own shape, not the last one started.
+  void array_finished(std::int64_t models, double from, double to, std::int64_t steps, double seconds,
+                      double array_best);
   /// A message between progress updates (live mode clears the line first).
   void message(const std::string& text);
   /// Ends the live line before the final table.
@@ -51,7 +54,7 @@ class Progress {
   search::Goal goal_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   double work_before_ = 0, work_now_ = 0;
-  std::int64_t results_ = 0, models_ = 0;
+  std::int64_t results_ = 0, models_ = 0, running_ = 0;  // models_, from_, to_: the last array started
   double from_ = 0, to_ = 0, best_ = 0;
   bool has_best_ = false, drawn_ = false;
 };
