@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hfta/fusion/prelu.h"
+#include "hfta/fusion/vector_clones.h"
 
 namespace hfta::fusion {
 namespace {
@@ -61,6 +62,7 @@ void check(const at::Tensor& t, const char* what) {
 
 }  // namespace
 
+HFTA_VECTOR_CLONES
 void prelu_forward_cpu(const at::Tensor& x, const at::Tensor& slopes, at::Tensor& y) {
   check(x, "input");
   check(slopes, "slopes");
@@ -75,6 +77,7 @@ void prelu_forward_cpu(const at::Tensor& x, const at::Tensor& slopes, at::Tensor
   }
 }
 
+HFTA_VECTOR_CLONES
 void prelu_backward_cpu(const at::Tensor& x, const at::Tensor& slopes, const at::Tensor& grad_y,
                         at::Tensor& grad_x, at::Tensor& grad_slopes) {
   check(x, "input");
