@@ -77,22 +77,13 @@ std::int64_t FusedConvImpl<D, T>::rows_per_model() const {
 
 template <std::size_t D, bool T>
 at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
-  if (take_tune_request() && candidates().size() > 1) tune(x);
+  if (take_tune_request() && models_ > 1) tune(x);
   std::vector<std::int64_t> output_padding(D, 0);
   if constexpr (T) output_padding = vec(options_.output_padding());
   const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
              dilation = vec(options_.dilation());
-  const std::int64_t groups = options_.groups() * models_;
-  if constexpr (D == 2) {
-    if (strategy_ == Strategy::kChannelsLast) {
-      // Back to the conv layout's contiguous order for the ops that follow.
-      return convolve<D, T>(x.contiguous(at::MemoryFormat::ChannelsLast), weight, bias, stride, padding, dilation,
-                            output_padding, groups)
-          .contiguous();
-    }
-  }
   if (strategy_ == Strategy::kFused || models_ == 1) {
-    return convolve<D, T>(x, weight, bias, stride, padding, dilation, output_padding, groups);
+    return convolve<D, T>(x, weight, bias, stride, padding, dilation, output_padding, options_.groups() * models_);
   }
   // Model by model on its own channels, then the outputs side by side again.
   const auto xs = x.chunk(models_, 1);
@@ -119,17 +110,9 @@ at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
 }
 
 template <std::size_t D, bool T>
-std::vector<Strategy> FusedConvImpl<D, T>::candidates() const {
-  std::vector<Strategy> c = {Strategy::kFused};
-  if (models_ > 1) c.push_back(Strategy::kPerModel);
-  if (D == 2) c.push_back(Strategy::kChannelsLast);  // worth measuring even for one model
-  return c;
-}
-
-template <std::size_t D, bool T>
 StrategyChoice FusedConvImpl<D, T>::tune(const at::Tensor& example) {
   return tune_strategy(*this, example, [this](const at::Tensor& x) { return forward(x); },
-                       [this](Strategy s) { strategy_ = s; }, candidates());
+                       [this](Strategy s) { strategy_ = s; });
 }
 
 template <std::size_t D, bool T>

@@ -20,64 +20,39 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Every time of one strategy beats every time of the other by a fifth: more
+// repeats would not change the choice (the noise here is a few percent, and a
+// late spike only slows one sample), so a large op stops tuning early.
+bool decisive(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto [a_min, a_max] = std::minmax_element(a.begin(), a.end());
+  const auto [b_min, b_max] = std::minmax_element(b.begin(), b.end());
+  return *a_max * 1.2 < *b_min || *b_max * 1.2 < *a_min;
+}
+
 }  // namespace
 
-const char* to_string(Strategy s) {
-  switch (s) {
-    case Strategy::kFused: return "fused";
-    case Strategy::kPerModel: return "per-model";
-    case Strategy::kChannelsLast: return "channels-last";
-  }
-  return "?";
-}
+const char* to_string(Strategy s) { return s == Strategy::kFused ? "fused" : "per-model"; }
 
 Strategy strategy_from_string(const std::string& name) {
-  for (Strategy s : {Strategy::kFused, Strategy::kPerModel, Strategy::kChannelsLast}) {
-    if (name == to_string(s)) return s;
-  }
-  throw std::invalid_argument("unknown strategy '" + name + "' (fused, per-model or channels-last)");
+  if (name == "fused") return Strategy::kFused;
+  if (name == "per-model") return Strategy::kPerModel;
+  throw std::invalid_argument("unknown strategy '" + name + "' (fused or per-model)");
 }
 
-double StrategyChoice::seconds_of(Strategy s) const {
-  for (const auto& [strategy, t] : seconds) {
-    if (strategy == s) return t;
-  }
-  throw std::out_of_range(std::string("strategy ") + to_string(s) + " was not measured");
-}
-
-StrategyChoice choose_strategy(const std::vector<StrategyStep>& candidates, int repeats) {
-  if (candidates.empty()) throw std::invalid_argument("choose_strategy: no candidates");
-  for (const auto& c : candidates) c.second();  // warm-up
-  const std::size_t n = candidates.size();
-  std::vector<std::vector<double>> times(n);
-  std::vector<bool> dropped(n, false);
-  for (int r = 0; r < std::max(1, repeats); ++r) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!dropped[i]) times[i].push_back(seconds(candidates[i].second));
-    }
-    if (r == 0) continue;
-    // The noise here is a few percent and a late spike slows one sample only, so
-    // a candidate that every time of another beats by a fifth has lost.
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = 0; j < n && !dropped[i]; ++j) {
-        if (j == i || dropped[j]) continue;
-        const double j_max = *std::max_element(times[j].begin(), times[j].end());
-        const double i_min = *std::min_element(times[i].begin(), times[i].end());
-        if (j_max * 1.2 < i_min) dropped[i] = true;
-      }
-    }
-    if (std::count(dropped.begin(), dropped.end(), false) == 1) break;
+StrategyChoice choose_strategy(const std::function<void()>& fused,
+                               const std::function<void()>& per_model, int repeats) {
+  fused();
+  per_model();
+  std::vector<double> f, p;
+  for (int i = 0; i < std::max(1, repeats); ++i) {
+    f.push_back(seconds(fused));
+    p.push_back(seconds(per_model));
+    if (f.size() >= 2 && decisive(f, p)) break;
   }
   StrategyChoice choice;
-  double best = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double m = median(times[i]);
-    choice.seconds.emplace_back(candidates[i].first, m);
-    if (!dropped[i] && (best == 0 || m < best)) {  // strictly faster: ties keep the earlier
-      best = m;
-      choice.strategy = candidates[i].first;
-    }
-  }
+  choice.fused_seconds = median(f);
+  choice.per_model_seconds = median(p);
+  choice.strategy = choice.per_model_seconds < choice.fused_seconds ? Strategy::kPerModel : Strategy::kFused;
   return choice;
 }
 
@@ -90,8 +65,7 @@ namespace hfta::fusion {
 
 StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& example,
                              const std::function<at::Tensor(const at::Tensor&)>& forward,
-                             const std::function<void(Strategy)>& use,
-                             const std::vector<Strategy>& candidates, int repeats) {
+                             const std::function<void(Strategy)>& use, int repeats) {
   std::vector<at::Tensor> grads, buffers;
   for (const auto& p : module.parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
   for (const auto& b : module.buffers()) buffers.push_back(b.clone());
@@ -105,9 +79,8 @@ StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& exampl
     if (!upstream.defined()) upstream = at::ones_like(y);  // not randn: leave the global RNG alone
     y.backward(upstream);
   };
-  std::vector<StrategyStep> steps;
-  for (Strategy s : candidates) steps.emplace_back(s, [&step, s] { step(s); });
-  const StrategyChoice choice = choose_strategy(steps, repeats);
+  const StrategyChoice choice = choose_strategy([&] { step(Strategy::kFused); },
+                                                [&] { step(Strategy::kPerModel); }, repeats);
   {
     at::NoGradGuard no_grad;
     std::size_t i = 0;

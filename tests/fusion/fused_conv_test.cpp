@@ -19,7 +19,7 @@ std::function<at::Tensor(const at::Tensor&, std::int64_t)> slot_of(std::int64_t 
 template <typename Fused, typename Options>
 void check(const Options& options, std::int64_t models, at::ScalarType dtype,
            const std::vector<std::int64_t>& input_shape) {
-  for (Strategy strategy : Fused(models, options)->candidates()) {
+  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
   SCOPED_TRACE(to_string(strategy));
   Fused fused(models, options, at::TensorOptions().dtype(dtype));
   fused->set_strategy(strategy);
@@ -87,18 +87,13 @@ TEST(FusedConv, SlotsRoundTripAndSeed) {
   test::expect_seeded_slot(deconv, 2, 9, [&] { return torch::nn::ConvTranspose2d(ot); });
 }
 
-TEST(FusedConv, TuneMeasuresEveryStrategyAndLeavesTheModuleAsItWas) {
+TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
   FusedConv2d conv(4, torch::nn::Conv2dOptions(3, 4, 3).padding(1));
-  EXPECT_EQ(conv->candidates(),
-            (std::vector<Strategy>{Strategy::kFused, Strategy::kPerModel, Strategy::kChannelsLast}));
-  EXPECT_EQ(FusedConv2d(1, torch::nn::Conv2dOptions(3, 4, 3))->candidates(),
-            (std::vector<Strategy>{Strategy::kFused, Strategy::kChannelsLast}));
-  EXPECT_EQ(FusedConv1d(2, torch::nn::Conv1dOptions(3, 4, 3))->candidates(),
-            (std::vector<Strategy>{Strategy::kFused, Strategy::kPerModel}));
   const at::Tensor x = at::randn({2, 12, 8, 8});
   const StrategyChoice choice = conv->tune(x);
-  // Every way was measured (what they measured is for the benchmark, not a test).
-  for (Strategy s : conv->candidates()) EXPECT_GT(choice.seconds_of(s), 0) << to_string(s);
+  // Both ways were measured (what they measured is for the benchmark, not a test).
+  EXPECT_TRUE(choice.fused_seconds > 0);
+  EXPECT_TRUE(choice.per_model_seconds > 0);
   EXPECT_EQ(conv->strategy(), choice.strategy);
   EXPECT_FALSE(conv->weight.grad().defined());  // tuning leaves no gradient behind
 }

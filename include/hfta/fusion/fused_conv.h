@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
@@ -43,12 +42,9 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
   std::int64_t models() const { return models_; }
   const Options& plain_options() const { return options_; }
 
-  /// Measures one grouped convolution against B separate ones and (2-D) the
-  /// grouped one on a channels-last copy, on `example` (an input of the array's
-  /// shape), and keeps the fastest.
+  /// Measures one grouped convolution against B separate ones on `example`
+  /// (an input of the array's shape) and keeps the faster.
   StrategyChoice tune(const at::Tensor& example);
-  /// The strategies tune() measures: one model has no per-model alternative.
-  std::vector<Strategy> candidates() const;
 
   at::Tensor weight;
   at::Tensor bias;

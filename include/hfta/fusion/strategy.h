@@ -1,24 +1,19 @@
 // How a fused op computes its B models. The batched kernel (one call for all B)
 // is usually fastest, but not always on every device and shape: on the 2-core
 // CPU, LeNet's second convolution ran grouped at 0.6x of one per model, while
-// ResNet-18's ran grouped at 1.6x. Ops with alternatives measure them, in the
-// shapes they really get, when an array is built, and keep the fastest.
+// ResNet-18's ran grouped at 1.6x. Ops with an alternative measure both, in the
+// shapes they really get, when an array is built, and keep the faster.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace hfta::fusion {
 
 enum class Strategy {
   kFused,     ///< one batched kernel for all B models
   kPerModel,  ///< the plain kernel once per model, inside the same op
-  /// 2-D convolutions: the batched kernel on a channels-last copy of the input.
-  /// oneDNN has no blocked grouped kernel for groups of, say, 6 channels (LeNet's
-  /// second convolution) and falls back to a slow GEMM one; channels-last has.
-  kChannelsLast,
 };
 
 const char* to_string(Strategy s);
@@ -46,22 +41,18 @@ class StrategicOp {
   bool tune_requested_ = false;
 };
 
-/// What a measurement chose, and what it measured: each candidate's median
-/// seconds per forward + backward, over the repeats it was timed.
+/// What a measurement chose, and what it measured (seconds per forward + backward).
 struct StrategyChoice {
   Strategy strategy = Strategy::kFused;
-  std::vector<std::pair<Strategy, double>> seconds;
-  /// The candidate's median; throws std::out_of_range for one not measured.
-  double seconds_of(Strategy s) const;
+  double fused_seconds = 0;
+  double per_model_seconds = 0;
 };
 
-using StrategyStep = std::pair<Strategy, std::function<void()>>;
-
-/// Times each candidate's step (one warm-up, then the median of `repeats`,
-/// taking turns so that noise hits all alike) and picks the fastest; ties go to
-/// the earlier candidate. After two repeats, a candidate stops being timed once
-/// another beats every time of it by 20%: more repeats would not change that.
-StrategyChoice choose_strategy(const std::vector<StrategyStep>& candidates, int repeats = 5);
+/// Times both steps (one warm-up, then the median of `repeats`, alternating so
+/// that noise hits both alike) and picks the faster; ties go to kFused. Stops
+/// after two repeats when every time of one beats every time of the other by 20%.
+StrategyChoice choose_strategy(const std::function<void()>& fused,
+                               const std::function<void()>& per_model, int repeats = 5);
 
 }  // namespace hfta::fusion
 
@@ -74,13 +65,11 @@ class Module;
 
 namespace hfta::fusion {
 
-/// Measures `module`'s forward + backward on `example` under each candidate
-/// strategy (`use` switches it), keeps the fastest, and leaves the module as it
-/// was: gradients and buffers (running statistics) are restored.
+/// Measures `module`'s forward + backward on `example` under each strategy
+/// (`use` switches it), keeps the faster, and leaves the module as it was:
+/// gradients and buffers (running statistics) are restored.
 StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& example,
                              const std::function<at::Tensor(const at::Tensor&)>& forward,
-                             const std::function<void(Strategy)>& use,
-                             const std::vector<Strategy>& candidates = {Strategy::kFused, Strategy::kPerModel},
-                             int repeats = 5);
+                             const std::function<void(Strategy)>& use, int repeats = 5);
 
 }  // namespace hfta::fusion
