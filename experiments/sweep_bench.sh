@@ -49,8 +49,8 @@ for t in times:
     runs[mode] = json.load(open(f"{work}/{run}/results.json"))
     m = {t["id"]: t["metric"] for t in runs[mode]["trials"]}
     if mode in metrics:  # a repeat: how far it is from the mode's other run
-        # (exactly 0 unless the two measured different op strategies, whose
-        # roundings differ: channels-last against NCHW convolutions)
+        # (exactly 0 unless its two runs measured different op strategies
+        # where those round differently)
         repeat[mode] = max(abs(v - metrics[mode][i]) for i, v in m.items())
     metrics[mode] = m
 seconds = {m: sum(s) / len(s) for m, s in each.items()}
