@@ -54,10 +54,11 @@ void ThroughputCurve::record(std::int64_t models, double models_per_second) {
   rate_[models] = models_per_second;
 }
 
-std::optional<std::int64_t> ThroughputCurve::saturation(double tolerance) const {
+std::optional<std::int64_t> ThroughputCurve::saturation(double tolerance, double min_gain) const {
   if (rate_.size() < 2) return std::nullopt;
   double best = 0;
   for (const auto& [b, r] : rate_) best = std::max(best, r);
+  if (auto one = rate_.find(1); one != rate_.end() && best <= one->second * (1.0 + min_gain)) return 1;
   // Still growing at the largest size measured: larger arrays may pay more.
   const auto last = rate_.rbegin(), before = std::next(last);
   if (last->second >= best && last->second > before->second * (1.0 + tolerance)) return std::nullopt;

@@ -42,7 +42,7 @@ std::int64_t ArraySizer::capacity(const std::string& key, const search::Config& 
   if (auto* m = model(key, example)) cap = std::min(cap, m->max_models(budget_));
   auto t = throughput_.find(key);
   if (t != throughput_.end()) {
-    if (auto saturated = t->second.saturation()) cap = std::min(cap, *saturated);
+    if (auto saturated = t->second.saturation(0.05, sweep_.fusion.min_gain)) cap = std::min(cap, *saturated);
   }
   return std::max<std::int64_t>(cap, 1);
 }

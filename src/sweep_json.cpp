@@ -115,7 +115,8 @@ json to_json(const SweepConfig& s) {
   }
   out["fusion"] = {{"enabled", to_string(s.fusion.enabled)},
                    {"max_array", s.fusion.max_array},
-                   {"memory_fraction", s.fusion.memory_fraction}};
+                   {"memory_fraction", s.fusion.memory_fraction},
+                   {"min_gain", s.fusion.min_gain}};
   return out;
 }
 

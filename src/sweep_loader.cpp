@@ -289,7 +289,7 @@ void load_early_stopping(YamlReader& r, const YAML::Node& root, SweepConfig& swe
 void load_fusion(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "fusion", false);
   if (!node) return;
-  r.check_mapping(*node, "fusion", {"enabled", "max_array", "memory_fraction"});
+  r.check_mapping(*node, "fusion", {"enabled", "max_array", "memory_fraction", "min_gain"});
   if (!node->IsMap()) return;
   FusionOptions& f = sweep.fusion;
   read_enum_into(r, r.child(*node, "fusion", "enabled", false), "fusion.enabled", f.enabled);
@@ -301,6 +301,15 @@ void load_fusion(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         r.error(*n, "fusion.memory_fraction", "expected a fraction in (0, 1] of device memory");
       } else {
         f.memory_fraction = *v;
+      }
+    }
+  }
+  if (auto n = r.child(*node, "fusion", "min_gain", false)) {
+    if (auto v = r.read_number(*n, "fusion.min_gain")) {
+      if (*v < 0 || *v > 10) {
+        r.error(*n, "fusion.min_gain", "expected a share in [0, 10] (0.1: arrays must train 10% faster than one model)");
+      } else {
+        f.min_gain = *v;
       }
     }
   }

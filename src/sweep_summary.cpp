@@ -73,7 +73,8 @@ std::string summarize(const SweepConfig& s) {
       << to_string(s.budget.unit) << "\n"
       << "  search      " << search_line(s) << ", seed " << s.seed << "\n"
       << "  fusion      " << to_string(s.fusion.enabled) << ", at most " << s.fusion.max_array
-      << " models per array, " << s.fusion.memory_fraction * 100 << "% of device memory\n";
+      << " models per array, " << s.fusion.memory_fraction * 100 << "% of device memory, "
+      << s.fusion.min_gain * 100 << "% faster than one model or no fusion\n";
   if (s.early_stopping.enabled) {
     out << "  early stop  patience " << s.early_stopping.patience << ", min_delta "
         << s.early_stopping.min_delta;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 namespace hfta::core {
 
@@ -16,15 +17,18 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
   for (std::int64_t b = 1; b <= most; b = b == most ? most + 1 : std::min(2 * b, most)) {
     const ArrayStep step = make_step(b);
     step();  // warm-up: first-touch allocations, op strategy tuning
-    const double start = now();
-    std::int64_t steps = 0;
-    double elapsed = 0;
-    do {
+    // The median step: a step the machine's other work interrupted (a shared
+    // or virtual machine's) would otherwise weigh on this size alone.
+    std::vector<double> seconds;
+    for (double start = now(), elapsed = 0; elapsed < options.seconds_each;) {
+      const double before = now();
       step();
-      ++steps;
-      elapsed = now() - start;
-    } while (elapsed < options.seconds_each);
-    const double rate = static_cast<double>(b * steps) / std::max(elapsed, 1e-9);
+      const double after = now();
+      seconds.push_back(after - before);
+      elapsed = after - start;
+    }
+    std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
+    const double rate = static_cast<double>(b) / std::max(seconds[seconds.size() / 2], 1e-9);
     rates[b] = rate;
     best = std::max(best, rate);
     if (rate > last_gain * (1 + options.gain)) {

@@ -65,6 +65,14 @@ TEST(ThroughputCurve, StopsGrowingWhereModelsPerSecondStopGrowing) {
   losing.record(2, 97);
   losing.record(4, 85);
   EXPECT_EQ(losing.saturation(0.05), 1);
+
+  ThroughputCurve marginal;  // a gain within the timings' noise
+  marginal.record(1, 100);
+  marginal.record(2, 104);
+  marginal.record(4, 108);
+  EXPECT_EQ(marginal.saturation(0.05, 0.1), 1);
+  EXPECT_EQ(marginal.saturation(0.05, 0.0), 2);  // 104 is within 5% of 108
+  EXPECT_FALSE(growing.saturation(0.05, 0.1).has_value());  // 3.5x one model
 }
 
 TEST(DeviceMemory, CpuReportsAvailableMemory) {

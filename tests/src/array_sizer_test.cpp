@@ -55,6 +55,27 @@ TEST(ArraySizer, OutOfMemoryAndThroughputLowerTheCapacity) {
   EXPECT_EQ(fast.capacity("k", {}), 16);
 }
 
+TEST(ArraySizer, ArraysThatBarelyBeatOneModelKeepOneModel) {
+  const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 64\n");  // min_gain 0.1 by default
+  ArraySizer marginal(sweep, 64.0 * (1 << 30));
+  marginal.observe_throughput("k", 1, 164);
+  marginal.observe_throughput("k", 2, 157);
+  marginal.observe_throughput("k", 4, 169);  // +3%: noise, as a CNN measured it
+  EXPECT_EQ(marginal.capacity("k", {}), 1);
+  ArraySizer paying(sweep, 64.0 * (1 << 30));
+  paying.observe_throughput("k", 1, 343);
+  paying.observe_throughput("k", 2, 371);
+  paying.observe_throughput("k", 8, 395);  // +15%
+  paying.observe_throughput("k", 16, 398);
+  EXPECT_EQ(paying.capacity("k", {}), 8);
+  const SweepConfig eager = mlp_sweep("fusion:\n  min_gain: 0\n");
+  ArraySizer any_gain(eager, 64.0 * (1 << 30));
+  any_gain.observe_throughput("k", 1, 164);
+  any_gain.observe_throughput("k", 2, 157);
+  any_gain.observe_throughput("k", 4, 169);
+  EXPECT_EQ(any_gain.capacity("k", {}), 64);  // "still rising" from 157 to 169: uncapped
+}
+
 TEST(ArraySizer, TrialParametersChangeTheEstimate) {
   const SweepConfig sweep = mlp_sweep();
   ArraySizer sizer(sweep, 64.0 * (1 << 30));

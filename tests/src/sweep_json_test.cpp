@@ -56,7 +56,7 @@ TEST(SweepJson, RoundTripsConditionsAndEverySection) {
                       "  momentum: {distribution: uniform, min: 0, max: 0.9,"
                       " when: {schedule: step, optimizer: sgd}}\n"},
        {"early_stopping", "early_stopping:\n  patience: 2\n"},
-       {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 7\n"}}));
+       {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 7\n  min_gain: 0.3\n"}}));
   expect_round_trip(s);
 }
 

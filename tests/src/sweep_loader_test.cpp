@@ -44,6 +44,7 @@ TEST(SweepLoader, FillsDefaults) {
   EXPECT_EQ(s.fusion.enabled, FusionMode::kAuto);
   EXPECT_EQ(s.fusion.max_array, 64);
   EXPECT_DOUBLE_EQ(s.fusion.memory_fraction, 0.9);
+  EXPECT_DOUBLE_EQ(s.fusion.min_gain, 0.1);
 }
 
 TEST(SweepLoader, ReadsEveryDistribution) {
@@ -162,7 +163,7 @@ TEST(SweepLoader, EachSearchMethod) {
 TEST(SweepLoader, EarlyStoppingAndFusion) {
   const SweepConfig s = load(sweep_yaml(
       {{"early_stopping", "early_stopping:\n  patience: 5\n  min_delta: 0.01\n  divergence: 20\n"},
-       {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 4\n  memory_fraction: 0.5\n"}}));
+       {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 4\n  memory_fraction: 0.5\n  min_gain: 0.25\n"}}));
   EXPECT_TRUE(s.early_stopping.enabled);
   EXPECT_EQ(s.early_stopping.patience, 5);
   EXPECT_DOUBLE_EQ(s.early_stopping.min_delta, 0.01);
@@ -170,6 +171,7 @@ TEST(SweepLoader, EarlyStoppingAndFusion) {
   EXPECT_EQ(s.fusion.enabled, FusionMode::kOff);
   EXPECT_EQ(s.fusion.max_array, 4);
   EXPECT_DOUBLE_EQ(s.fusion.memory_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(s.fusion.min_gain, 0.25);
 }
 
 TEST(SweepLoader, ExplicitTagsAndTinyNumbers) {

@@ -301,6 +301,11 @@ TEST(SweepRejection, MemoryFractionOutOfRange) {
   expect_rejected(yaml, "fusion.memory_fraction", "memory_fraction", "(0, 1]");
 }
 
+TEST(SweepRejection, NegativeMinimumGain) {
+  const auto yaml = sweep_yaml({{"fusion", "fusion:\n  min_gain: -0.1\n"}});
+  expect_rejected(yaml, "fusion.min_gain", "min_gain", "[0, 10]");
+}
+
 TEST(SweepRejection, MoreThanOneYamlDocument) {
   const auto yaml = sweep_yaml() + "---\ngarbage: [1, 2]\n";
   expect_rejected(yaml, "", "garbage", "2 YAML documents");

@@ -51,6 +51,16 @@ TEST(ThroughputProbe, StopsOnAPlateau) {
   EXPECT_NEAR(rates.at(4), rates.at(1), 1e-9);
 }
 
+TEST(ThroughputProbe, IgnoresStepsThatOtherWorkInterrupted) {
+  Simulated s;  // every fourth step is held up 50 ms, as a shared machine does
+  int calls = 0;
+  static int* counter = nullptr;
+  counter = &calls;
+  const auto rates = s.probe([](std::int64_t b) { return 0.010 * static_cast<double>(b) + (++*counter % 4 == 0 ? 0.05 : 0.0); }, 2);
+  EXPECT_NEAR(rates.at(1), 1 / 0.010, 1e-6);
+  EXPECT_NEAR(rates.at(2), 2 / 0.020, 1e-6);
+}
+
 // What the probe measured at some sizes estimates the rest (for worker balancing).
 TEST(RateAt, LinearBetweenMeasuredSizesAndFlatBeyond) {
   const std::map<std::int64_t, double> rates = {{1, 100}, {2, 160}, {4, 200}};

@@ -93,8 +93,10 @@ struct FusionOptions {
   FusionMode enabled = FusionMode::kAuto;
   std::int64_t max_array = 64;    ///< most models in one array
   double memory_fraction = 0.9;   ///< share of device memory arrays may plan to use
+  double min_gain = 0.1;          ///< arrays must beat one model's measured rate by this share
   bool operator==(const FusionOptions& o) const {
-    return enabled == o.enabled && max_array == o.max_array && memory_fraction == o.memory_fraction;
+    return enabled == o.enabled && max_array == o.max_array && memory_fraction == o.memory_fraction &&
+           min_gain == o.min_gain;
   }
 };
 

@@ -22,7 +22,7 @@ struct ProbeOptions {
 };
 
 /// Models x steps per second of arrays of 1, 2, 4, ... up to `most` models (and
-/// `most` itself). `make_step(B)` builds an array of B and returns its step; the
+/// `most` itself), from each size's median step. `make_step(B)` builds an array of B and returns its step; the
 /// first step of each is a warm-up. Stops early once past the peak or on a plateau.
 std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
                                                 std::int64_t most, const ProbeOptions& options = {});

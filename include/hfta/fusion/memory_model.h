@@ -49,7 +49,10 @@ class ThroughputCurve {
   /// The smallest measured B whose throughput is within `tolerance` of the best
   /// measured one; nullopt before two sizes are measured, and while the largest
   /// measured size is still more than `tolerance` faster than the one before.
-  std::optional<std::int64_t> saturation(double tolerance = 0.05) const;
+  /// 1 when no size beat one model by more than `min_gain`: a gain that small
+  /// is within the timings' noise, and an array that is not faster only
+  /// delays its models' results.
+  std::optional<std::int64_t> saturation(double tolerance = 0.05, double min_gain = 0) const;
 
  private:
   std::map<std::int64_t, double> rate_;
