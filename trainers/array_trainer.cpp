@@ -283,7 +283,8 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   model_->eval();
   // Predictions per example, or per (masked) position for language models.
   const std::int64_t b = model_->models(), n = (data_.validation.labels != kIgnoreLabel).sum().item<std::int64_t>();
-  const std::int64_t chunk = evaluation_chunk();
+  // Chunks a few training batches large: fewer calls, and memory near training's.
+  const std::int64_t chunk = std::min<std::int64_t>(1000, 4 * options_.batch_size);
   const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor loss_sum = at::zeros({b}, on_device), correct = at::zeros({b}, on_device);
   for (std::int64_t start = 0, examples = data_.validation.size(); start < examples; start += chunk) {

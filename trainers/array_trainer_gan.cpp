@@ -49,7 +49,7 @@ std::vector<SlotMetrics> ArrayTrainer::gan_metrics() {
   }
   const GanEvaluation& e = *gan_evaluation_;
   model_->eval();
-  const std::int64_t chunk = evaluation_chunk(), n = e.real.size(0);
+  const std::int64_t chunk = std::min<std::int64_t>(1000, 4 * options_.batch_size), n = e.real.size(0);
   const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor loss_sum = at::zeros({models}, on_device), correct = at::zeros({models}, on_device);
   std::vector<at::Tensor> samples;  // [count, B, 32, 32] each, on the CPU

@@ -166,12 +166,6 @@ class ArrayTrainer {
 
   double watched(const SlotMetrics& m) const;
   std::vector<SlotMetrics> classifier_metrics();  ///< validation metrics of every slot
-  /// Examples per evaluation call: a training batch, for every array size. The
-  /// array's activations then stay the size (and in the caches) its training
-  /// steps measured, where a fixed 4 batches made arrays of 8 evaluate at half
-  /// one model's speed; and the sums are the same for any B, so fused and
-  /// unfused runs evaluate alike.
-  std::int64_t evaluation_chunk() const { return options_.batch_size; }
   at::Tensor running_mask() const;  ///< [B] bool: which slots still train
   at::Tensor classifier_step(const Split& batch);  ///< returns the per-model loss [B]
   at::Tensor gan_step(const Split& batch);         ///< returns the generator's loss [B]
