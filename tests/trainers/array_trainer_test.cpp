@@ -8,6 +8,7 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim.h>
 
+#include "hfta/fusion/caching_host_allocator.h"
 #include "hfta/trainers/array_trainer.h"
 #include "train_alone.h"
 
@@ -53,6 +54,19 @@ TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64) {
 // batched products round differently from the plain kernels (one ulp of the loss
 // in the first steps), and ReLU and max-pooling amplify that to 1e-4-2e-4 after
 // 100 SGD steps, run to run. Float64 shows the computation itself is the same.
+
+// A program that trains arrays through the library, without hfta-tune's main,
+// still gets the caching host allocator (or its arrays page-fault every step).
+TEST(ArrayTrainer, InstallsTheCachingHostAllocator) {
+  ArrayTrainerOptions o;
+  o.batch_size = 16;
+  ArrayTrainer trainer(std::make_shared<FusedMlp>(2, 784, 1, 8, "relu", 0.0), {{0, 1, 0.05}, {1, 2, 0.05}}, o, data());
+  EXPECT_EQ(c10::GetAllocator(c10::DeviceType::CPU), &hfta::fusion::CachingHostAllocator::instance());
+  const auto cached_before = hfta::fusion::CachingHostAllocator::instance().cached_bytes();
+  at::Tensor large = at::empty({1 << 20});  // 4 MiB: a cached block once freed
+  large.reset();
+  EXPECT_GE(hfta::fusion::CachingHostAllocator::instance().cached_bytes(), cached_before + (4u << 20));
+}
 
 TEST(ArrayTrainer, EvaluatesPerTrialAndStopsDivergedModels) {
   std::vector<SlotTrial> trials = {{0, 1, 0.05, 0.9}, {1, 2, 1e6, 0.0}, {2, 3, 0.01, 0.0}};
