@@ -42,6 +42,19 @@ void read_int_in(YamlReader& r, const std::optional<YAML::Node>& node, const std
   out = *v;
 }
 
+// A number that `ok` accepts, or an error saying what was `expected`.
+void read_number_where(YamlReader& r, const std::optional<YAML::Node>& node, const std::string& path,
+                       bool (*ok)(double), const std::string& expected, double& out) {
+  if (!node) return;
+  auto v = r.read_number(*node, path);
+  if (!v) return;
+  if (!ok(*v)) {
+    r.error(*node, path, expected);
+    return;
+  }
+  out = *v;
+}
+
 void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "name", true);
   if (!node) return;
@@ -244,15 +257,8 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
     }
   }
   if (has("promotion_wait")) {
-    if (auto n = r.child(*node, "search", "promotion_wait", false)) {
-      if (auto v = r.read_number(*n, "search.promotion_wait")) {
-        if (*v < 0 || *v > 3600) {
-          r.error(*n, "search.promotion_wait", "expected seconds in [0, 3600]");
-        } else {
-          s.promotion_wait = *v;
-        }
-      }
-    }
+    read_number_where(r, r.child(*node, "search", "promotion_wait", false), "search.promotion_wait",
+                      [](double v) { return v >= 0 && v <= 3600; }, "expected seconds in [0, 3600]", s.promotion_wait);
   }
 }
 
@@ -265,25 +271,11 @@ void load_early_stopping(YamlReader& r, const YAML::Node& root, SweepConfig& swe
   e.enabled = true;
   read_int_in(r, r.child(*node, "early_stopping", "patience", false), "early_stopping.patience",
               1, 1000000, "evaluations without improvement before a model stops", e.patience);
-  if (auto n = r.child(*node, "early_stopping", "min_delta", false)) {
-    if (auto v = r.read_number(*n, "early_stopping.min_delta")) {
-      if (*v < 0) {
-        r.error(*n, "early_stopping.min_delta", "expected a number >= 0 (the smallest improvement)");
-      } else {
-        e.min_delta = *v;
-      }
-    }
-  }
-  if (auto n = r.child(*node, "early_stopping", "divergence", false)) {
-    if (auto v = r.read_number(*n, "early_stopping.divergence")) {
-      if (*v <= 0) {
-        r.error(*n, "early_stopping.divergence",
-                "expected a loss bound > 0 (a model whose training loss exceeds it diverged)");
-      } else {
-        e.divergence = *v;
-      }
-    }
-  }
+  read_number_where(r, r.child(*node, "early_stopping", "min_delta", false), "early_stopping.min_delta",
+                    [](double v) { return v >= 0; }, "expected a number >= 0 (the smallest improvement)", e.min_delta);
+  read_number_where(r, r.child(*node, "early_stopping", "divergence", false), "early_stopping.divergence",
+                    [](double v) { return v > 0; },
+                    "expected a loss bound > 0 (a model whose training loss exceeds it diverged)", e.divergence);
 }
 
 void load_fusion(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
@@ -295,24 +287,12 @@ void load_fusion(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   read_enum_into(r, r.child(*node, "fusion", "enabled", false), "fusion.enabled", f.enabled);
   read_int_in(r, r.child(*node, "fusion", "max_array", false), "fusion.max_array", 1, 4096,
               "most models in one array", f.max_array);
-  if (auto n = r.child(*node, "fusion", "memory_fraction", false)) {
-    if (auto v = r.read_number(*n, "fusion.memory_fraction")) {
-      if (*v <= 0 || *v > 1) {
-        r.error(*n, "fusion.memory_fraction", "expected a fraction in (0, 1] of device memory");
-      } else {
-        f.memory_fraction = *v;
-      }
-    }
-  }
-  if (auto n = r.child(*node, "fusion", "min_gain", false)) {
-    if (auto v = r.read_number(*n, "fusion.min_gain")) {
-      if (*v < 0 || *v > 10) {
-        r.error(*n, "fusion.min_gain", "expected a share in [0, 10] (0.1: arrays must train 10% faster than one model)");
-      } else {
-        f.min_gain = *v;
-      }
-    }
-  }
+  read_number_where(r, r.child(*node, "fusion", "memory_fraction", false), "fusion.memory_fraction",
+                    [](double v) { return v > 0 && v <= 1; }, "expected a fraction in (0, 1] of device memory",
+                    f.memory_fraction);
+  read_number_where(r, r.child(*node, "fusion", "min_gain", false), "fusion.min_gain",
+                    [](double v) { return v >= 0 && v <= 10; },
+                    "expected a share in [0, 10] (0.1: arrays must train 10% faster than one model)", f.min_gain);
 }
 
 void load_seed(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {

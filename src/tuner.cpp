@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iomanip>
 #include <cstdlib>
 #include <fstream>
 #include <cmath>
@@ -533,11 +534,15 @@ class Tuner {
         std::shared_ptr<trainers::ArrayTrainer> trainer = make_trainer(key, build(b, example, device_of(0)), slots, o);
         return [trainer] { trainer->train(1); };
       };
+      const auto start = std::chrono::steady_clock::now();
       keep_throughput(key, probe_throughput(make_step, most));
+      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::string rates;
       for (const auto& [b, r] : kept_.throughput().at(key)) rates += " B=" + std::to_string(b) + " " + std::to_string(std::lround(r));
-      progress_.message("array sizes measured (model-steps/s):" + rates + "; arrays of at most " +
-                        std::to_string(sizer_.capacity(key, example)));
+      std::ostringstream seconds;
+      seconds << std::fixed << std::setprecision(1) << took;
+      progress_.message("array sizes measured in " + seconds.str() + " s (model-steps/s):" + rates +
+                        "; arrays of at most " + std::to_string(sizer_.capacity(key, example)));
     }
   }
 

@@ -47,8 +47,12 @@ TEST(ThroughputProbe, StopsOnceLargerArraysFallBehind) {
 TEST(ThroughputProbe, StopsOnAPlateau) {
   Simulated s;  // arithmetic-bound: every model costs the same, alone or fused
   const auto rates = s.probe([](std::int64_t b) { return 0.1 * static_cast<double>(b); }, 64);
-  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2, 4}));  // two sizes in a row without a gain
-  EXPECT_NEAR(rates.at(4), rates.at(1), 1e-9);
+  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2}));  // no gain from the first size on
+  EXPECT_NEAR(rates.at(2), rates.at(1), 1e-9);
+
+  Simulated later;  // 1 -> 2 gains 33%, then two sizes in a row under 5%
+  later.probe([](std::int64_t b) { return b == 1 ? 0.1 : 0.075 * static_cast<double>(b) * (b >= 4 ? 0.99 : 1.0); }, 64);
+  EXPECT_EQ(later.built, (std::vector<std::int64_t>{1, 2, 4, 8}));
 }
 
 TEST(ThroughputProbe, IgnoresStepsThatOtherWorkInterrupted) {

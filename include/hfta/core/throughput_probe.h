@@ -18,6 +18,7 @@ struct ProbeOptions {
   double seconds_each = 0.1;   ///< time each size for about this long (at least 1 step)
   double past_peak = 0.95;     ///< stop once a size falls below this share of the best rate
   double gain = 0.05;          ///< or once two sizes in a row gained less than this over the last gain
+                               ///< (one, while no size has gained this much over one model)
   std::function<double()> now; ///< seconds; a steady clock when empty
 };
 
