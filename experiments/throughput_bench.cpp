@@ -32,11 +32,7 @@
 #include <torch/optim/adam.h>
 #include <torch/version.h>
 
-#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
-#include <c10/cuda/CUDACachingAllocator.h>  // LibTorch with CUDA: peak memory per array
-#define HFTA_CUDA_ALLOCATOR_STATS 1
-#endif
-
+#include "hfta/fusion/device_memory.h"
 #include "hfta/fusion/host_allocator.h"
 #include "hfta/fusion/mixed_precision.h"
 #include <torch/csrc/autograd/profiler_legacy.h>
@@ -206,20 +202,7 @@ PlainTrainer plain_trainer(const Args& a, std::int64_t classes, std::uint64_t se
 }
 
 // Peak bytes the caching allocator held on the device since the last call; 0 on the CPU.
-double peak_device_bytes(const Args& a) {
-#ifdef HFTA_CUDA_ALLOCATOR_STATS
-  if (a.device != "cpu") {
-    const int index = at::Device(a.device).has_index() ? at::Device(a.device).index() : 0;
-    namespace alloc = c10::cuda::CUDACachingAllocator;
-    const auto stats = alloc::getDeviceStats(index);
-    const double peak = static_cast<double>(stats.allocated_bytes[static_cast<std::size_t>(alloc::StatType::AGGREGATE)].peak);
-    alloc::resetPeakStats(index);
-    return peak;
-  }
-#endif
-  (void)a;
-  return 0;
-}
+double peak_device_bytes(const Args& a) { return hfta::fusion::take_peak_bytes(at::Device(a.device)).value_or(0); }
 
 // The device's float32 matrix-product rate (GFLOP/s), for the fraction the arrays reach.
 double matmul_gflops(const Args& a) {

@@ -30,7 +30,7 @@ CachingHostAllocator::CachingHostAllocator() {
   limit_ = static_cast<std::size_t>(std::min(physical / 4, 8.0 * (1ULL << 30)));
 }
 
-c10::DataPtr CachingHostAllocator::allocate(std::size_t bytes) const {
+c10::DataPtr CachingHostAllocator::allocate(std::size_t bytes) HFTA_ALLOCATE_CONST {
   if (bytes == 0) return {nullptr, nullptr, &release, c10::Device(c10::kCPU)};
   if (bytes < kLargeBlock) {
     void* p = aligned(bytes);

@@ -5,6 +5,15 @@
 #include <stdexcept>
 #include <string>
 
+// A CUDA LibTorch (the GPU machine's) brings the CUDA caching allocator and the
+// runtime's headers; Debian's CPU LibTorch has neither.
+#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && __has_include(<cuda_runtime_api.h>)
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+#define HFTA_CUDA_MEMORY 1
+#endif
+
 namespace hfta::fusion {
 namespace {
 
@@ -22,13 +31,46 @@ double cpu_available_bytes() {
   throw std::runtime_error("cannot read MemAvailable from /proc/meminfo");
 }
 
+#ifdef HFTA_CUDA_MEMORY
+c10::DeviceIndex index_of(const c10::Device& device) { return device.has_index() ? device.index() : 0; }
+#endif
+
 }  // namespace
 
 double available_memory_bytes(const c10::Device& device) {
   if (device.is_cpu()) return cpu_available_bytes();
-  // GPU memory comes from the CUDA caching allocator, built only with CUDA LibTorch.
+#ifdef HFTA_CUDA_MEMORY
+  if (device.is_cuda()) {
+    const c10::cuda::CUDAGuard guard(index_of(device));
+    // Blocks the caching allocator holds for no tensor are free for arrays too:
+    // give them back, so that the driver's count includes them.
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    std::size_t free = 0, total = 0;
+    const cudaError_t status = cudaMemGetInfo(&free, &total);
+    if (status != cudaSuccess) {
+      throw std::runtime_error("free memory of " + device.str() + ": " + cudaGetErrorString(status));
+    }
+    return static_cast<double>(free);
+  }
+#endif
   throw std::runtime_error("free memory of " + device.str() +
                            " is not available in this build (CPU LibTorch)");
+}
+
+std::optional<double> take_peak_bytes(const c10::Device& device) {
+#ifdef HFTA_CUDA_MEMORY
+  if (device.is_cuda()) {
+    namespace allocator = c10::cuda::CUDACachingAllocator;
+    const auto stats = allocator::getDeviceStats(index_of(device));
+    // allocated_bytes[0]: the aggregate over the allocator's pools (StatType::AGGREGATE,
+    // whose namespace moved between LibTorch versions).
+    const auto peak = static_cast<double>(stats.allocated_bytes[0].peak);
+    allocator::resetPeakStats(index_of(device));
+    return peak;
+  }
+#endif
+  (void)device;
+  return std::nullopt;
 }
 
 }  // namespace hfta::fusion

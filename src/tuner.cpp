@@ -583,6 +583,9 @@ class Tuner {
     }
     const Config& first = records_.at(array.trial_ids.front()).params;
     const auto models = static_cast<std::int64_t>(array.trial_ids.size());
+    // On a GPU the caching allocator counts the peak from here: this array's.
+    const bool own_device = options_.workers <= static_cast<int>(options_.devices.size());
+    if (own_device) fusion::take_peak_bytes(device_of(worker));
     auto model = build(models, first, device_of(worker));
     std::vector<trainers::SlotTrial> slots;
     for (std::int64_t id : array.trial_ids) slots.push_back(slot_of(id, records_.at(id).params, records_.at(id).seed));
@@ -640,6 +643,11 @@ class Tuner {
         checkpoint_mid_rung(trainer, array, done);
         last_checkpoint = std::chrono::steady_clock::now();
       }
+    }
+    // What the array took teaches its key's memory model (not where other
+    // workers' arrays shared the device and the count).
+    if (own_device) {
+      if (const auto peak = fusion::take_peak_bytes(device_of(worker))) sizer_.observe_peak(array.key, models, *peak);
     }
     double best = std::numeric_limits<double>::quiet_NaN();
     for (std::int64_t id : array.trial_ids) {

@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include <ATen/ATen.h>
+#include <torch/cuda.h>
+
 #include "hfta/fusion/device_memory.h"
 #include "hfta/fusion/memory_model.h"
 
@@ -79,6 +82,28 @@ TEST(DeviceMemory, CpuReportsAvailableMemory) {
   const double bytes = available_memory_bytes(c10::Device(c10::kCPU));
   EXPECT_GT(bytes, 64.0 * 1024 * 1024);
   EXPECT_LT(bytes, 64.0 * 1024 * 1024 * 1024 * 1024);
+  EXPECT_FALSE(take_peak_bytes(c10::Device(c10::kCPU)).has_value());
+}
+
+TEST(DeviceMemory, GpuReportsFreeMemoryAndEachArraysPeak) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const c10::Device gpu(c10::kCUDA, 0);
+  take_peak_bytes(gpu);
+  const double before = available_memory_bytes(gpu);
+  EXPECT_GT(before, 1e9);
+  double held = 0;
+  {
+    const at::Tensor t = at::empty({256, 1024, 1024}, at::TensorOptions().device(gpu));  // 1 GiB
+    held = available_memory_bytes(gpu);  // the tensor's block is not free
+    const auto peak = take_peak_bytes(gpu);
+    ASSERT_TRUE(peak.has_value());
+    EXPECT_GE(*peak, 1024.0 * 1024 * 1024);
+  }
+  EXPECT_LT(held, before - 1e9);
+  // The freed block stays cached by LibTorch, but counts as available again.
+  EXPECT_GT(available_memory_bytes(gpu), before - 1e8);
+  take_peak_bytes(gpu);  // this count began while the tensor lived
+  EXPECT_LT(*take_peak_bytes(gpu), 1e8);  // this one after
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ TEST(ArrayTrainer, MlpArrayEqualsEachTrialTrainedAloneInFloat64) {
                        trials, o, 100);
 }
 
-TEST(ArrayTrainer, MlpArrayWithAdamEqualsEachTrialTrainedAlone) {
+void expect_mlp_with_adam_as_alone(const at::Device& device) {
   std::vector<SlotTrial> trials = {
       {0, 11, 1e-3, 0, 0.0, 0.0, 0.9, 0.999}, {1, 12, 3e-3, 0, 1e-4, 0.0, 0.8, 0.99},
       {2, 13, 5e-4, 0, 0.0, 0.0, 0.95, 0.999}, {3, 14, 2e-3, 0, 1e-3, 0.0, 0.9, 0.9}};
@@ -32,22 +32,38 @@ TEST(ArrayTrainer, MlpArrayWithAdamEqualsEachTrialTrainedAlone) {
   o.optimizer = "adam";
   o.batch_size = 32;
   o.data_seed = 5;
-  expect_same_as_alone(std::make_shared<FusedMlp>(4, 784, 2, 64, "relu", 0.0), trials, o, 100);
+  const ClassificationData d = on(device, data());
+  expect_same_as_alone(std::make_shared<FusedMlp>(4, 784, 2, 64, "relu", 0.0, 10, at::TensorOptions().device(device)),
+                       trials, o, 100, d);
+}
+
+TEST(ArrayTrainer, MlpArrayWithAdamEqualsEachTrialTrainedAlone) { expect_mlp_with_adam_as_alone(at::kCPU); }
+
+TEST(ArrayTrainer, MlpArrayWithAdamEqualsEachTrialTrainedAloneOnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_mlp_with_adam_as_alone(at::kCUDA);
 }
 
 std::vector<SlotTrial> cnn_trials() {
   return {{7, 21, 0.02, 0.5, 0.0}, {8, 22, 0.01, 0.0, 1e-3}, {9, 23, 0.03, 0.0, 1e-4}, {10, 24, 0.01, 0.8, 0.0}};
 }
 
-TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64) {
+void expect_cnn_as_alone_in_float64(const at::Device& device) {
   ArrayTrainerOptions o;
   o.batch_size = 32;
   o.data_seed = 6;
-  expect_same_as_alone(std::make_shared<FusedCnn>(4, 1, "relu", 0.0, 10, at::TensorOptions().dtype(at::kDouble)),
-                       cnn_trials(), o, 100);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
+  const ClassificationData d = on(device, data());
+  expect_same_as_alone(std::make_shared<FusedCnn>(4, 1, "relu", 0.0, 10, f64), cnn_trials(), o, 100, d);
   // Other activations run before the pooling, ReLU after it: both orders are covered.
-  expect_same_as_alone(std::make_shared<FusedCnn>(4, 1, "tanh", 0.0, 10, at::TensorOptions().dtype(at::kDouble)),
-                       cnn_trials(), o, 30);
+  expect_same_as_alone(std::make_shared<FusedCnn>(4, 1, "tanh", 0.0, 10, f64), cnn_trials(), o, 30, d);
+}
+
+TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64) { expect_cnn_as_alone_in_float64(at::kCPU); }
+
+TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_cnn_as_alone_in_float64(at::kCUDA);
 }
 
 // The CNN is compared in float64 only: in float32 the grouped convolution and the

@@ -73,14 +73,21 @@ TEST(Bert, SizesAndTheTinyPlainFormsParameterCount) {
             14720 + 16384 + 256 + 2 * 198272 + 16512 + 256 + 14835);
 }
 
-TEST(Bert, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+void expect_bert_as_alone_in_float64(const at::Device& device) {
   std::vector<SlotTrial> trials = {{0, 41, 0.05, 0.9, 0.0}, {1, 42, 0.1, 0.0, 1e-3}, {2, 43, 0.02, 0.5, 0.0}};
   ArrayTrainerOptions o;
   o.batch_size = 8;
   o.data_seed = 3;
-  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
   expect_same_as_alone(std::make_shared<FusedBert>(3, masked_text().classes, small_shape(), 0.0, f64), trials, o, 20,
-                       masked_text());
+                       on(device, masked_text()));
+}
+
+TEST(Bert, ArrayEqualsEachTrialTrainedAloneInFloat64) { expect_bert_as_alone_in_float64(at::kCPU); }
+
+TEST(Bert, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_bert_as_alone_in_float64(at::kCUDA);
 }
 
 TEST(Bert, LearnsTheMaskedCharacters) {

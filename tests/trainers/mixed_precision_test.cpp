@@ -101,5 +101,27 @@ TEST(MixedPrecision, Bfloat16AutocastArrayMatchesEachTrialAloneUnderAutocast) {
   for (const auto& m : trainer.evaluate()) EXPECT_GT(m.val_accuracy, 0.7) << "trial " << m.trial_id;
 }
 
+// On a GPU autocast computes matrix products and convolutions in bfloat16 or
+// float16 alike for the array and the plain models: the two agree to those
+// precisions. (fp16 arrays scale each model's loss, the plain loop here does
+// not: the CLI's GPU test compares fp16 sweeps with fp32 ones instead.)
+TEST(MixedPrecision, Bfloat16AutocastArrayMatchesEachTrialAloneOnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  ArrayTrainerOptions o = adam_options();
+  o.precision = fusion::Precision::kBFloat16;
+  const ClassificationData d = on(at::kCUDA, data());
+  const auto gpu = at::TensorOptions().device(at::kCUDA);
+  {
+    FusedMlp mlp(3, 784, 1, 64, "relu", 0.0, 10, gpu);
+    fusion::AutocastScope autocast(o.precision, at::kCUDA);
+    EXPECT_EQ(mlp.forward(mlp.input(d.train.images.narrow(0, 0, 4))).scalar_type(), at::kBFloat16);
+  }
+  expect_same_as_alone(std::make_shared<FusedMlp>(3, 784, 1, 64, "relu", 0.0, 10, gpu), mlp_trials(), o, 10, d, 2e-2);
+  ArrayTrainerOptions sgd = o;
+  sgd.optimizer = "sgd";
+  const std::vector<SlotTrial> cnn_trials = {{7, 21, 0.02, 0.5, 0.0}, {8, 22, 0.01, 0.0, 1e-3}};
+  expect_same_as_alone(std::make_shared<FusedCnn>(2, 1, "relu", 0.0, 10, gpu), cnn_trials, sgd, 10, d, 2e-2);
+}
+
 }  // namespace
 }  // namespace hfta::trainers

@@ -41,14 +41,22 @@ TEST(ResNet18, PlainFormHasTorchvisionsParameterCount) {
   EXPECT_EQ(count_parameters(FusedResNet18(1, 64, true).make_plain()), 11689512 - 6272 - 507870 - 2560);
 }
 
-TEST(ResNet18, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+void expect_resnet18_as_alone_in_float64(const at::Device& device) {
   std::vector<SlotTrial> trials = {{0, 31, 0.05, 0.9, 0.0}, {1, 32, 0.02, 0.0, 1e-3}, {2, 33, 0.1, 0.5, 1e-4},
                                    {3, 34, 0.01, 0.0, 0.0}};
   ArrayTrainerOptions o;
   o.batch_size = 16;
   o.data_seed = 3;
-  const auto f64 = at::TensorOptions().dtype(at::kDouble);
-  expect_same_as_alone(std::make_shared<FusedResNet18>(4, 4, true, 10, f64), trials, o, 100, padded_images());
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
+  expect_same_as_alone(std::make_shared<FusedResNet18>(4, 4, true, 10, f64), trials, o, 100,
+                       on(device, padded_images()));
+}
+
+TEST(ResNet18, ArrayEqualsEachTrialTrainedAloneInFloat64) { expect_resnet18_as_alone_in_float64(at::kCPU); }
+
+TEST(ResNet18, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_resnet18_as_alone_in_float64(at::kCUDA);
 }
 
 TEST(ResNet18, LargeInputStemRunsAndEvaluates) {
@@ -69,13 +77,20 @@ TEST(PointNet, PlainFormHasTheParameterCountOfPointNetWithoutTransforms) {
   EXPECT_EQ(count_parameters(FusedPointNet(1, 0.3).make_plain()), 802824);
 }
 
-TEST(PointNet, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+void expect_pointnet_as_alone_in_float64(const at::Device& device) {
   std::vector<SlotTrial> trials = {{0, 41, 0.01, 0.9, 0.0}, {1, 42, 0.02, 0.0, 1e-3}, {2, 43, 0.005, 0.5, 0.0}};
   ArrayTrainerOptions o;
   o.batch_size = 8;
   o.data_seed = 2;
-  const auto f64 = at::TensorOptions().dtype(at::kDouble);
-  expect_same_as_alone(std::make_shared<FusedPointNet>(3, 0.0, 8, f64), trials, o, 40, clouds());
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
+  expect_same_as_alone(std::make_shared<FusedPointNet>(3, 0.0, 8, f64), trials, o, 40, on(device, clouds()));
+}
+
+TEST(PointNet, ArrayEqualsEachTrialTrainedAloneInFloat64) { expect_pointnet_as_alone_in_float64(at::kCPU); }
+
+TEST(PointNet, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_pointnet_as_alone_in_float64(at::kCUDA);
 }
 
 TEST(PointNet, TransformsHavePointnetPytorchsParameterCounts) {
@@ -197,21 +212,27 @@ TEST(MobileNetV3Small, PlainFormHasTorchvisionsParameterCount) {
   EXPECT_EQ(count_parameters(FusedMobileNetV3Small(1, 1.0, 0.2).make_plain()), 2542856 - 288 - 1014750);
 }
 
-TEST(MobileNetV3Small, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+void expect_mobilenet_as_alone_in_float64(const at::Device& device) {
   std::vector<SlotTrial> trials = {{0, 51, 0.02, 0.9, 0.0}, {1, 52, 0.01, 0.0, 1e-3}, {2, 53, 0.03, 0.5, 1e-4}};
   ArrayTrainerOptions o;
   o.batch_size = 32;
   o.data_seed = 4;
-  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
+  const ClassificationData d = on(device, padded_images());
   // Looser than 1e-9: the fused kernels sum in another order (the batch norms
   // in vector lanes, fusion/batch_norm.h), and the gradients of MobileNet's
   // batch norms over small maps (4x4 to 1x1 of 32 samples at 32x32 input)
   // cancel heavily, leaving about 1.5e-10 after two steps and 1e-9 after 20.
   // A wrong computation would be off by orders of magnitude more.
-  expect_same_as_alone(std::make_shared<FusedMobileNetV3Small>(3, 0.25, 0.0, 10, f64), trials, o, 2,
-                       padded_images(), 1e-9);
-  expect_same_as_alone(std::make_shared<FusedMobileNetV3Small>(3, 0.25, 0.0, 10, f64), trials, o, 20,
-                       padded_images(), 1e-8);
+  expect_same_as_alone(std::make_shared<FusedMobileNetV3Small>(3, 0.25, 0.0, 10, f64), trials, o, 2, d, 1e-9);
+  expect_same_as_alone(std::make_shared<FusedMobileNetV3Small>(3, 0.25, 0.0, 10, f64), trials, o, 20, d, 1e-8);
+}
+
+TEST(MobileNetV3Small, ArrayEqualsEachTrialTrainedAloneInFloat64) { expect_mobilenet_as_alone_in_float64(at::kCPU); }
+
+TEST(MobileNetV3Small, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_mobilenet_as_alone_in_float64(at::kCUDA);
 }
 
 }  // namespace

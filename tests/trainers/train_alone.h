@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include <ATen/Context.h>
+#include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim.h>
 
@@ -40,6 +42,7 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
                                 const ClassificationData& d = data()) {
   torch::manual_seed(t.seed);
   torch::nn::Sequential plain = array.make_plain();
+  plain->to(d.train.images.device());  // where the data is: the CPU, or the GPU's checks'
   std::unique_ptr<torch::optim::Optimizer> opt;
   if (o.optimizer == "sgd") {
     opt = std::make_unique<torch::optim::SGD>(
@@ -96,7 +99,7 @@ inline void expect_same_as_alone(std::shared_ptr<ArrayClassifier> model, std::ve
     for (const auto& t : alone->buffers()) want.push_back(t);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t k = 0; k < got.size(); ++k) {
-      const at::Tensor g = got[k].to(at::kDouble), w = want[k].to(at::kDouble);
+      const at::Tensor g = got[k].to(at::kCPU, at::kDouble), w = want[k].to(at::kCPU, at::kDouble);
       // Relative to the tensor's largest entry; a tensor whose gradient is zero in exact
       // arithmetic (a bias just before a batch norm) holds only rounding noise, so
       // entries below 1e-6 compare absolutely.
@@ -105,6 +108,25 @@ inline void expect_same_as_alone(std::shared_ptr<ArrayClassifier> model, std::ve
     }
   }
 }
+
+// The GPU versions of these checks run where LibTorch sees a GPU, with TF32 off
+// (cuDNN's convolutions default to it: float32 products would round to 10 bits)
+// and cuDNN's deterministic algorithms, so that arrays and plain models compute
+// in their own precision. Elsewhere the test is skipped.
+inline bool gpu_for_equivalence() {
+  if (!torch::cuda::is_available()) return false;
+  at::globalContext().setAllowTF32CuDNN(false);
+  at::globalContext().setAllowTF32CuBLAS(false);
+  at::globalContext().setDeterministicCuDNN(true);
+  return true;
+}
+// `d` on `device`: itself for the CPU, else a copy there.
+inline ClassificationData on(const at::Device& device, const ClassificationData& d) {
+  return device.is_cpu() ? d : to_device(d, device);
+}
+
+#define HFTA_SKIP_WITHOUT_GPU() \
+  if (!gpu_for_equivalence()) GTEST_SKIP() << "no CUDA device: scripts/gpu/build-and-bench.sh runs this on a GPU"
 
 // Trains an array of two language models (Adam, lr 3e-3 and 1e-3, batch 32)
 // for `steps`: each one's validation perplexity must fall from above `before`

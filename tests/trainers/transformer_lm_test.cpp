@@ -84,14 +84,21 @@ TEST(TransformerLm, PlainFormPredictsEveryPositionFromThoseBeforeIt) {
   EXPECT_FALSE(at::allclose(before.narrow(1, 7, 3), after.narrow(1, 7, 3)));
 }
 
-TEST(TransformerLm, ArrayEqualsEachTrialTrainedAloneInFloat64) {
+void expect_transformer_lm_as_alone_in_float64(const at::Device& device) {
   std::vector<SlotTrial> trials = {{0, 41, 0.05, 0.9, 0.0}, {1, 42, 0.1, 0.0, 1e-3}, {2, 43, 0.02, 0.5, 0.0}};
   ArrayTrainerOptions o;
   o.batch_size = 8;
   o.data_seed = 2;
-  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
   expect_same_as_alone(std::make_shared<FusedTransformerLm>(3, text().classes, small_shape(), 0.0, f64), trials, o,
-                       30, text());
+                       30, on(device, text()));
+}
+
+TEST(TransformerLm, ArrayEqualsEachTrialTrainedAloneInFloat64) { expect_transformer_lm_as_alone_in_float64(at::kCPU); }
+
+TEST(TransformerLm, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_transformer_lm_as_alone_in_float64(at::kCUDA);
 }
 
 TEST(TransformerLm, AdamArrayEqualsEachTrialTrainedAloneInFloat64) {

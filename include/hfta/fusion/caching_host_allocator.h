@@ -9,6 +9,16 @@
 #include <unordered_map>
 
 #include <c10/core/Allocator.h>
+#include <torch/version.h>
+
+// LibTorch 2.3 made c10::Allocator::allocate non-const and added copy_data (for
+// copy-on-write tensors); Debian's 1.13 has the const allocate alone.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define HFTA_ALLOCATOR_2_3 1
+#define HFTA_ALLOCATE_CONST
+#else
+#define HFTA_ALLOCATE_CONST const
+#endif
 
 namespace hfta::fusion {
 
@@ -23,8 +33,11 @@ class CachingHostAllocator final : public c10::Allocator {
   /// The process-wide instance (never destroyed: tensors may outlive main).
   static CachingHostAllocator& instance();
 
-  c10::DataPtr allocate(std::size_t bytes) const override;
+  c10::DataPtr allocate(std::size_t bytes) HFTA_ALLOCATE_CONST override;
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
+#ifdef HFTA_ALLOCATOR_2_3
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
+#endif
 
   /// Bytes held in the cache, not in use.
   std::size_t cached_bytes() const;
