@@ -1,6 +1,10 @@
 #include "hfta/fusion/plain_optimizer_state.h"
 
+#include <sstream>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include <ATen/ATen.h>
 #include <torch/optim/adagrad.h>
@@ -12,7 +16,22 @@
 namespace hfta::fusion {
 namespace {
 
-std::string key_of(const at::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+// The key torch::optim keeps a parameter's state under: its TensorImpl's address,
+// printed into a string in LibTorch 1.x, the pointer itself in later versions.
+using StateKey = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+
+template <typename Key>
+Key key_as(const at::Tensor& p) {  // a template, so that only the branch of this LibTorch compiles
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream address;
+    address << p.unsafeGetTensorImpl();
+    return address.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
+
+StateKey key_of(const at::Tensor& p) { return key_as<StateKey>(p); }
 
 const std::vector<at::Tensor>& plain_params(torch::optim::Optimizer& plain) {
   if (plain.param_groups().size() != 1) throw std::invalid_argument("the plain optimizer needs one parameter group");
