@@ -58,6 +58,7 @@ struct Args {
   double dropout = 0;  // every model's dropout rate (per-model masks in the array)
   std::vector<std::int64_t> models = {1, 2, 4, 8, 16, 32};
   std::vector<std::string> modes = {"serial", "concurrent", "fused"};
+  std::int64_t concurrent_max = 0;  // concurrent only up to this B (0: every B)
   std::string json;
   std::string device = "cpu";  // or cuda, cuda:N
   std::string precision = "fp32";  // bf16, fp16: autocast (fp16 with loss scaling), both modes
@@ -359,8 +360,10 @@ nlohmann::json machine() {
           {"cores", std::thread::hardware_concurrency()},
           {"memory", shell("grep MemTotal /proc/meminfo | tr -s ' ' | cut -d' ' -f2-3")},
           {"blas", shell("readlink -f /etc/alternatives/libblas.so.3-$(gcc -dumpmachine) 2>/dev/null")},
+          {"gpu", shell("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1")},
           {"libtorch", TORCH_VERSION},
-          {"commit", shell("git rev-parse --short HEAD 2>/dev/null")},
+          // A copied tree (the GPU machine's) has no .git: the script passes the commit.
+          {"commit", shell("git rev-parse --short HEAD 2>/dev/null || echo \"$HFTA_COMMIT\"")},
           {"date", shell("date -u +%Y-%m-%dT%H:%M:%SZ")}};
 }
 
@@ -380,6 +383,8 @@ int main(int argc, char** argv) {
   app.add_option("--profile", a.profile, "write chrome traces of the timed steps into this directory");
   app.add_option("--models", a.models, "array sizes B")->delimiter(',');
   app.add_option("--modes", a.modes, "serial, concurrent, fused")->delimiter(',');
+  app.add_option("--concurrent-max", a.concurrent_max,
+                 "time concurrent processes only up to this B (each GPU process holds its own context)");
   app.add_option("--json", a.json, "write the results here");
   app.add_option("--device", a.device, "cpu, cuda or cuda:N");
   app.add_option("--precision", a.precision, "fp32, bf16 or fp16: autocast in both serial and fused (fp16 with loss scaling)");
@@ -417,6 +422,16 @@ int main(int argc, char** argv) {
             << std::setw(4) << "B" << std::setw(12) << "serial" << std::setw(12) << "concurrent" << std::setw(12)
             << "fused" << std::setw(14) << "fused/serial" << std::setw(18) << "fused/concurrent" << std::setw(14)
             << "fused GFLOP/s" << "\n";
+  // Rewritten after every B, so that a run cut short keeps the sizes it finished.
+  auto write_json = [&] {
+    if (a.json.empty()) return;
+    nlohmann::json out = {{"benchmark", "throughput"}, {"model", a.model}, {"options", model_options(a)},
+                          {"device", a.device}, {"precision", a.precision}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
+                          {"repeats", a.repeats}, {"threads", a.threads}, {"optimizer", "adam"}, {"dropout", a.dropout},
+                          {"flops_per_sample", flops_per_sample}, {"matmul_gflops", peak_gflops},
+                          {"machine", machine()}, {"results", rows}};
+    std::ofstream(a.json) << out.dump(2) << "\n";
+  };
   auto has = [&](const std::string& m) { return std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end(); };
   for (std::int64_t models : a.models) {
     const double samples = static_cast<double>(models * a.steps * a.batch);
@@ -425,7 +440,7 @@ int main(int argc, char** argv) {
     for (std::int64_t r = 0; r < a.repeats; ++r) {
       // Interleaved, so drift on a shared machine hits every mode alike.
       if (has("serial")) rates["serial"].push_back(samples / serial(a, data, bs, models));
-      if (has("concurrent")) rates["concurrent"].push_back(samples / concurrent(a, models));
+      if (has("concurrent") && (a.concurrent_max == 0 || models <= a.concurrent_max)) rates["concurrent"].push_back(samples / concurrent(a, models));
       if (has("fused")) rates["fused"].push_back(samples / fused(a, data, models, &peak));
     }
     nlohmann::json row = {{"models", models}};
@@ -449,15 +464,8 @@ int main(int argc, char** argv) {
     cell("fused_over_serial", 14, 2), cell("fused_over_concurrent", 18, 2), cell("fused_gflops", 14, 2);
     std::cout << std::endl;
     rows.push_back(row);
+    write_json();
   }
-  if (!a.json.empty()) {
-    nlohmann::json out = {{"benchmark", "throughput"}, {"model", a.model}, {"options", model_options(a)},
-                          {"device", a.device}, {"precision", a.precision}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
-                          {"repeats", a.repeats}, {"threads", a.threads}, {"optimizer", "adam"}, {"dropout", a.dropout},
-                          {"flops_per_sample", flops_per_sample}, {"matmul_gflops", peak_gflops},
-                          {"machine", machine()}, {"results", rows}};
-    std::ofstream(a.json) << out.dump(2) << "\n";
-    std::cout << "wrote " << a.json << "\n";
-  }
+  if (!a.json.empty()) std::cout << "wrote " << a.json << "\n";
   return 0;
 }
