@@ -27,8 +27,9 @@ if [ ! -d "$cache/usr/include/ATen" ]; then
   mkdir -p "$cache/shim/c10/cuda/impl"
   echo "#pragma once" > "$cache/shim/c10/cuda/impl/cuda_cmake_macros.h"
 fi
-version=$(awk '/define TORCH_VERSION_(MAJOR|MINOR|PATCH)/ {v = v (v ? "." : "") $3} END {print v}' \
-  "$cache/usr/include/torch/csrc/api/include/torch/version.h")
+# torch/version.h, or in newer versions the header-only one it includes.
+version=$(awk '/define TORCH_VERSION_(MAJOR|MINOR|PATCH) / && !seen[$2]++ {v = v (v ? "." : "") $3} END {print v}' \
+  $(ls "$cache"/usr/include/torch/csrc/api/include/torch/version.h "$cache"/usr/include/torch/headeronly/version.h 2> /dev/null))
 echo "check-headers: LibTorch $version ($suite), $std"
 
 python3 - "$cache" "$std" <<'PY'
