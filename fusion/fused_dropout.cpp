@@ -6,6 +6,11 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+// A CUDA LibTorch (the GPU machine's) brings CUDA generators; Debian's CPU one does not.
+#if __has_include(<ATen/cuda/CUDAGeneratorImpl.h>) && __has_include(<cuda_runtime_api.h>)
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#define HFTA_CUDA_GENERATORS 1
+#endif
 
 namespace hfta::fusion {
 
@@ -18,9 +23,32 @@ void FusedDropoutImpl::seed_slot(std::int64_t slot, std::uint64_t seed) {
   if (generators_.empty()) {
     for (std::size_t b = 0; b < p_.size(); ++b) {
       generators_.push_back(at::make_generator<at::CPUGeneratorImpl>(b + 1));
+      seeds_.push_back(b + 1);
     }
   }
   generators_.at(static_cast<std::size_t>(slot)).set_current_seed(seed);
+  seeds_.at(static_cast<std::size_t>(slot)) = seed;
+  if (!device_generators_.empty()) device_generators_.at(static_cast<std::size_t>(slot)).set_current_seed(seed);
+}
+
+const std::vector<at::Generator>* FusedDropoutImpl::device_generators(const c10::Device& device) {
+#ifdef HFTA_CUDA_GENERATORS
+  if (device.is_cuda()) {
+    // Made at the first draw after seeding (no draw in between, so the same as
+    // at seeding); a module moved to another GPU starts from its seeds again.
+    if (device_generators_.empty() || device_ != device) {
+      device_generators_.clear();
+      for (std::uint64_t seed : seeds_) {
+        device_generators_.push_back(at::make_generator<at::CUDAGeneratorImpl>(device.index()));
+        device_generators_.back().set_current_seed(seed);
+      }
+      device_ = device;
+    }
+    return &device_generators_;
+  }
+#endif
+  (void)device;
+  return nullptr;
 }
 
 at::Tensor FusedDropoutImpl::masks(const at::Tensor& x, const std::vector<std::int64_t>& mask_shape) {
@@ -29,10 +57,13 @@ at::Tensor FusedDropoutImpl::masks(const at::Tensor& x, const std::vector<std::i
   // Model by model from its own generator, each filling its own part of one
   // tensor (on the CPU: the masks then move to x's device).
   const auto models = static_cast<std::int64_t>(p_.size());
-  at::Tensor mask = at::empty(mask_shape, opts.device(at::kCPU));
+  const std::vector<at::Generator>* device = device_generators(x.device());
+  at::Tensor mask = at::empty(mask_shape, device ? opts : opts.device(at::kCPU));
   const int dim = layout_ == Layout::kMatmul ? 0 : 1;
   const std::int64_t width = mask.size(dim) / models;
-  for (std::int64_t b = 0; b < models; ++b) mask.narrow(dim, b * width, width).uniform_(0, 1, generators_[b]);
+  for (std::int64_t b = 0; b < models; ++b) {
+    mask.narrow(dim, b * width, width).uniform_(0, 1, device ? (*device)[b] : generators_[b]);
+  }
   return mask.to(x.device());
 }
 

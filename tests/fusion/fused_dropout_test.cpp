@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <torch/cuda.h>
 
 #include "hfta/fusion/fused_dropout.h"
 #include "hfta/fusion/layout.h"
@@ -88,6 +89,27 @@ TEST(FusedDropout, SeededSlotsDrawTheSameMasksFusedOrAlone) {
       }
     }
   }
+}
+
+// On a GPU the masks are drawn there, from per-model CUDA generators: still the
+// same fused or alone, reseeding repeats them, and each slot drops at its rate.
+TEST(FusedDropout, SeededSlotsOnTheGpuDrawThereTheSameMasksFusedOrAlone) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto gpu = at::TensorOptions().device(at::kCUDA);
+  FusedDropout array(std::vector<double>{0.3, 0.5, 0.2}, Layout::kMatmul);
+  for (std::int64_t b = 0; b < 3; ++b) array->seed_slot(b, 100 + b);
+  const at::Tensor x = at::randn({3, 64, 100}, gpu);
+  const at::Tensor y = array->forward(x);
+  ASSERT_TRUE(y.is_cuda());
+  for (std::int64_t b = 0; b < 3; ++b) {
+    FusedDropout alone(std::vector<double>{array->p()[b]}, Layout::kMatmul);
+    alone->seed_slot(0, 100 + b);
+    EXPECT_TRUE(at::equal(alone->forward(x[b].unsqueeze(0))[0], y[b])) << "slot " << b;
+    EXPECT_NEAR((y[b] == 0).to(at::kDouble).mean().item<double>(), array->p()[b], 0.03) << "slot " << b;
+  }
+  EXPECT_FALSE(at::equal(array->forward(x), y));  // the generators moved on
+  for (std::int64_t b = 0; b < 3; ++b) array->seed_slot(b, 100 + b);
+  EXPECT_TRUE(at::equal(array->forward(x), y));   // reseeded: the same masks again
 }
 
 TEST(FusedDropout, IdentityInEvalModeAndRateChanges) {

@@ -383,8 +383,9 @@ TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
   const auto b = nlohmann::json::parse(slurp(dir_ + "/gpu/results.json"));
   ASSERT_EQ(a.at("trials").size(), b.at("trials").size());
   for (std::size_t i = 0; i < a.at("trials").size(); ++i) {
-    // Other kernels, other rounding: a few of 10,000 validation predictions may flip.
-    EXPECT_NEAR(b.at("trials")[i].at("metric").get<double>(), a.at("trials")[i].at("metric").get<double>(), 0.01) << i;
+    // Other kernels, other rounding, and dropout masks drawn on the GPU by its own
+    // generators (fusion/fused_dropout.h): the trials learn alike, not identically.
+    EXPECT_NEAR(b.at("trials")[i].at("metric").get<double>(), a.at("trials")[i].at("metric").get<double>(), 0.03) << i;
   }
   // Resumed on the GPU from a directory whose results were dropped: the same trials.
   std::remove((dir_ + "/gpu/results.json").c_str());

@@ -19,7 +19,10 @@ namespace hfta::fusion {
 /// elements and models. Once a slot is seeded (seed_slot), every model draws its
 /// masks from its own generator, so a trial gets the same masks whether it
 /// trains fused or alone, in any slot; unseeded, one draw from the default
-/// generator serves the whole array.
+/// generator serves the whole array. On a GPU (a CUDA LibTorch) the seeded
+/// masks come from per-model CUDA generators, drawn where the input is: CPU
+/// masks would cost the GPU a host-side draw and a synchronous copy per layer and
+/// step. They differ from the CPU's masks, but not between fused and alone.
 class FusedDropoutImpl : public torch::nn::Module {
  public:
   FusedDropoutImpl(std::vector<double> p, Layout layout, bool channels = false);
@@ -34,11 +37,17 @@ class FusedDropoutImpl : public torch::nn::Module {
 
  private:
   at::Tensor masks(const at::Tensor& x, const std::vector<std::int64_t>& mask_shape);
+  /// The per-model generators of `device`'s type, seeded as the slots were; null
+  /// where the CPU's serve (the CPU, or a LibTorch without CUDA).
+  const std::vector<at::Generator>* device_generators(const c10::Device& device);
 
   std::vector<double> p_;
   Layout layout_;
   bool channels_;
   std::vector<at::Generator> generators_;  ///< per model once seeded; empty: the default one
+  std::vector<std::uint64_t> seeds_;       ///< each slot's last seed
+  std::vector<at::Generator> device_generators_;  ///< on device_, made at its first draw
+  c10::Device device_{c10::kCPU};
 };
 TORCH_MODULE(FusedDropout);
 
