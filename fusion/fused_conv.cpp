@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include "hfta/fusion/channels_last_conv.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -82,6 +83,12 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   if constexpr (T) output_padding = vec(options_.output_padding());
   const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
              dilation = vec(options_.dilation());
+  if constexpr (D == 2 && !T) {
+    if (channels_last_applies(x, options_.in_channels() / options_.groups())) {
+      return channels_last_conv2d(x, weight, bias, {stride, padding, dilation, options_.groups()}, models_,
+                                  strategy_ == Strategy::kFused);
+    }
+  }
   if (strategy_ == Strategy::kFused || models_ == 1) {
     return convolve<D, T>(x, weight, bias, stride, padding, dilation, output_padding, options_.groups() * models_);
   }
@@ -98,13 +105,14 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
 
 template <std::size_t D, bool T>
 at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
-  if (T || options_.groups() != 1 || models_ == 1) {
+  if (T || options_.groups() != 1) {
     std::vector<std::int64_t> repeats(static_cast<std::size_t>(x.dim()), 1);
     repeats[1] = models_;
     return forward(models_ == 1 ? x : x.repeat(repeats));
   }
   // Every model reads the same channels: one ordinary convolution with all B
-  // models' filters as its output channels, already in the conv layout.
+  // models' filters as its output channels, already in the conv layout. Also
+  // at B = 1, so that a model computes alike in arrays of any size.
   return convolve<D, false>(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
                             vec(options_.dilation()), std::vector<std::int64_t>(D, 0), 1);
 }

@@ -43,6 +43,8 @@ TEST_P(FusedConvTest, Conv2dMatchesPlainModules) {
   check<FusedConv2d>(torch::nn::Conv2dOptions(3, 5, 3).padding(1), models, dtype, {2, 3, 8, 7});
   check<FusedConv2d>(torch::nn::Conv2dOptions(4, 6, {3, 2}).stride(2).dilation({1, 2}).groups(2).bias(false),
                      models, dtype, {3, 4, 9, 9});
+  // Input channels in 8s: in float32, oneDNN's NCHW kernels rather than the channels-last path.
+  check<FusedConv2d>(torch::nn::Conv2dOptions(8, 4, 3).padding(1), models, dtype, {2, 8, 6, 6});
 }
 
 TEST_P(FusedConvTest, Conv1dMatchesPlainModules) {
@@ -85,6 +87,57 @@ TEST(FusedConv, SlotsRoundTripAndSeed) {
   torch::nn::ConvTranspose2d plain_t(ot);
   test::expect_round_trip(deconv, plain_t, 3);
   test::expect_seeded_slot(deconv, 2, 9, [&] { return torch::nn::ConvTranspose2d(ot); });
+}
+
+// A model's numbers must not depend on the size of its array, or a fused sweep
+// drifts from `--fusion off`: on the channels-last path (channel counts oneDNN's
+// NCHW kernels do not take, channels_last_conv.h) each model's output and every
+// gradient equal, bit for bit, those of an array of that model alone.
+TEST(FusedConv, ChannelsLastModelsComputeBitwiseAsInAnArrayOfOne) {
+  at::manual_seed(4);
+  const std::vector<std::pair<torch::nn::Conv2dOptions, std::vector<std::int64_t>>> cases{
+      {torch::nn::Conv2dOptions(6, 16, 5), {8, 6, 14, 14}},                        // LeNet-5's second
+      {torch::nn::Conv2dOptions(1, 8, 4).stride(2).padding(1), {8, 1, 16, 16}},    // DCGAN's first
+      {torch::nn::Conv2dOptions(4, 6, 3).groups(2).bias(false), {4, 4, 9, 9}}};
+  const std::int64_t models = 3;
+  for (const auto& [options, shape] : cases) {
+    const std::int64_t in = shape[1], out = options.out_channels();
+    for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+      SCOPED_TRACE(std::to_string(in) + " channels, " + to_string(strategy));
+      FusedConv2d array(models, options);
+      array->set_strategy(strategy);
+      const at::Tensor x = at::randn({shape[0], models * in, shape[2], shape[3]}).requires_grad_(true);
+      const at::Tensor y = array->forward(x);
+      const at::Tensor gy = at::randn_like(y);
+      y.backward(gy);
+      for (std::int64_t b = 0; b < models; ++b) {
+        FusedConv2d alone(1, options);
+        alone->load_slot(0, array->extract_slot(b));
+        const at::Tensor xb = x.detach().narrow(1, b * in, in).contiguous().requires_grad_(true);
+        const at::Tensor yb = alone->forward(xb);
+        yb.backward(gy.narrow(1, b * out, out).contiguous());
+        EXPECT_TRUE(at::equal(yb, y.narrow(1, b * out, out))) << "output of model " << b;
+        EXPECT_TRUE(at::equal(xb.grad(), x.grad().narrow(1, b * in, in))) << "input gradient of model " << b;
+        const std::int64_t rows = alone->weight.size(0);
+        EXPECT_TRUE(at::equal(alone->weight.grad(), array->weight.grad().narrow(0, b * rows, rows)))
+            << "weight gradient of model " << b;
+        if (options.bias()) {
+          EXPECT_TRUE(at::equal(alone->bias.grad(), array->bias.grad().narrow(0, b * out, out)))
+              << "bias gradient of model " << b;
+        }
+      }
+    }
+  }
+  // A first layer's shared input: one ungrouped convolution at any B, also at 1.
+  const auto first = torch::nn::Conv2dOptions(1, 6, 5).padding(2);
+  FusedConv2d array(models, first);
+  const at::Tensor images = at::randn({4, 1, 12, 12});
+  const at::Tensor y = array->forward_shared(images);
+  for (std::int64_t b = 0; b < models; ++b) {
+    FusedConv2d alone(1, first);
+    alone->load_slot(0, array->extract_slot(b));
+    EXPECT_TRUE(at::equal(alone->forward_shared(images), y.narrow(1, b * 6, 6))) << "shared input, model " << b;
+  }
 }
 
 TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {

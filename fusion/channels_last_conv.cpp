@@ -1,0 +1,118 @@
+#include "hfta/fusion/channels_last_conv.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "hfta/fusion/mixed_precision.h"
+
+namespace hfta::fusion {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr auto kChannelsLast = at::MemoryFormat::ChannelsLast;
+
+/// Model b's channels [b*size, (b+1)*size) of a conv-layout tensor, as its own
+/// channels-last tensor (what one model's convolution would be given).
+at::Tensor slot(const at::Tensor& t, std::int64_t b, std::int64_t size) {
+  return t.narrow(1, b * size, size).contiguous(kChannelsLast);
+}
+
+struct Conv {
+  const ConvGeometry& g;
+  std::int64_t models;
+
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, bool grouped) const {
+    if (grouped) return at::conv2d(x, w, bias, g.stride, g.padding, g.dilation, g.groups * models);
+    const std::int64_t in = x.size(1) / models, out = w.size(0) / models;
+    std::vector<at::Tensor> ys;
+    for (std::int64_t b = 0; b < models; ++b) {
+      ys.push_back(at::conv2d(slot(x, b, in), w.narrow(0, b * out, out), bias.defined() ? bias.narrow(0, b * out, out) : bias,
+                              g.stride, g.padding, g.dilation, g.groups));
+    }
+    return at::cat(ys, 1);
+  }
+
+  at::Tensor input_grad(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w, bool grouped) const {
+    if (grouped) return std::get<0>(backward(gy, x, w, g.groups * models, {true, false, false}));
+    const std::int64_t in = x.size(1) / models, out = w.size(0) / models;
+    std::vector<at::Tensor> gxs;
+    for (std::int64_t b = 0; b < models; ++b) {
+      gxs.push_back(std::get<0>(backward(slot(gy, b, out), slot(x, b, in), w.narrow(0, b * out, out), g.groups,
+                                         {true, false, false})));
+    }
+    return at::cat(gxs, 1);
+  }
+
+  /// Always model by model: the grouped kernel sums in another order.
+  std::pair<at::Tensor, at::Tensor> weight_grads(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w,
+                                                 bool with_bias) const {
+    const std::int64_t in = x.size(1) / models, out = w.size(0) / models;
+    std::vector<at::Tensor> gws, gbs;
+    for (std::int64_t b = 0; b < models; ++b) {
+      auto [unused, gw, gb] = backward(slot(gy, b, out), slot(x, b, in), w.narrow(0, b * out, out), g.groups,
+                                       {false, true, with_bias}, with_bias ? out : -1);
+      gws.push_back(gw.contiguous());
+      if (with_bias) gbs.push_back(gb);
+    }
+    return {at::cat(gws, 0), with_bias ? at::cat(gbs, 0) : at::Tensor()};
+  }
+
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w,
+                                                          std::int64_t groups, std::array<bool, 3> mask,
+                                                          std::int64_t bias_size = -1) const {
+    std::vector<std::int64_t> bias_sizes{bias_size};
+    return at::convolution_backward(gy, x, w, bias_size < 0 ? at::OptionalIntArrayRef() : at::OptionalIntArrayRef(bias_sizes),
+                                    g.stride, g.padding, g.dilation, /*transposed=*/false, {0, 0}, groups, mask);
+  }
+};
+
+struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& given_bias, ConvGeometry geometry, std::int64_t models, bool grouped) {
+    const at::Tensor bias = given_bias.numel() > 0 ? given_bias : at::Tensor();
+    const at::Tensor xc = x.contiguous(kChannelsLast);
+    at::Tensor y = Conv{geometry, models}.forward(xc, weight, bias, grouped);
+    ctx->save_for_backward({xc, weight});
+    ctx->saved_data["stride"] = geometry.stride;
+    ctx->saved_data["padding"] = geometry.padding;
+    ctx->saved_data["dilation"] = geometry.dilation;
+    ctx->saved_data["groups"] = geometry.groups;
+    ctx->saved_data["models"] = models;
+    ctx->saved_data["grouped"] = grouped;
+    ctx->saved_data["bias"] = bias.defined();
+    return y.contiguous();
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const at::Tensor& w = saved[1];
+    ConvGeometry g{ctx->saved_data["stride"].toIntVector(), ctx->saved_data["padding"].toIntVector(),
+                   ctx->saved_data["dilation"].toIntVector(), ctx->saved_data["groups"].toInt()};
+    const Conv conv{g, ctx->saved_data["models"].toInt()};
+    const bool grouped = ctx->saved_data["grouped"].toBool();
+    const at::Tensor gy = grads[0].contiguous(kChannelsLast);
+    at::Tensor gx;
+    if (ctx->needs_input_grad(0)) gx = conv.input_grad(gy, x, w, grouped).contiguous();
+    auto [gw, gb] = conv.weight_grads(gy, x, w, ctx->saved_data["bias"].toBool());
+    return {gx, gw, gb, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool channels_last_applies(const at::Tensor& x, std::int64_t in_per_group) {
+  return x.is_cpu() && x.dim() == 4 && x.scalar_type() == at::kFloat && in_per_group % 8 != 0 &&
+         !autocast_enabled(c10::DeviceType::CPU);
+}
+
+at::Tensor channels_last_conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                const ConvGeometry& geometry, std::int64_t models, bool grouped) {
+  // Autograd takes no undefined tensor for an input: no bias is an empty one.
+  const at::Tensor b = bias.defined() ? bias : at::empty({0}, weight.options());
+  return ChannelsLastConv2d::apply(x, weight, b, geometry, models, grouped || models == 1);
+}
+
+}  // namespace hfta::fusion

@@ -1,0 +1,43 @@
+// A 2-D convolution of B models computed channels-last, on CPU, where oneDNN's
+// NCHW kernels serve the array badly: its blocked NCHW layouts take input
+// channels in 8s and 16s, so a group of, say, LeNet's 6 channels falls back to
+// GEMM kernels (0.56x of one plain convolution per model), while channels-last
+// has a direct kernel for any channel count (1.3x-1.6x of the loop, measured
+// with experiments/fused_ops_bench).
+//
+// Each model's numbers must not depend on the array it trains in, or a fused
+// sweep would drift from `--fusion off` (one model per array). oneDNN's
+// channels-last forward and input gradient give each group bitwise what one
+// model's convolution gives, but its grouped weight gradient reduces in another
+// order than the one-group kernel. So the weight and bias gradients are taken
+// model by model, with the one-group kernel, at every B including 1: a model's
+// every number is the same whatever B (tested bitwise).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace hfta::fusion {
+
+/// Whether a convolution with `in_per_group` input channels per group takes
+/// the channels-last path for input x: CPU, float32, not under autocast, and a
+/// channel count oneDNN's blocked NCHW kernels do not take (not a multiple of 8).
+bool channels_last_applies(const at::Tensor& x, std::int64_t in_per_group);
+
+struct ConvGeometry {
+  std::vector<std::int64_t> stride, padding, dilation;
+  std::int64_t groups = 1;  ///< per model
+};
+
+/// at::conv2d(x, weight, bias, stride, padding, dilation, models * groups) for
+/// x [N, B*C_in, H, W] (any layout), weight [B*C_out, C_in/groups, kh, kw],
+/// bias [B*C_out] or undefined; returns contiguous NCHW. `grouped` computes the
+/// forward and input gradient as one grouped convolution, otherwise model by
+/// model: the same numbers either way, so a measured choice between them
+/// changes only the time.
+at::Tensor channels_last_conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                const ConvGeometry& geometry, std::int64_t models, bool grouped);
+
+}  // namespace hfta::fusion
