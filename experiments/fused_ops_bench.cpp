@@ -106,6 +106,16 @@ std::vector<Op> ops() {
          return module_case<FusedConv2d, Conv2d>(m, [o](std::int64_t b) { return FusedConv2d(b, o); },
                                                  [o] { return Conv2d(o); }, {32, 6, 14, 14}, true);
        }},
+      {"conv2d_dw_16c_16px_batch32", [](std::int64_t m) {  // MobileNetV3's depthwise convolutions
+         const auto o = Conv2dOptions(16, 16, 3).padding(1).groups(16).bias(false);
+         return module_case<FusedConv2d, Conv2d>(m, [o](std::int64_t b) { return FusedConv2d(b, o); },
+                                                 [o] { return Conv2d(o); }, {32, 16, 16, 16}, true);
+       }},
+      {"conv2d_1to16c_32px_s2_batch64", [](std::int64_t m) {  // DCGAN discriminator's first
+         const auto o = Conv2dOptions(1, 16, 4).stride(2).padding(1).bias(false);
+         return module_case<FusedConv2d, Conv2d>(m, [o](std::int64_t b) { return FusedConv2d(b, o); },
+                                                 [o] { return Conv2d(o); }, {64, 1, 32, 32}, true);
+       }},
       {"conv1d_16c_64_batch32", [](std::int64_t m) {
          const auto o = Conv1dOptions(16, 16, 5).padding(2);
          return module_case<FusedConv1d, Conv1d>(m, [o](std::int64_t b) { return FusedConv1d(b, o); },

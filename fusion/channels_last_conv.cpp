@@ -103,8 +103,11 @@ struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
 
 }  // namespace
 
-bool channels_last_applies(const at::Tensor& x, std::int64_t in_per_group) {
-  return x.is_cpu() && x.dim() == 4 && x.scalar_type() == at::kFloat && in_per_group % 8 != 0 &&
+bool channels_last_applies(const at::Tensor& x, std::int64_t in_per_group, std::int64_t groups) {
+  // One input channel and one group (an image's first layer, DCGAN's
+  // discriminator): oneDNN has a fast NCHW kernel, 1.3x-1.9x of channels-last.
+  const bool first_layer = in_per_group == 1 && groups == 1;
+  return x.is_cpu() && x.dim() == 4 && x.scalar_type() == at::kFloat && in_per_group % 8 != 0 && !first_layer &&
          !autocast_enabled(c10::DeviceType::CPU);
 }
 

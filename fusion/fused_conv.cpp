@@ -84,7 +84,7 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
              dilation = vec(options_.dilation());
   if constexpr (D == 2 && !T) {
-    if (channels_last_applies(x, options_.in_channels() / options_.groups())) {
+    if (channels_last_applies(x, options_.in_channels() / options_.groups(), options_.groups())) {
       return channels_last_conv2d(x, weight, bias, {stride, padding, dilation, options_.groups()}, models_,
                                   strategy_ == Strategy::kFused);
     }

@@ -97,8 +97,9 @@ TEST(FusedConv, ChannelsLastModelsComputeBitwiseAsInAnArrayOfOne) {
   at::manual_seed(4);
   const std::vector<std::pair<torch::nn::Conv2dOptions, std::vector<std::int64_t>>> cases{
       {torch::nn::Conv2dOptions(6, 16, 5), {8, 6, 14, 14}},                        // LeNet-5's second
-      {torch::nn::Conv2dOptions(1, 8, 4).stride(2).padding(1), {8, 1, 16, 16}},    // DCGAN's first
-      {torch::nn::Conv2dOptions(4, 6, 3).groups(2).bias(false), {4, 4, 9, 9}}};
+      {torch::nn::Conv2dOptions(3, 8, 4).stride(2).padding(1), {8, 3, 16, 16}},    // a colour image's first
+      {torch::nn::Conv2dOptions(4, 6, 3).groups(2).bias(false), {4, 4, 9, 9}},
+      {torch::nn::Conv2dOptions(16, 16, 3).stride(2).padding(1).groups(16).bias(false), {4, 16, 12, 12}}};  // depthwise
   const std::int64_t models = 3;
   for (const auto& [options, shape] : cases) {
     const std::int64_t in = shape[1], out = options.out_channels();
