@@ -56,13 +56,34 @@ TEST(ThroughputProbe, StopsOnAPlateau) {
 }
 
 TEST(ThroughputProbe, IgnoresStepsThatOtherWorkInterrupted) {
-  Simulated s;  // every fourth step is held up 50 ms, as a shared machine does
+  Simulated s;  // every fifth step is held up 50 ms, as a shared machine does
   int calls = 0;
   static int* counter = nullptr;
   counter = &calls;
-  const auto rates = s.probe([](std::int64_t b) { return 0.010 * static_cast<double>(b) + (++*counter % 4 == 0 ? 0.05 : 0.0); }, 2);
+  const auto rates = s.probe([](std::int64_t b) { return 0.010 * static_cast<double>(b) + (++*counter % 5 == 0 ? 0.05 : 0.0); }, 2);
   EXPECT_NEAR(rates.at(1), 1 / 0.010, 1e-6);
   EXPECT_NEAR(rates.at(2), 2 / 0.020, 1e-6);
+}
+
+TEST(ThroughputProbe, AMachineThatSlowsDownWhileASizeIsTimedSlowsItsReferenceToo) {
+  Simulated s;  // two models gain 25% over one; from 1.5 s on, every step takes 1.5 times as long
+  static double* clock = nullptr;
+  clock = &s.clock;
+  const auto rates = s.probe([](std::int64_t b) { return (b == 1 ? 0.1 : 0.08 * static_cast<double>(b)) * (*clock >= 1.5 ? 1.5 : 1.0); }, 2);
+  // Timed one after the other, two models would read 2 / 0.24 = 8.3 steps/s
+  // against one model's 10: a loss, and arrays of one.
+  EXPECT_NEAR(rates.at(1), 10, 1e-6);
+  EXPECT_NEAR(rates.at(2), 12.5, 1e-6);
+  EXPECT_EQ(s.built, (std::vector<std::int64_t>{1, 2}));
+}
+
+TEST(ThroughputProbe, TimesEachSizeForAtLeastItsLeastSteps) {
+  Simulated s;  // steps longer than the seconds each size is given
+  std::int64_t steps = 0;
+  static std::int64_t* count = nullptr;
+  count = &steps;
+  s.probe([](std::int64_t) { return ++*count, 5.0; }, 1);
+  EXPECT_EQ(steps, 1 + 3);  // a warm-up, then three timed
 }
 
 // What the probe measured at some sizes estimates the rest (for worker balancing).

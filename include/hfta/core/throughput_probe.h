@@ -5,6 +5,7 @@
 // in cache and a large array can lose to the plain loop.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,7 +16,8 @@ namespace hfta::core {
 using ArrayStep = std::function<void()>;
 
 struct ProbeOptions {
-  double seconds_each = 0.1;   ///< time each size for about this long (at least 1 step)
+  double seconds_each = 0.1;   ///< time each size for about this long
+  std::size_t min_steps = 3;   ///< and for at least this many steps
   double past_peak = 0.95;     ///< stop once a size falls below this share of the best rate
   double gain = 0.05;          ///< or once two sizes in a row gained less than this over the last gain
                                ///< (one, while no size has gained this much over one model)
@@ -23,8 +25,11 @@ struct ProbeOptions {
 };
 
 /// Models x steps per second of arrays of 1, 2, 4, ... up to `most` models (and
-/// `most` itself), from each size's median step. `make_step(B)` builds an array of B and returns its step; the
-/// first step of each is a warm-up. Stops early once past the peak or on a plateau.
+/// `most` itself), from each size's median step; a size above one is timed
+/// alternating with the array of one, and its rate is one model's rate times
+/// its median step's speed-up over theirs in that time. `make_step(B)` builds
+/// an array of B and returns its step; the first step of each is a warm-up.
+/// Stops early once past the peak or on a plateau.
 std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
                                                 std::int64_t most, const ProbeOptions& options = {});
 

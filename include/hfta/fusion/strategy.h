@@ -50,9 +50,11 @@ struct StrategyChoice {
 
 /// Times both steps (one warm-up, then the median of `repeats`, alternating so
 /// that noise hits both alike) and picks the faster; ties go to kFused. Stops
-/// after two repeats when every time of one beats every time of the other by 20%.
-StrategyChoice choose_strategy(const std::function<void()>& fused,
-                               const std::function<void()>& per_model, int repeats = 5);
+/// after two repeats when every time of one beats every time of the other by
+/// 20%, or when their medians lie within 10%. `clock` (seconds) is a steady
+/// clock when empty.
+StrategyChoice choose_strategy(const std::function<void()>& fused, const std::function<void()>& per_model,
+                               int repeats = 5, const std::function<double()>& clock = {});
 
 }  // namespace hfta::fusion
 
