@@ -51,20 +51,36 @@ const std::vector<at::Generator>* FusedDropoutImpl::device_generators(const c10:
   return nullptr;
 }
 
-at::Tensor FusedDropoutImpl::masks(const at::Tensor& x, const std::vector<std::int64_t>& mask_shape) {
+at::Tensor FusedDropoutImpl::noise(const at::Tensor& x, const std::vector<std::int64_t>& shape,
+                                   const at::Tensor& keep, const at::Tensor& scale) {
   const auto opts = x.options();
-  if (generators_.empty()) return at::rand(mask_shape, opts);
-  // Model by model from its own generator, each filling its own part of one
-  // tensor (on the CPU: the masks then move to x's device).
   const auto models = static_cast<std::int64_t>(p_.size());
-  const std::vector<at::Generator>* device = device_generators(x.device());
-  at::Tensor mask = at::empty(mask_shape, device ? opts : opts.device(at::kCPU));
   const int dim = layout_ == Layout::kMatmul ? 0 : 1;
-  const std::int64_t width = mask.size(dim) / models;
-  for (std::int64_t b = 0; b < models; ++b) {
-    mask.narrow(dim, b * width, width).uniform_(0, 1, device ? (*device)[b] : generators_[b]);
+  if (generators_.empty()) {
+    // One draw for the whole array; keep and scale broadcast along dim.
+    std::vector<std::int64_t> view(shape.size(), 1);
+    view[dim] = shape[dim];
+    const std::int64_t per_model = shape[dim] / models;
+    auto along = [&](const at::Tensor& t) { return t.repeat_interleave(per_model).to(x.device()).view(view); };
+    return at::rand(shape, opts).lt_(along(keep)).mul_(along(scale));
   }
-  return mask.to(x.device());
+  // Model by model from its own generator, each filling its own part of one
+  // tensor while that part is in cache (on the CPU: the noise then moves to x's
+  // device). keep and scale hold x's dtype's values exactly, so the comparison
+  // and the product give the bits a [B] tensor of them would.
+  const std::vector<at::Generator>* device = device_generators(x.device());
+  at::Tensor noise = at::empty(shape, device ? opts : opts.device(at::kCPU));
+  const std::int64_t width = noise.size(dim) / models;
+  const at::Tensor k = keep.to(at::kDouble).contiguous(), s = scale.to(at::kDouble).contiguous();
+  const double* keep_b = k.data_ptr<double>();
+  const double* scale_b = s.data_ptr<double>();
+  for (std::int64_t b = 0; b < models; ++b) {
+    noise.narrow(dim, b * width, width)
+        .uniform_(0, 1, device ? (*device)[b] : generators_[b])
+        .lt_(keep_b[b])
+        .mul_(scale_b[b]);
+  }
+  return noise.to(x.device());
 }
 
 void FusedDropoutImpl::set_p(std::int64_t slot, double p) {
@@ -75,33 +91,20 @@ void FusedDropoutImpl::set_p(std::int64_t slot, double p) {
 at::Tensor FusedDropoutImpl::forward(const at::Tensor& x) {
   // Dropping nothing is the identity, as at::dropout(x, 0) is: no mask drawn.
   if (!is_training() || std::all_of(p_.begin(), p_.end(), [](double p) { return p == 0; })) return x;
-  const auto models = static_cast<std::int64_t>(p_.size());
-  const auto opts = x.options();
-  // Per-model keep probability and scale, shaped to broadcast over the input.
-  at::Tensor keep = 1 - at::tensor(p_, opts.dtype(at::kDouble)).to(opts);
-  std::vector<std::int64_t> mask_shape;
-  std::vector<std::int64_t> p_view(x.dim(), 1);
-  if (layout_ == Layout::kMatmul) {
-    p_view[0] = models;
-    mask_shape = x.sizes().vec();
-    if (channels_) {
-      // [B, N, C, ...]: one draw per (model, sample, channel).
-      for (std::int64_t d = 3; d < x.dim(); ++d) mask_shape[d] = 1;
-    }
-  } else {
-    const std::int64_t per_model = x.size(1) / models;
-    keep = keep.repeat_interleave(per_model);
-    p_view[1] = x.size(1);
-    mask_shape = x.sizes().vec();
-    if (channels_) {
-      for (std::int64_t d = 2; d < x.dim(); ++d) mask_shape[d] = 1;
-    }
-  }
-  keep = keep.view(p_view);
-  const at::Tensor mask = masks(x, mask_shape) < keep;
-  // A model that keeps nothing outputs zeros (not 0/0).
+  // Per-model keep probability and scale in x's dtype, on the CPU; a model that
+  // keeps nothing outputs zeros (not 0/0).
+  const at::Tensor keep = (1 - at::tensor(p_, at::kDouble)).to(x.scalar_type());
   const at::Tensor scale = at::where(keep > 0, 1 / keep, at::zeros_like(keep));
-  return x * mask * scale;
+  std::vector<std::int64_t> shape = x.sizes().vec();
+  if (channels_) {
+    // One draw per (model, sample, channel): [B, N, C, ...] or [N, B*C, ...].
+    for (std::int64_t d = layout_ == Layout::kMatmul ? 3 : 2; d < x.dim(); ++d) shape[d] = 1;
+  }
+  // One multiplier per element, 1/keep or 0, as at::dropout's noise: x * mask *
+  // scale would take two more passes over x, forward and backward, which at
+  // large B (out of cache) cost the array a fifth of the per-model loop's speed.
+  // The bits are the same: x * (1/keep) is (x * 1) * (1/keep).
+  return x * noise(x, shape, keep, scale);
 }
 
 }  // namespace hfta::fusion

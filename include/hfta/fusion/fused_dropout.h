@@ -36,7 +36,10 @@ class FusedDropoutImpl : public torch::nn::Module {
   const std::vector<double>& p() const { return p_; }
 
  private:
-  at::Tensor masks(const at::Tensor& x, const std::vector<std::int64_t>& mask_shape);
+  /// Per element of `shape` (x's, or with a channel's elements collapsed to one):
+  /// scale[b] where model b keeps it, 0 where it drops it; keep and scale are [B].
+  at::Tensor noise(const at::Tensor& x, const std::vector<std::int64_t>& shape, const at::Tensor& keep,
+                   const at::Tensor& scale);
   /// The per-model generators of `device`'s type, seeded as the slots were; null
   /// where the CPU's serve (the CPU, or a LibTorch without CUDA).
   const std::vector<at::Generator>* device_generators(const c10::Device& device);
