@@ -69,7 +69,12 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   smoothing_ = each(&SlotTrial::label_smoothing);
   masked_ = (data_.train.labels == kIgnoreLabel).any().item<bool>();
   std::vector<fusion::LrSchedule> schedules;
-  for (const auto& t : trials_) schedules.emplace_back(t.lr, t.schedule);
+  for (const auto& t : trials_) {
+    // Reduce-on-plateau watches the metric early stopping does, in its direction.
+    fusion::ScheduleOptions s = t.schedule;
+    s.maximize = options_.maximize;
+    schedules.emplace_back(t.lr, s);
+  }
   build_optimizer(std::move(schedules));
   make_scaler();
   if (!options_.strategies.empty()) {
@@ -349,8 +354,9 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
       }
     }
     if (status_[k] == SlotStatus::kRunning && std::isfinite(m.val_loss)) {
-      // Reduce-on-plateau schedules watch the same metric as early stopping (larger is better).
-      scheduler_->observe(i, -watched(m));
+      // Reduce-on-plateau schedules watch the same metric as early stopping, as
+      // it is (a relative threshold on a negated metric would work backwards).
+      scheduler_->observe(i, options_.maximize ? watched(m) : -watched(m));
     }
     m.status = status_[k];
     out.push_back(m);
@@ -360,6 +366,7 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
   loss_steps_ = 0;
   reseed_dropout();
   compact();
+  sync_generator_lr();  // a plateau's new rate, and compaction's rebuilt optimizers
   return out;
 }
 
@@ -400,6 +407,7 @@ void ArrayTrainer::compact() {
     smoothing.push_back(smoothing_[k]);
   }
   model_ = next;
+  gan_ = dynamic_cast<FusedDcgan*>(model_.get());
   trials_ = std::move(trials);
   build_optimizer(std::move(schedules));
   make_scaler();

@@ -241,6 +241,30 @@ TEST(ArrayTrainer, CompactionKeepsSurvivorsExactlyOnTheirTrajectories) {
   EXPECT_EQ(compacted.export_optimizer(12).step, kept.export_optimizer(12).step);
 }
 
+TEST(ArrayTrainer, PlateauCutsTheRateWhenAnAccuracyToMaximiseStaysFlat) {
+  // A rate too small to change a prediction keeps validation accuracy the
+  // same at every evaluation: a plateau in max mode (PyTorch's mode='max'), so
+  // a patience of 0 halves the rate at the second evaluation, and again at the
+  // third. Read as a loss (the negated accuracy), a tie looked like a gain.
+  std::vector<SlotTrial> trials(1);
+  trials[0].trial_id = 1, trials[0].seed = 5, trials[0].lr = 1e-6;
+  trials[0].schedule.kind = fusion::ScheduleKind::kPlateau, trials[0].schedule.factor = 0.5;
+  trials[0].schedule.patience = 0;
+  ArrayTrainerOptions o;
+  o.batch_size = 32;
+  o.data_seed = 9;
+  o.metric = "val_accuracy";
+  o.maximize = true;
+  ArrayTrainer trainer(small_mlp(1), trials, o, data());
+  std::vector<double> accuracy;
+  for (int i = 0; i < 3; ++i) {
+    trainer.train(2);
+    accuracy.push_back(trainer.evaluate().front().val_accuracy);
+  }
+  ASSERT_EQ(accuracy[0], accuracy[2]);
+  EXPECT_DOUBLE_EQ(trainer.optimizer().lr()[0], 0.25e-6);
+}
+
 TEST(ArrayTrainer, ATrialResumesInAnotherSlotOfAnotherArrayAsIfNeverStopped) {
   auto trials = half_diverging();
   trials[1].lr = trials[2].lr = 2e-3;  // no divergence here

@@ -182,6 +182,31 @@ TEST(Dcgan, ResumesInAnotherSlotOfAnotherArrayAsIfItNeverStopped) {
   expect_same_parameters(second.extract(all[2].trial_id), reference.extract(all[2].trial_id), 1e-9);
 }
 
+TEST(Dcgan, CompactionKeepsTheSurvivorsOnTheirTrajectories) {
+  // Trial 11's rate sends its losses past the divergence bound at the first
+  // evaluation; the array then rebuilds with trials 10 and 12 and must go on
+  // training them (both networks, both optimizers) as a pair that never held it.
+  auto options = adam();
+  options.divergence = 50;
+  options.compact_fraction = 0.3;
+  auto all = trials();
+  all[1].lr = 1e4;
+  auto make = [](std::int64_t models) {
+    return std::make_shared<FusedDcgan>(models, kSmall, at::TensorOptions().dtype(at::kDouble));
+  };
+  ArrayTrainer compacted(make(3), all, options, gan_data());
+  ArrayTrainer pair(make(2), {all[0], all[2]}, options, gan_data());
+  for (ArrayTrainer* t : {&compacted, &pair}) {
+    t->train(4);
+    t->evaluate();
+    t->train(3);
+  }
+  ASSERT_EQ(compacted.model().models(), 2) << "trial 11 did not diverge";
+  for (const auto& t : {all[0], all[2]}) {
+    expect_same_parameters(compacted.extract(t.trial_id), pair.extract(t.trial_id), 1e-12);
+  }
+}
+
 TEST(Dcgan, EvaluationGivesEachModelItsFidAndDiscriminatorMetrics) {
   auto model = std::make_shared<FusedDcgan>(3, kSmall);
   ArrayTrainer trainer(model, trials(), adam(), gan_data());
