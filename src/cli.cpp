@@ -99,15 +99,20 @@ bool precision_fits(const SweepConfig& sweep, const std::vector<c10::Device>& de
   return false;
 }
 
-int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
-          std::ostream& err, const char* verb) {
+// DIR's lock, or nullopt after saying who holds it.
+std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char* verb, std::ostream& err) {
   std::string holder;
-  const auto lock = ExperimentLock::take(dir, &holder);
+  auto lock = ExperimentLock::take(dir, &holder);
   if (!lock) {
     err << "hfta-tune " << verb << ": " << dir << " is in use by another hfta-tune (pid "
         << (holder.empty() ? "unknown" : holder) << ")\n";
-    return kExitUsage;
   }
+  return lock;
+}
+
+// Trains the sweep in `dir`, whose lock the caller holds.
+int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
+          std::ostream& err, const char* verb, const ExperimentLock& /*held*/) {
   std::vector<c10::Device> devices;
   try {
     devices = fusion::parse_device_list(a.device);
@@ -116,7 +121,6 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitUsage;
   }
   if (!precision_fits(sweep, devices, verb, err)) return kExitUsage;
-  write_atomically(dir + "/run.json", nlohmann::json({{"fusion", fuse ? "auto" : "off"}}).dump() + "\n");
   const int workers = workers_for(a, devices);
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
       << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
@@ -189,25 +193,36 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   const std::string dir = a.out_dir.empty() ? "runs/" + sweep->name : a.out_dir;
-  struct stat info {};
-  if (::stat((dir + "/sweep.json").c_str(), &info) == 0) {
+  auto holds_a_sweep = [&] {
+    struct stat info {};
+    if (::stat((dir + "/sweep.json").c_str(), &info) != 0) return false;
     err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << dir
         << ", or choose another --out\n";
-    return kExitUsage;
-  }
+    return true;
+  };
+  if (holds_a_sweep()) return kExitUsage;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     err << "hfta-tune run: cannot create " << dir << ": " << ec.message() << "\n";
     return kExitFailure;
   }
+  // Locked before anything is written: of two runs given one --out, one writes and trains.
+  const auto lock = lock_or_refuse(dir, "run", err);
+  if (!lock) return kExitUsage;
+  if (holds_a_sweep()) return kExitUsage;  // the other run got there first and finished
   // The sweep as given, and as run (every default filled in): resume compares them.
   std::ifstream given(a.sweep);
   std::ostringstream text;
   text << given.rdbuf();
   write_atomically(dir + "/sweep.yaml", text.str());
   write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
-  return train(*sweep, dir, a.fusion == "auto", a, out, err, "run");
+  // The options resume reuses. A --seed replaces sweep.yaml's seed in sweep.json:
+  // resume then accepts the seed the two disagree on.
+  write_atomically(dir + "/run.json",
+                   nlohmann::json({{"fusion", a.fusion == "auto" ? "auto" : "off"}, {"seed_given", a.seed >= 0}}).dump() +
+                       "\n");
+  return train(*sweep, dir, a.fusion == "auto", a, out, err, "run", *lock);
 }
 
 // The paths of a JSON document's leaves ("search.eta"), with their values.
@@ -231,11 +246,15 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   auto recorded = load(a.dir + "/sweep.json", err);
   if (!recorded) return kExitUsage;
+  std::ifstream run_file(a.dir + "/run.json");
+  const nlohmann::json run_options = run_file ? nlohmann::json::parse(run_file) : nlohmann::json::object();
   // The sweep file in the directory may have been edited since: refuse changes to the trials.
   if (::stat((a.dir + "/sweep.yaml").c_str(), &info) == 0) {
     auto given = load(a.dir + "/sweep.yaml", err);
     if (!given) return kExitUsage;
-    given->seed = recorded->seed;  // a --seed override is part of the recorded sweep
+    // A --seed given to run is part of the recorded sweep (directories from
+    // before run.json said so are taken as if it was).
+    if (run_options.value("seed_given", true)) given->seed = recorded->seed;
     std::map<std::string, std::string> was, now;
     flatten(to_json(*recorded), "", was);
     flatten(to_json(*given), "", now);
@@ -252,9 +271,10 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
-  std::ifstream run_options(a.dir + "/run.json");
-  const bool fuse = !run_options || nlohmann::json::parse(run_options).value("fusion", "auto") == "auto";
-  return train(*recorded, a.dir, fuse, a, out, err, "resume");
+  const bool fuse = run_options.value("fusion", "auto") == "auto";
+  const auto lock = lock_or_refuse(a.dir, "resume", err);
+  if (!lock) return kExitUsage;
+  return train(*recorded, a.dir, fuse, a, out, err, "resume", *lock);
 }
 
 int status(const Args& a, std::ostream& out, std::ostream& err) {
@@ -263,14 +283,14 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune status: " << a.dir << " is not an experiment directory (no sweep.json)\n";
     return kExitUsage;
   }
-  std::string holder;
-  const bool running = !ExperimentLock::take(a.dir, &holder).has_value();
+  const auto holder = ExperimentLock::holder(a.dir);
+  const bool running = holder.has_value();
   const auto results = read_results(a.dir);
   if (!results) {
     const auto trials = TrialStore(a.dir).load_all();
     std::size_t rungs = 0, partial = 0;
     for (const auto& [id, t] : trials) rungs += t.rungs.size(), partial += t.partial.has_value();
-    out << a.dir << ": " << (running ? "running (pid " + holder + ")" : "interrupted") << ", " << trials.size()
+    out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "interrupted") << ", " << trials.size()
         << " trial(s) with " << rungs << " finished rung(s)";
     if (partial > 0) out << ", " << partial << " checkpointed mid-rung";
     if (!running) out << "; continue with hfta-tune resume " << a.dir;

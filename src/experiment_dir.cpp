@@ -1,12 +1,12 @@
 #include "hfta/core/experiment_dir.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -14,36 +14,96 @@
 
 namespace hfta::core {
 
+namespace {
+
+std::string cause() { return std::strerror(errno); }
+
+void sync_directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const std::string why = cause();
+    if (fd >= 0) ::close(fd);
+    throw StorageError("cannot sync " + dir + ": " + why);
+  }
+  ::close(fd);
+}
+
+// A whole-file write lock on the open file description (not the process): the
+// kernel drops it when the process dies, even by kill -9, so no lock is stale;
+// and unlike flock, another process can ask who holds it without taking it.
+struct flock whole_file(short type) {
+  struct flock l {};
+  l.l_type = type;
+  l.l_whence = SEEK_SET;
+  return l;
+}
+
+std::string read_pid(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+}
+
+}  // namespace
+
 void write_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
-                  ::fsync(::fileno(f)) == 0;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  if (!f) throw StorageError("cannot write " + tmp + ": " + cause());
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
+            ::fsync(::fileno(f)) == 0;
+  const std::string why = cause();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());  // a partial file would keep a full disk full
+    throw StorageError("cannot write " + path + ": " + why);
   }
+  rename_durably(tmp, path);
+}
+
+void rename_durably(const std::string& from, const std::string& to) {
+  if (std::rename(from.c_str(), to.c_str()) != 0) {
+    const std::string why = cause();
+    std::remove(from.c_str());
+    throw StorageError("cannot write " + to + ": " + why);
+  }
+  sync_directory_of(to);
+}
+
+void make_directories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw StorageError("cannot create " + dir + ": " + ec.message());
 }
 
 std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::string* holder) {
   const std::string path = dir + "/lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char buf[32] = {};
-    const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
-    if (holder) *holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  if (fd < 0) throw StorageError("cannot open " + path + ": " + cause());
+  struct flock l = whole_file(F_WRLCK);
+  if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
+    if (holder) *holder = read_pid(fd);
     ::close(fd);
     return std::nullopt;
   }
-  // The kernel drops the lock when the process dies, even by kill -9: no stale locks.
   const std::string pid = std::to_string(::getpid());
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
     ::close(fd);
-    throw std::runtime_error("cannot write " + path);
+    throw StorageError("cannot write " + path);
   }
   return ExperimentLock(fd);
+}
+
+std::optional<std::string> ExperimentLock::holder(const std::string& dir) {
+  const int fd = ::open((dir + "/lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // never run, or unreadable: nobody can be seen holding it
+  struct flock l = whole_file(F_WRLCK);
+  std::optional<std::string> out;
+  if (::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK) out = read_pid(fd);
+  ::close(fd);
+  return out;
 }
 
 ExperimentLock::ExperimentLock(ExperimentLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
@@ -82,7 +142,7 @@ std::string results_csv(const nlohmann::json& results) {
   for (const auto& p : params) out << "," << csv_field(p);
   out << ",best,weights,state_dict\n";
   for (const auto& t : results.at("trials")) {
-    out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << t.at("metric") << ","
+    out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
         << t.at("seed");
     for (const auto& p : params) out << "," << (t.at("params").contains(p) ? csv_field(t.at("params").at(p)) : "");
     out << "," << (t.at("id") == best_id ? "true" : "false");

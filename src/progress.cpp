@@ -82,6 +82,12 @@ void Progress::array_finished(std::int64_t models, double from, double to, std::
         << std::endl;  // flushed: live even in a pipe
 }
 
+void Progress::array_abandoned(double work) {
+  running_ = std::max<std::int64_t>(0, running_ - 1);
+  work_now_ -= work;
+  draw();
+}
+
 void Progress::message(const std::string& text) {
   if (!out_) return;
   if (live_ && drawn_) *out_ << "\r\033[K";

@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -36,10 +38,21 @@ std::uint32_t file_crc(const std::string& path, bool* ok) {
 constexpr const char* kCheckpoint = "checkpoint.pt";
 constexpr const char* kNextCheckpoint = "checkpoint.next.pt";  // written, not yet named by trial.json
 constexpr const char* kPartialCheckpoint = "partial.pt";        // mid-rung, at an evaluation point
+constexpr const char* kNextPartial = "partial.next.pt";         // written, not yet named by trial.json
 
-void promote_next_checkpoint(const std::string& dir) {
-  const std::string next = dir + "/" + kNextCheckpoint, current = dir + "/" + kCheckpoint;
-  if (std::rename(next.c_str(), current.c_str()) != 0) throw std::runtime_error("cannot write " + current);
+// Moves a checkpoint written as `next` into place once trial.json names it (by
+// CRC): a kill at any moment leaves the file trial.json names, under one name
+// or the other, and never overwrites the one it names before it names another.
+void promote(const std::string& dir, const char* next, const char* current) {
+  rename_durably(dir + "/" + next, dir + "/" + current);
+}
+
+// The file a record names, promoting its next version where a kill came
+// between trial.json naming it and its move into place.
+std::string named_file(const std::string& dir, const char* next, const char* current, std::uint32_t expected_crc) {
+  bool ok = false;
+  if (file_crc(dir + "/" + next, &ok) == expected_crc && ok) promote(dir, next, current);
+  return dir + "/" + current;
 }
 
 nlohmann::json progress_json(const trainers::SlotProgress& p) {
@@ -111,7 +124,7 @@ PartialRung partial_of(const nlohmann::json& j) {
 RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
                       const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
   const std::string dir = trial_dir(record.id);
-  std::filesystem::create_directories(dir);
+  make_directories(dir);
   // The new checkpoint goes beside the old one until trial.json names it: a kill
   // between the two writes must leave the rung trial.json records loadable.
   const std::string checkpoint = checkpoint_bytes(model, optimizer);
@@ -120,24 +133,26 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
   export_weights(model, dir);
   rungs.push_back(latest);
   write_trial_json(record, rungs);  // without a partial rung: this one is done
-  promote_next_checkpoint(dir);
-  std::remove((dir + "/" + kPartialCheckpoint).c_str());
+  promote(dir, kNextCheckpoint, kCheckpoint);
+  for (const char* partial : {kPartialCheckpoint, kNextPartial}) std::remove((dir + "/" + partial).c_str());
   return latest;
 }
 
 void TrialStore::save_partial(const TrialRecord& record, const std::vector<RungResult>& rungs, PartialRung partial,
                               const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
-  std::filesystem::create_directories(trial_dir(record.id));
-  // trial.json names the partial checkpoint by its CRC: a kill between the two
-  // writes leaves a file no record names, and the rung restarts from its start.
+  const std::string dir = trial_dir(record.id);
+  make_directories(dir);
+  // As a rung's checkpoint: the previous partial stays in place, named by
+  // trial.json, until trial.json names this one.
   const std::string checkpoint = checkpoint_bytes(model, optimizer);
-  write_atomically(trial_dir(record.id) + "/" + kPartialCheckpoint, checkpoint);
+  write_atomically(dir + "/" + kNextPartial, checkpoint);
   partial.checkpoint_crc = crc_of(checkpoint);
   write_trial_json(record, rungs, &partial);
+  promote(dir, kNextPartial, kPartialCheckpoint);
 }
 
 void TrialStore::save_failure(const TrialRecord& record, std::vector<RungResult> rungs, double budget) {
-  std::filesystem::create_directories(trial_dir(record.id));
+  make_directories(trial_dir(record.id));
   rungs.push_back({budget, std::numeric_limits<double>::quiet_NaN(), "failed", 0, 0});
   write_trial_json(record, rungs);  // the checkpoint stays the last rung's
 }
@@ -189,17 +204,14 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
 
 bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                                  fusion::SlotState& optimizer, std::string* problem) const {
-  const std::string dir = trial_dir(id);
-  bool ok = false;
-  if (file_crc(dir + "/" + kNextCheckpoint, &ok) == expected_crc && ok) {
-    promote_next_checkpoint(dir);  // killed after trial.json named it, before it moved into place
-  }
-  return load_archive(dir + "/" + kCheckpoint, expected_crc, model, optimizer, problem);
+  return load_archive(named_file(trial_dir(id), kNextCheckpoint, kCheckpoint, expected_crc), expected_crc, model,
+                      optimizer, problem);
 }
 
 bool TrialStore::load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,
                               fusion::SlotState& optimizer, std::string* problem) const {
-  return load_archive(trial_dir(id) + "/" + kPartialCheckpoint, partial.checkpoint_crc, model, optimizer, problem);
+  return load_archive(named_file(trial_dir(id), kNextPartial, kPartialCheckpoint, partial.checkpoint_crc),
+                      partial.checkpoint_crc, model, optimizer, problem);
 }
 
 bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_crc, torch::nn::Sequential& model,
@@ -231,16 +243,20 @@ bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_cr
   at::Tensor step;
   archive.read("optimizer.step", step);
   optimizer.step = step.item<std::int64_t>();
-  // "optimizer.<parameter index>.<state name>", for the buffers the optimizer had.
-  optimizer.buffers.assign(model->parameters().size(), {});
+  // "optimizer.<index>.<state name>", for the buffers the optimizer had: one
+  // index per parameter, and past them whatever the trainer keeps per trial
+  // beside (the loss scale with fp16).
+  std::map<std::size_t, std::map<std::string, at::Tensor>> entries;
   for (const auto& key : archive.keys()) {
     if (key.rfind("optimizer.", 0) != 0 || key == "optimizer.step") continue;
     const auto dot = key.find('.', 10);
-    const std::size_t index = std::stoul(key.substr(10, dot - 10));
     at::Tensor t;
     archive.read(key, t, true);
-    optimizer.buffers.at(index)[key.substr(dot + 1)] = t;
+    entries[std::stoul(key.substr(10, dot - 10))][key.substr(dot + 1)] = t;
   }
+  const std::size_t indices = entries.empty() ? 0 : entries.rbegin()->first + 1;
+  optimizer.buffers.assign(std::max(model->parameters().size(), indices), {});
+  for (auto& [index, names] : entries) optimizer.buffers[index] = std::move(names);
   return true;
 }
 

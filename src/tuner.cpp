@@ -92,6 +92,12 @@ struct Saved {
   trainers::SlotProgress progress;  ///< early stopping and plateau state, carried into its next rung
 };
 
+// Runs f when it leaves scope, by return or by exception.
+struct OnExit {
+  std::function<void()> f;
+  ~OnExit() { f(); }
+};
+
 class Tuner {
   // What one array tells the scheduler and searcher, applied after its round (train_arrays).
   using Reports = std::vector<std::function<void()>>;
@@ -140,6 +146,12 @@ class Tuner {
         jobs = scheduler_->next_jobs(std::numeric_limits<std::size_t>::max(), now + 3600);
         if (jobs.empty()) throw std::logic_error("the scheduler has nothing to run but is not finished");
       }
+      // Every new trial of the round gets its parameters before an earlier run's
+      // results are replayed: a searcher that learns (TPE) then suggests them
+      // from what it knew when the round began, as in a run never interrupted.
+      for (const auto& job : jobs) {
+        for (const auto& t : job.trials) config_of(t.trial_id);
+      }
       std::vector<search::PackItem> items;
       for (const auto& job : jobs) {
         for (const auto& t : job.trials) {
@@ -148,6 +160,7 @@ class Tuner {
             continue;
           }
           double from = t.from_budget;
+          rung_start_[t.trial_id] = from;  // what its mid-rung checkpoints record
           if (auto mid = resume_partial(t.trial_id, from, job.budget)) {
             from = *mid;  // the rung continues from its last mid-rung checkpoint
           } else {
@@ -233,26 +246,21 @@ class Tuner {
 
   // Trains an array; when it throws (not for memory: that splits it), the trials
   // not yet reported are retried in halves until the one that throws is alone,
-  // and it is marked failed with the message. The others train as usual.
+  // and it is marked failed with the message. The others train as usual. A
+  // storage error is no trial's fault: it stops the sweep, resumable.
   void train_isolating_failures(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
-    std::map<std::int64_t, std::size_t> history;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (std::int64_t id : array.trial_ids) history[id] = records_.at(id).history.size();
-    }
     try {
       train_splitting_on_oom(array, sizer_, [&](const search::ArrayPlan& a) { train_array(a, reports, worker); },
                              &mutex_);
+    } catch (const StorageError&) {
+      throw;
     } catch (const std::exception& e) {
       search::ArrayPlan rest = array;
       rest.trial_ids.clear();
       {
         std::lock_guard<std::mutex> lock(mutex_);
         for (std::int64_t id : array.trial_ids) {
-          if (reported_.count({id, array.to_budget})) continue;
-          auto& h = records_.at(id).history;  // drop what the failed attempt evaluated
-          while (h.size() > history.at(id)) h.erase(h.size() - 1);
-          rest.trial_ids.push_back(id);
+          if (!reported_.count({id, array.to_budget})) rest.trial_ids.push_back(id);
         }
       }
       if (rest.trial_ids.size() == 1) return fail(rest.trial_ids.front(), rest.to_budget, e.what(), reports);
@@ -384,7 +392,10 @@ class Tuner {
     for (std::size_t k = 0; k < ids.size(); ++k) {
       if (trainer.status(static_cast<std::int64_t>(k)) != trainers::SlotStatus::kRunning) continue;
       const std::int64_t id = ids[k];
-      PartialRung partial{array.from_budget, array.to_budget, done, trainer.progress(id), 0};
+      // The rung's own start, not this array's (a rung resumed mid-way starts there).
+      const auto start = rung_start_.find(id);
+      PartialRung partial{start != rung_start_.end() ? start->second : array.from_budget, array.to_budget, done,
+                          trainer.progress(id), 0};
       store_.save_partial(records_.at(id), rungs_[id], partial, trainer.extract(id), trainer.export_optimizer(id));
     }
     if (exit_after_checkpoints_ > 0 && --exit_after_checkpoints_ == 0) std::_Exit(9);  // tests: a kill right here
@@ -608,6 +619,22 @@ class Tuner {
     }
     trainer.seek(from);
     progress_.array_started(models, array.from_budget, array.to_budget);
+    // An attempt that throws (retried split, or without the trial that threw,
+    // or the sweep stops) takes back its evaluations and its progress.
+    std::map<std::int64_t, std::size_t> history;
+    for (std::int64_t id : array.trial_ids) history[id] = records_.at(id).history.size();
+    double advanced = 0;
+    bool ended = false;
+    const OnExit undo_unless_ended{[&] {
+      if (ended) return;
+      if (!lock.owns_lock()) lock.lock();
+      for (std::int64_t id : array.trial_ids) {
+        if (reported_.count({id, array.to_budget})) continue;
+        auto& h = records_.at(id).history;
+        while (h.size() > history.at(id)) h.erase(h.size() - 1);
+      }
+      progress_.array_abandoned(advanced);
+    }};
     // Budget units per step, summed over the array's models: the ETA's measure of work.
     const double work_per_step = static_cast<double>(models) * (array.to_budget - array.from_budget) /
                                  static_cast<double>(std::max<std::int64_t>(to - from, 1));
@@ -626,6 +653,7 @@ class Tuner {
         trainer.train(n);
         lock.lock();
         progress_.advanced(work_per_step * static_cast<double>(n));
+        advanced += work_per_step * static_cast<double>(n);
       }
       done += chunk;
       for (const auto& m : trainer.evaluate()) {
@@ -659,12 +687,12 @@ class Tuner {
                  : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
       // Only trials still running go on to another rung, and only they hold a slot.
       const auto progress = m.status == trainers::SlotStatus::kRunning ? trainer.progress(id) : trainers::SlotProgress{};
-      saved_[m.trial_id] = {trainer.extract(id), trainer.export_optimizer(id), to, progress};
+      Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};
       if (!options_.dir.empty()) {
         RungResult rung{array.to_budget, r.metric, r.status, to, 0, progress};
-        rungs_[m.trial_id].push_back(
-            store_.save(r, rungs_[m.trial_id], rung, saved_[m.trial_id].model, saved_[m.trial_id].optimizer));
+        rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
       }
+      saved_[m.trial_id] = std::move(saved);  // once on disk: a retried array must not start from it
       search::TrialResult result{m.trial_id, array.to_budget, r.metric,
                                  m.status == trainers::SlotStatus::kRunning ? search::TrialStatus::kCompleted
                                  : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
@@ -677,6 +705,7 @@ class Tuner {
       progress_.result(r.metric);  // shown now: the display does not steer anything
       if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
     }
+    ended = true;
     progress_.array_finished(models, array.from_budget, array.to_budget, to - from,
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), best);
   }
@@ -720,6 +749,7 @@ class Tuner {
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
   std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
+  std::map<std::int64_t, double> rung_start_;      ///< where each trial's current rung began
   // Tests: the process exits (as if killed) after this many mid-rung checkpoints.
   int exit_after_checkpoints_ = std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")
                                     ? std::atoi(std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")) : 0;

@@ -337,6 +337,55 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   const Result edited = run("resume " + dir_ + "/cut");
   EXPECT_EQ(edited.code, 2);
   EXPECT_NE(edited.err.find("search.eta"), std::string::npos) << edited.err;
+  // So is an edited seed, when run was not given --seed.
+  std::ofstream(dir_ + "/cut/sweep.yaml") << std::string(kTinySweep).replace(std::string(kTinySweep).find("seed: 1"), 7, "seed: 5");
+  const Result reseeded = run("resume " + dir_ + "/cut");
+  EXPECT_EQ(reseeded.code, 2);
+  EXPECT_NE(reseeded.err.find("seed"), std::string::npos) << reseeded.err;
+}
+
+TEST_F(Cli, StatusSeesTheLockWithoutTakingIt) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  const std::string dir = dir_ + "/held";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir).code, 0);
+  std::remove((dir + "/results.json").c_str());
+  {
+    std::string holder;
+    auto lock = hfta::core::ExperimentLock::take(dir, &holder);
+    ASSERT_TRUE(lock.has_value());
+    const Result held = run("status " + dir);
+    EXPECT_NE(held.out.find("running (pid " + std::to_string(::getpid()) + ")"), std::string::npos) << held.out;
+  }
+  // Not held: status says so, and leaves the lock file as the last holder wrote it.
+  const Result free = run("status " + dir);
+  EXPECT_NE(free.out.find("interrupted"), std::string::npos) << free.out;
+  EXPECT_EQ(slurp(dir + "/lock"), std::to_string(::getpid()));
+}
+
+TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {
+  // Trial 0's first checkpoint goes to /dev/full (its temporary file is a link
+  // there): the write fails with ENOSPC, as on a full disk.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  const std::string dir = dir_ + "/full";
+  std::system(("mkdir -p '" + dir + "/trials/0' && ln -s /dev/full '" + dir + "/trials/0/checkpoint.next.pt.tmp'").c_str());
+  const Result full = run("run " + sweep + " --out " + dir);
+  EXPECT_EQ(full.code, 1);
+  EXPECT_NE(full.err.find("trials/0/checkpoint.next.pt: No space left on device"), std::string::npos) << full.err;
+  EXPECT_EQ(full.out.find("failed"), std::string::npos) << full.out;
+  EXPECT_FALSE(exists(dir + "/results.json"));
+  EXPECT_FALSE(exists(dir + "/trials/0/checkpoint.next.pt.tmp"));  // nothing left to fill the disk
+  // Space again: resume ends as a run that never hit it.
+  const Result resumed = run("resume " + dir);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
+  const auto again = nlohmann::json::parse(slurp(dir + "/results.json"));
+  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
+    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
+    EXPECT_EQ(again.at("trials")[i].at("status"), whole.at("trials")[i].at("status"));
+  }
 }
 
 TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
@@ -613,6 +662,33 @@ TEST_F(Cli, AKillMidRungResumesFromTheLastEvaluationPoint) {
   // A finished rung leaves no partial checkpoint behind.
   for (const auto& t : again.at("trials")) {
     EXPECT_FALSE(exists(dir_ + "/cut/trials/" + t.at("id").dump() + "/partial.pt"));
+  }
+}
+
+TEST_F(Cli, EveryKillMidRungResumesFromTheLatestCheckpointEvenInAResumedRung) {
+  // Each process stops right after its first mid-rung checkpoint. A rung that
+  // resumed from step 196 checkpoints next at 392, and the following resume
+  // must continue from there: from the rung's start, not the resumed array's.
+  std::string text = kTinySweep;
+  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
+  const std::string sweep = write_sweep("long.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "1", 1);
+  Result r = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0");
+  std::string outputs;
+  for (int i = 0; i < 12 && r.code == 9; ++i) {
+    r = run("resume " + dir_ + "/cut --checkpoint-every 0");
+    outputs += r.out;
+  }
+  unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(outputs.find("continues its rung from step 392"), std::string::npos) << outputs;
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
+  const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
+  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
+    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
   }
 }
 

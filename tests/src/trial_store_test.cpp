@@ -126,5 +126,25 @@ TEST(TrialStore, CheckpointsKeepBatchNormRunningStatistics) {
   fs::remove_all(dir);
 }
 
+TEST(TrialStore, StateKeptPastTheParametersRoundTrips) {
+  // With fp16, the trainer keeps a trial's loss scale as one entry after its
+  // parameters' optimizer state: a resumed trial must get it back.
+  const std::string dir = ::testing::TempDir() + "/store-scale-" + std::to_string(::getpid());
+  fusion::SlotState saved = state_at(4);
+  saved.buffers.push_back({{"loss_scale", at::tensor(std::vector<double>{1024, 7}, at::kDouble)}});
+  TrialRecord record;
+  const RungResult rung =
+      TrialStore(dir).save(record, {}, {1, 0.5, "completed", 4, 0}, model_filled_with(2), saved);
+  auto m = model_filled_with(0);
+  fusion::SlotState s;
+  std::string problem;
+  ASSERT_TRUE(TrialStore(dir).load_checkpoint(0, rung.checkpoint_crc, m, s, &problem)) << problem;
+  ASSERT_EQ(s.buffers.size(), 3u);
+  EXPECT_TRUE(at::equal(s.buffers[0].at("momentum_buffer"), saved.buffers[0].at("momentum_buffer")));
+  EXPECT_TRUE(s.buffers[1].empty());
+  EXPECT_TRUE(at::equal(s.buffers[2].at("loss_scale"), saved.buffers[2].at("loss_scale")));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hfta::core

@@ -2,15 +2,30 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace hfta::core {
 
+/// The experiment directory could not be written (a full disk, an I/O error,
+/// no permission): the sweep stops, resumable, rather than blaming a trial.
+struct StorageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// Writes a file so that a crash leaves either the old or the new one: write,
-/// fsync, rename. Throws std::runtime_error naming the file.
+/// fsync, rename, fsync the directory. Throws StorageError naming the file
+/// and the cause, leaving no temporary file behind.
 void write_atomically(const std::string& path, const std::string& text);
+
+/// rename(from, to), then fsync of to's directory, so the new name survives
+/// a power loss. Throws StorageError.
+void rename_durably(const std::string& from, const std::string& to);
+
+/// create_directories(dir). Throws StorageError.
+void make_directories(const std::string& dir);
 
 /// An exclusive lock on DIR/lock held for the life of the object: a second run
 /// or resume on the same directory refuses, naming the holder's pid.
@@ -18,6 +33,9 @@ class ExperimentLock {
  public:
   /// Takes the lock, or returns nullopt with `holder` set to the holding pid ("" if unknown).
   static std::optional<ExperimentLock> take(const std::string& dir, std::string* holder);
+  /// The holder's pid ("" if unknown) when a process holds DIR's lock, without
+  /// taking it or writing anything (status reads a directory it may not own).
+  static std::optional<std::string> holder(const std::string& dir);
   ExperimentLock(ExperimentLock&& other) noexcept;
   ExperimentLock& operator=(ExperimentLock&&) = delete;
   ~ExperimentLock();

@@ -35,6 +35,9 @@ class Progress {
   /// redraw (live mode). It names its own shape, not the last one started.
   void array_finished(std::int64_t models, double from, double to, std::int64_t steps, double seconds,
                       double array_best);
+  /// That array failed after `work` units (it is retried, or the sweep stops):
+  /// it no longer runs, and its work counts no more.
+  void array_abandoned(double work);
   /// A message between progress updates (live mode clears the line first).
   void message(const std::string& text);
   /// Ends the live line before the final table.
