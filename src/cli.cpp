@@ -379,7 +379,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_sweep_options(run_cmd);
   run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)");
   const std::string checkpoint_help =
-      "Seconds between mid-rung checkpoints, taken at evaluation points (0: at every one)";
+      "Seconds between mid-rung checkpoints, taken every 50 steps and at evaluation points (0: at every one)";
   run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(CLI::NonNegativeNumber);
   const std::string workers_help =
       "Arrays trained at the same time, each in a thread with a share of the cores and memory; same results "

@@ -91,7 +91,7 @@ void Progress::array_abandoned(double work) {
 void Progress::message(const std::string& text) {
   if (!out_) return;
   if (live_ && drawn_) *out_ << "\r\033[K";
-  *out_ << text << "\n";
+  *out_ << text << std::endl;  // flushed: a message must not wait in a pipe's buffer for the next line
   drawn_ = false;
   draw();
 }

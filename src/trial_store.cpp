@@ -55,11 +55,20 @@ std::string named_file(const std::string& dir, const char* next, const char* cur
   return dir + "/" + current;
 }
 
+// JSON has no NaN or infinity: null, read back as NaN (a loss that is either
+// makes the trial diverge all the same).
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+double number_or_nan(const nlohmann::json& j) {
+  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
+}
+
 nlohmann::json progress_json(const trainers::SlotProgress& p) {
   const auto& pl = p.plateau;
-  return {{"best", std::isfinite(p.best) ? nlohmann::json(p.best) : nullptr}, {"bad_evals", p.bad_evals},
+  return {{"best", finite_or_null(p.best)}, {"bad_evals", p.bad_evals},
           {"plateau", {{"lr", pl.lr}, {"best", pl.best}, {"bad_epochs", pl.bad_epochs},
-                       {"cooldown_counter", pl.cooldown_counter}, {"has_best", pl.has_best}}}};
+                       {"cooldown_counter", pl.cooldown_counter}, {"has_best", pl.has_best}}},
+          {"loss_window", {{"sum", finite_or_null(p.loss_sum)}, {"d_sum", finite_or_null(p.d_loss_sum)},
+                           {"steps", p.loss_steps}}}};
 }
 
 trainers::SlotProgress progress_of(const nlohmann::json& j) {
@@ -70,6 +79,11 @@ trainers::SlotProgress progress_of(const nlohmann::json& j) {
   p.plateau.lr = pl.at("lr"), p.plateau.best = pl.at("best");
   p.plateau.bad_epochs = pl.at("bad_epochs"), p.plateau.cooldown_counter = pl.at("cooldown_counter");
   p.plateau.has_best = pl.at("has_best");
+  if (j.contains("loss_window")) {  // since checkpoints can fall between evaluations
+    const auto& w = j.at("loss_window");
+    p.loss_sum = number_or_nan(w.at("sum")), p.d_loss_sum = number_or_nan(w.at("d_sum"));
+    p.loss_steps = w.at("steps");
+  }
   return p;
 }
 
@@ -78,10 +92,6 @@ nlohmann::json rung_json(const RungResult& r) {
           {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
 }
 
-// JSON has no NaN: a diverged or failed trial's metric is written as null.
-double metric_of(const nlohmann::json& j) {
-  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
-}
 
 search::ParamValue value_of(const nlohmann::json& j) {
   if (j.is_boolean()) return j.get<bool>();
@@ -188,7 +198,7 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
     t.record.error = j.value("error", "");
     if (j.contains("partial")) t.partial = partial_of(j.at("partial"));
     for (const auto& r : j.at("rungs")) {
-      t.rungs.push_back({r.at("budget"), metric_of(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
+      t.rungs.push_back({r.at("budget"), number_or_nan(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
                          r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{}});
     }
     if (!t.rungs.empty()) {

@@ -384,9 +384,8 @@ class Tuner {
     return n;
   }
 
-  // At an evaluation point, at most every checkpoint_seconds: each running
-  // trial's model, optimizer, history and early-stopping state, so a kill loses
-  // at most that much of the rung.
+  // Each running trial's model, optimizer, history, early-stopping state and
+  // training losses since its last evaluation, at step `done` of its rung.
   void checkpoint_mid_rung(trainers::ArrayTrainer& trainer, const search::ArrayPlan& array, std::int64_t done) {
     const auto ids = trainer.trial_ids();
     for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -644,6 +643,18 @@ class Tuner {
     const std::int64_t per_epoch = (data_.train.size() + batch_size(first) - 1) / batch_size(first);
     std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
     auto last_checkpoint = std::chrono::steady_clock::now();
+    // Mid-rung checkpoints, at least checkpoint_seconds apart: between pieces
+    // of training or after an evaluation, never where one is due (a trial
+    // resumed there would skip it).
+    auto checkpoint_if_due = [&](std::int64_t step) {
+      if (options_.dir.empty() || step >= to ||
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() <
+              options_.checkpoint_seconds) {
+        return;
+      }
+      checkpoint_mid_rung(trainer, array, step);
+      last_checkpoint = std::chrono::steady_clock::now();
+    };
     for (std::int64_t done = from; done < to;) {
       const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);
       // In pieces, so the progress line moves between evaluations (the same training).
@@ -654,6 +665,7 @@ class Tuner {
         lock.lock();
         progress_.advanced(work_per_step * static_cast<double>(n));
         advanced += work_per_step * static_cast<double>(n);
+        if (piece + n < chunk) checkpoint_if_due(done + piece + n);
       }
       done += chunk;
       for (const auto& m : trainer.evaluate()) {
@@ -665,12 +677,7 @@ class Tuner {
         records_.at(m.trial_id).history.push_back(point);
       }
       if (!trainer.any_running()) break;  // every trial stopped: the rest of the rung would change nothing
-      if (!options_.dir.empty() && done < to &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() >=
-              options_.checkpoint_seconds) {
-        checkpoint_mid_rung(trainer, array, done);
-        last_checkpoint = std::chrono::steady_clock::now();
-      }
+      checkpoint_if_due(done);
     }
     // What the array took teaches its key's memory model (not where other
     // workers' arrays shared the device and the count).

@@ -1,5 +1,6 @@
 #include "hfta/trainers/array_classifier.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -82,12 +83,22 @@ void ArrayClassifier::tune_strategies(const at::Tensor& example) {
   for (auto& b : buffers()) b.copy_(saved[i++]);
 }
 
+const std::vector<std::shared_ptr<fusion::FusedDropoutImpl>>& ArrayClassifier::dropout_layers() {
+  if (!dropout_layers_) {
+    dropout_layers_.emplace();
+    for (const auto& m : modules(/*include_self=*/false)) {
+      if (auto d = std::dynamic_pointer_cast<fusion::FusedDropoutImpl>(m)) dropout_layers_->push_back(d);
+    }
+  }
+  return *dropout_layers_;
+}
+
 void ArrayClassifier::seed_dropout(std::int64_t slot, std::uint64_t seed) {
   std::uint64_t layer = 0;
-  for (const auto& m : modules(/*include_self=*/false)) {
-    if (auto d = std::dynamic_pointer_cast<fusion::FusedDropoutImpl>(m)) {
-      d->seed_slot(slot, seed * 1000003ULL + ++layer);
-    }
+  for (const auto& d : dropout_layers()) {
+    ++layer;
+    const auto& p = d->p();
+    if (std::any_of(p.begin(), p.end(), [](double q) { return q > 0; })) d->seed_slot(slot, seed * 1000003ULL + layer);
   }
 }
 

@@ -86,6 +86,7 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   best_.assign(static_cast<std::size_t>(b), -INFINITY);
   loss_sum_ = at::zeros({b}, at::TensorOptions().dtype(at::kDouble).device(device_));
   d_loss_sum_ = at::zeros_like(loss_sum_);
+  loss_steps_.assign(static_cast<std::size_t>(b), 0);
   bad_evals_.assign(static_cast<std::size_t>(b), 0);
   seek(0);
 }
@@ -151,7 +152,6 @@ void ArrayTrainer::seek(std::int64_t steps) {
   sync_generator_lr();
   const std::int64_t per_epoch = (data_.train.size() + options_.batch_size - 1) / options_.batch_size;
   step_ = steps;
-  reseed_dropout();
   epoch_ = steps / per_epoch;
   batch_in_epoch_ = steps % per_epoch;
   order_ = order(epoch_);
@@ -162,10 +162,10 @@ at::Tensor ArrayTrainer::order(std::int64_t epoch) const {
 }
 
 void ArrayTrainer::reseed_dropout() {
-  // Dropout masks follow each trial's seed and the step they start from, not
-  // the array or slot it is in: reseeded wherever training can stop or resume
-  // (here and at every evaluation), a trial draws the same masks whether it
-  // trained on, moved to another slot, or resumed from a checkpoint.
+  // Dropout masks follow each trial's seed and the step, nothing else: seeded
+  // at every step (about a microsecond per model and layer), a trial draws the
+  // same masks whether it trained on, moved to another slot or array, or
+  // resumed from a checkpoint taken at any step, and wherever evaluations fell.
   for (std::size_t i = 0; i < trials_.size(); ++i) {
     model_->seed_dropout(static_cast<std::int64_t>(i),
                          trials_[i].seed ^ (static_cast<std::uint64_t>(step_) * 0x9e3779b97f4a7c15ULL));
@@ -182,13 +182,14 @@ std::vector<std::vector<double>> ArrayTrainer::train(std::int64_t steps) {
       order_ = order(++epoch_);
     }
     const Split b = batch(data_.train, order_, batch_in_epoch_++, options_.batch_size);
+    reseed_dropout();
     const at::Tensor per_model = gan_ ? gan_step(b) : classifier_step(b);
     scheduler_->step();
     sync_generator_lr();
     ++step_;
     const at::Tensor values = per_model.detach().to(at::kDouble);
     loss_sum_ += values;
-    ++loss_steps_;
+    for (auto& n : loss_steps_) ++n;
     if (options_.record_losses) {
       const at::Tensor host = values.cpu();
       losses.emplace_back(host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
@@ -332,9 +333,10 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
     SlotMetrics m = all[k];
     m.trial_id = trials_[k].trial_id;
     m.step = step_;
-    const double steps = static_cast<double>(loss_steps_);
-    m.train_loss = loss_steps_ ? train_loss[i].item<double>() / steps : NAN;
-    if (gan_) m.d_loss = loss_steps_ ? d_loss[i].item<double>() / steps : NAN;
+    const std::int64_t n = loss_steps_[k];
+    const double steps = static_cast<double>(n);
+    m.train_loss = n ? train_loss[i].item<double>() / steps : NAN;
+    if (gan_) m.d_loss = n ? d_loss[i].item<double>() / steps : NAN;
     if (status_[k] == SlotStatus::kRunning) {
       const bool diverged = !std::isfinite(m.train_loss) || !std::isfinite(m.val_loss) ||
                             (gan_ && !std::isfinite(m.d_loss)) ||
@@ -363,8 +365,7 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
   }
   loss_sum_.zero_();
   d_loss_sum_.zero_();
-  loss_steps_ = 0;
-  reseed_dropout();
+  std::fill(loss_steps_.begin(), loss_steps_.end(), 0);
   compact();
   sync_generator_lr();  // a plateau's new rate, and compaction's rebuilt optimizers
   return out;
@@ -422,15 +423,19 @@ void ArrayTrainer::compact() {
   smoothing_ = std::move(smoothing);
   loss_sum_ = at::zeros({static_cast<std::int64_t>(trials_.size())}, loss_sum_.options());
   d_loss_sum_ = at::zeros_like(loss_sum_);
+  loss_steps_.assign(trials_.size(), 0);
   frozen_.clear();
-  reseed_dropout();
 }
 
 SlotProgress ArrayTrainer::progress(std::int64_t trial_id) const {
   const std::int64_t slot = slot_of(trial_id);
   if (slot < 0) throw std::invalid_argument("trial " + std::to_string(trial_id) + " is not in a slot");
   const auto k = static_cast<std::size_t>(slot);
-  return {best_[k], bad_evals_[k], scheduler_->schedule(slot).plateau()};
+  SlotProgress p{best_[k], bad_evals_[k], scheduler_->schedule(slot).plateau()};
+  p.loss_sum = loss_sum_[slot].item<double>();
+  p.d_loss_sum = d_loss_sum_[slot].item<double>();
+  p.loss_steps = loss_steps_[k];
+  return p;
 }
 
 void ArrayTrainer::restore_progress(std::int64_t slot, const SlotProgress& progress) {
@@ -438,6 +443,9 @@ void ArrayTrainer::restore_progress(std::int64_t slot, const SlotProgress& progr
   best_.at(k) = progress.best;
   bad_evals_.at(k) = progress.bad_evals;
   scheduler_->schedule(slot).set_plateau(progress.plateau);
+  loss_sum_[slot].fill_(progress.loss_sum);
+  d_loss_sum_[slot].fill_(progress.d_loss_sum);
+  loss_steps_.at(k) = progress.loss_steps;
 }
 
 bool ArrayTrainer::any_running() const {

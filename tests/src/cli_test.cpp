@@ -634,9 +634,10 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   EXPECT_EQ(again.at("best"), whole.at("best"));
 }
 
-TEST_F(Cli, AKillMidRungResumesFromTheLastEvaluationPoint) {
-  // Budgets 60, 180 and 540 steps at batch 256 (196 steps an epoch): the rungs to
-  // 540 steps have evaluation points, and mid-rung checkpoints, at 196 and 392.
+TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
+  // Budgets 60, 180 and 540 steps at batch 256 (196 steps an epoch): the rungs
+  // have mid-rung checkpoints every 50 steps, and evaluation points at 196 and
+  // 392, where the training-loss average restarts.
   std::string text = kTinySweep;
   text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
   const std::string sweep = write_sweep("long.yaml", text);
@@ -648,7 +649,7 @@ TEST_F(Cli, AKillMidRungResumesFromTheLastEvaluationPoint) {
   const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   // Which trials had checkpointed where depends on the order the workers took the arrays in.
-  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step (196|392)"))) << resumed.out;
+  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
   const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
   const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
   ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
@@ -666,23 +667,23 @@ TEST_F(Cli, AKillMidRungResumesFromTheLastEvaluationPoint) {
 }
 
 TEST_F(Cli, EveryKillMidRungResumesFromTheLatestCheckpointEvenInAResumedRung) {
-  // Each process stops right after its first mid-rung checkpoint. A rung that
-  // resumed from step 196 checkpoints next at 392, and the following resume
-  // must continue from there: from the rung's start, not the resumed array's.
+  // Each process stops right after its third mid-rung checkpoint, so every
+  // resume finds one to continue from; in a rung that was itself resumed, it
+  // must be recorded from the rung's start, not the resumed array's.
   std::string text = kTinySweep;
   text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
   const std::string sweep = write_sweep("long.yaml", text);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
-  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "1", 1);
+  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "3", 1);
   Result r = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0");
-  std::string outputs;
-  for (int i = 0; i < 12 && r.code == 9; ++i) {
+  int resumes = 0;
+  for (; resumes < 40 && r.code == 9; ++resumes) {
     r = run("resume " + dir_ + "/cut --checkpoint-every 0");
-    outputs += r.out;
+    EXPECT_NE(r.out.find("continues its rung from step"), std::string::npos) << "resume " << resumes << ":\n" << r.out;
   }
   unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(outputs.find("continues its rung from step 392"), std::string::npos) << outputs;
+  EXPECT_GE(resumes, 3);
   const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
   const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
   ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());

@@ -295,6 +295,32 @@ TEST(ArrayTrainer, ATrialResumesInAnotherSlotOfAnotherArrayAsIfNeverStopped) {
   expect_same_model(second.extract(13), straight.extract(13));
 }
 
+TEST(ArrayTrainer, ATrialCutBetweenEvaluationsResumesWithItsMasksAndLossAverage) {
+  // Dropout 0.2; the cut at step 7 falls between evaluations (at 0 and 15).
+  // The masks follow from the trial's seed and step alone, and the training
+  // losses since the last evaluation travel with the trial, so the evaluation
+  // at 15 reads the same average as straight through.
+  auto trials = half_diverging();
+  trials[1].lr = trials[2].lr = 2e-3;
+  ArrayTrainer straight(small_mlp(2), {trials[0], trials[3]}, adam_options(0.5), data());
+  straight.train(15);
+  const auto straight_metrics = straight.evaluate();
+
+  ArrayTrainer first(small_mlp(2), {trials[0], trials[3]}, adam_options(0.5), data());
+  first.train(7);
+  auto model = small_mlp(2);
+  model->load_slot(0, first.extract(13));
+  ArrayTrainer second(model, {trials[3], trials[1]}, adam_options(0.5), data(), /*initialise=*/false);
+  second.optimizer().import_slot(0, first.export_optimizer(13));
+  second.restore_progress(0, first.progress(13));
+  second.seek(7);
+  second.train(8);
+  const auto metrics = second.evaluate();
+  expect_same_model(second.extract(13), straight.extract(13));
+  EXPECT_NEAR(metrics[0].train_loss, straight_metrics[1].train_loss, 1e-12);
+  EXPECT_EQ(metrics[0].val_loss, straight_metrics[1].val_loss);
+}
+
 TEST(ArrayTrainer, ResumesFromAnEvaluationPointWithItsEarlyStoppingAndPlateauState) {
   // Plateau schedules that halve the rate at every evaluation without a gain,
   // and a patience of 2 with a gain hard to reach: what the evaluations before

@@ -21,7 +21,9 @@ namespace hfta::core {
 struct TunerOptions {
   bool fuse = true;             ///< false: --fusion off, every trial alone
   std::string dir;              ///< experiment directory: rung checkpoints; "" keeps them in memory
-  double checkpoint_seconds = 300;  ///< at least this long between mid-rung checkpoints (0: every evaluation)
+  /// At least this long between mid-rung checkpoints, taken every 50 steps
+  /// and at evaluation points (0: at each of them).
+  double checkpoint_seconds = 300;
   std::ostream* log = nullptr;  ///< progress lines
   bool live = false;            ///< log is a terminal: one live progress line, redrawn
   ProgressTotals totals;        ///< what the plan expects, for counts and the ETA

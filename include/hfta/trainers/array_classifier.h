@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +38,8 @@ class ArrayClassifier : public torch::nn::Module {
   virtual at::Tensor regularization() const { return {}; }
   /// Model b's dropout rate.
   virtual void set_dropout(std::int64_t slot, double p) = 0;
-  /// Seeds model b's dropout masks, so they depend on the trial alone.
+  /// Seeds model b's dropout masks, so they depend on the trial alone (layers
+  /// that drop nothing draw nothing, and are skipped).
   void seed_dropout(std::int64_t slot, std::uint64_t seed);
   /// Slot b initialised as make_plain() initialises after torch::manual_seed(seed).
   void init_slot(std::int64_t slot, std::uint64_t seed);
@@ -56,6 +59,11 @@ class ArrayClassifier : public torch::nn::Module {
 
  protected:
   std::int64_t models_;
+
+ private:
+  /// The dropout layers, in module order (found once: seeded every step).
+  const std::vector<std::shared_ptr<fusion::FusedDropoutImpl>>& dropout_layers();
+  std::optional<std::vector<std::shared_ptr<fusion::FusedDropoutImpl>>> dropout_layers_;
 };
 
 /// An MLP on flattened images: depth hidden layers of `width`, activation, dropout.

@@ -88,6 +88,10 @@ struct SlotProgress {
   double best = -INFINITY;       ///< the best watched metric (larger is better)
   std::int64_t bad_evals = 0;    ///< evaluations since it last improved
   fusion::LrSchedule::PlateauState plateau;
+  /// Training losses since the last evaluation (a GAN's generator's, and its
+  /// discriminator's) and their count: what the next evaluation averages.
+  double loss_sum = 0, d_loss_sum = 0;
+  std::int64_t loss_steps = 0;
 };
 
 class ArrayTrainer {
@@ -151,7 +155,8 @@ class ArrayTrainer {
   std::vector<double> best_;
   at::Tensor loss_sum_;  ///< [B] on device_: training losses since the last evaluation
   std::vector<std::int64_t> bad_evals_;
-  std::int64_t step_ = 0, loss_steps_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
+  std::vector<std::int64_t> loss_steps_;  ///< per slot: steps in loss_sum_
+  std::int64_t step_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
   at::Tensor order_;
   std::vector<double> smoothing_;
   bool masked_ = false;  ///< labels hold kIgnoreLabel (masked language models)
