@@ -37,6 +37,7 @@ std::uint32_t file_crc(const std::string& path, bool* ok) {
 
 constexpr const char* kCheckpoint = "checkpoint.pt";
 constexpr const char* kNextCheckpoint = "checkpoint.next.pt";  // written, not yet named by trial.json
+constexpr const char* kPreviousCheckpoint = "checkpoint.prev.pt";  // the rung before the last
 constexpr const char* kPartialCheckpoint = "partial.pt";        // mid-rung, at an evaluation point
 constexpr const char* kNextPartial = "partial.next.pt";         // written, not yet named by trial.json
 
@@ -143,6 +144,10 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
   export_weights(model, dir);
   rungs.push_back(latest);
   write_trial_json(record, rungs);  // without a partial rung: this one is done
+  // The last rung's checkpoint stays, as the previous one: a trial whose new
+  // checkpoint is damaged falls back to it.
+  struct stat info {};
+  if (::stat((dir + "/" + kCheckpoint).c_str(), &info) == 0) promote(dir, kCheckpoint, kPreviousCheckpoint);
   promote(dir, kNextCheckpoint, kCheckpoint);
   for (const char* partial : {kPartialCheckpoint, kNextPartial}) std::remove((dir + "/" + partial).c_str());
   return latest;
@@ -214,8 +219,15 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
 
 bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                                  fusion::SlotState& optimizer, std::string* problem) const {
-  return load_archive(named_file(trial_dir(id), kNextCheckpoint, kCheckpoint, expected_crc), expected_crc, model,
-                      optimizer, problem);
+  // A rung's checkpoint is the last one or the one before it (also where a
+  // kill between save()'s two renames leaves the last one named as it was).
+  const std::string dir = trial_dir(id);
+  if (load_archive(named_file(dir, kNextCheckpoint, kCheckpoint, expected_crc), expected_crc, model, optimizer,
+                   problem)) {
+    return true;
+  }
+  std::string ignored;
+  return load_archive(dir + "/" + kPreviousCheckpoint, expected_crc, model, optimizer, &ignored);
 }
 
 bool TrialStore::load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,

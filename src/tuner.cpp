@@ -164,7 +164,7 @@ class Tuner {
           if (auto mid = resume_partial(t.trial_id, from, job.budget)) {
             from = *mid;  // the rung continues from its last mid-rung checkpoint
           } else {
-            if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from)) from = 0;  // retrain it
+            if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from)) from = repair(t.trial_id, from);
             // Evaluations past where it starts again (a partial rung, or all of a
             // lost checkpoint's) would be recorded twice.
             const std::int64_t start = steps_for(from, config_of(t.trial_id));
@@ -344,11 +344,49 @@ class Tuner {
     fusion::SlotState state;
     std::string problem;
     if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
-      progress_.message("trial " + std::to_string(id) + ": " + problem + "; training it again from the start");
+      progress_.message("trial " + std::to_string(id) + ": " + problem);
       return false;
     }
     saved_[id] = {model, state, r->steps, r->progress};
     return true;
+  }
+
+  std::string format_budget(double budget) const {
+    std::ostringstream s;
+    s << budget << " " << to_string(sweep_.budget.unit);
+    return s.str();
+  }
+
+  // A trial whose checkpoint at `budget` could not be loaded: falls back to
+  // its previous rung's checkpoint and trains that rung again (alone, recording
+  // what it recorded the first time), so it stands at `budget` once more.
+  // Returns where it stands: `budget`, or 0 (no earlier checkpoint loaded: it
+  // trains again from the start).
+  double repair(std::int64_t id, double budget) {
+    double previous = 0;
+    for (const auto& r : rungs_.at(id)) {
+      if (r.budget < budget && r.status == "completed") previous = std::max(previous, r.budget);
+    }
+    if (previous <= 0 || !restore(id, previous)) {
+      progress_.message("trial " + std::to_string(id) + ": training it again from the start");
+      return 0;
+    }
+    progress_.message("trial " + std::to_string(id) + ": falling back to its checkpoint at " + format_budget(previous) +
+                      " and training its rung to " + format_budget(budget) + " again");
+    auto& rungs = rungs_.at(id);
+    rungs.erase(std::remove_if(rungs.begin(), rungs.end(), [&](const RungResult& r) { return r.budget >= budget; }),
+                rungs.end());
+    const std::int64_t start = steps_for(previous, config_of(id));
+    auto& h = records_.at(id).history;
+    h.erase(std::remove_if(h.begin(), h.end(), [&](const nlohmann::json& e) { return e.at("step") > start; }), h.end());
+    rung_start_[id] = previous;
+    auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
+    Reports already_reported;  // the scheduler replayed this rung's result
+    for (const auto& plan : packer_.pack({{id, config_of(id), previous, budget}}, capacity)) {
+      train_isolating_failures(plan, already_reported, 0);
+    }
+    rung_start_[id] = budget;
+    return finished(id, budget) && records_.at(id).status != "failed" ? budget : 0;
   }
 
   // A trial killed mid-rung: loads its partial checkpoint for the rung

@@ -693,6 +693,50 @@ TEST_F(Cli, EveryKillMidRungResumesFromTheLatestCheckpointEvenInAResumedRung) {
   }
 }
 
+TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
+  // Budgets 10, 30, 90 and 270 steps. Stopped (after mid-rung checkpoints)
+  // until some trial is inside a rung after two finished ones; then its last
+  // rung's checkpoint is damaged and its mid-rung one lost. Resume loads the
+  // rung before (checkpoint.prev.pt), trains the lost rung again, and ends as
+  // an uninterrupted run.
+  std::string text = kTinySweep;
+  text.replace(text.find("max: 90"), 7, "max: 270");
+  const std::string sweep = write_sweep("longer.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  const std::string dir = dir_ + "/cut";
+  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "3", 1);
+  Result r = run("run " + sweep + " --out " + dir + " --checkpoint-every 0");
+  std::string victim;
+  for (int i = 0; i < 40 && r.code == 9; ++i) {
+    for (int id = 0; id < 64 && victim.empty(); ++id) {
+      const std::string json = slurp(dir + "/trials/" + std::to_string(id) + "/trial.json");
+      if (json.empty()) continue;
+      const auto t = nlohmann::json::parse(json);
+      if (t.contains("partial") && t.at("rungs").size() >= 2) victim = std::to_string(id);
+    }
+    if (!victim.empty()) break;
+    r = run("resume " + dir + " --checkpoint-every 0");
+  }
+  unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
+  ASSERT_FALSE(victim.empty()) << "no trial was stopped inside its third rung";
+  const std::string trial = dir + "/trials/" + victim;
+  ASSERT_TRUE(exists(trial + "/checkpoint.prev.pt"));
+  std::system(("truncate -s 100 '" + trial + "/checkpoint.pt' && rm '" + trial + "/partial.pt'").c_str());
+  const Result resumed = run("resume " + dir);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("trial " + victim + ": falling back to its checkpoint at"), std::string::npos)
+      << resumed.out;
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
+  const auto again = nlohmann::json::parse(slurp(dir + "/results.json"));
+  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
+    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
+    EXPECT_EQ(again.at("trials")[i].at("metric"), whole.at("trials")[i].at("metric"));
+  }
+  EXPECT_EQ(again.at("best"), whole.at("best"));
+}
+
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ::mkdir((dir_ + "/busy").c_str(), 0755);

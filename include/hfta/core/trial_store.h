@@ -64,9 +64,10 @@ class TrialStore {
   /// Every trial found under DIR/trials.
   std::map<std::int64_t, StoredTrial> load_all() const;
 
-  /// Reads a trial's checkpoint into `model` (already built with the right shape)
-  /// and `optimizer`; false with `problem` set when it is missing or its CRC does
-  /// not match the last rung's (truncated or corrupt).
+  /// Reads the checkpoint of a trial's rung whose CRC is `expected_crc` (its
+  /// last rung's, or the one before) into `model` (already built with the
+  /// right shape) and `optimizer`; false with `problem` set when it is missing
+  /// or its CRC does not match (truncated or corrupt).
   bool load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                        fusion::SlotState& optimizer, std::string* problem) const;
   /// The same for a partial rung's checkpoint.
