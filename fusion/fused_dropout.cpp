@@ -56,31 +56,27 @@ at::Tensor FusedDropoutImpl::noise(const at::Tensor& x, const std::vector<std::i
   const auto opts = x.options();
   const auto models = static_cast<std::int64_t>(p_.size());
   const int dim = layout_ == Layout::kMatmul ? 0 : 1;
+  const std::int64_t width = shape[dim] / models;
+  at::Tensor noise;
   if (generators_.empty()) {
-    // One draw for the whole array; keep and scale broadcast along dim.
-    std::vector<std::int64_t> view(shape.size(), 1);
-    view[dim] = shape[dim];
-    const std::int64_t per_model = shape[dim] / models;
-    auto along = [&](const at::Tensor& t) { return t.repeat_interleave(per_model).to(x.device()).view(view); };
-    return at::rand(shape, opts).lt_(along(keep)).mul_(along(scale));
+    noise = at::rand(shape, opts);  // one draw for the whole array
+  } else {
+    // Model by model from its own generator, each filling its own part of one
+    // tensor (on the CPU: the draws then move to x's device).
+    const std::vector<at::Generator>* device = device_generators(x.device());
+    noise = at::empty(shape, device ? opts : opts.device(at::kCPU));
+    for (std::int64_t b = 0; b < models; ++b) {
+      noise.narrow(dim, b * width, width).uniform_(0, 1, device ? (*device)[b] : generators_[b]);
+    }
+    noise = noise.to(x.device());
   }
-  // Model by model from its own generator, each filling its own part of one
-  // tensor while that part is in cache (on the CPU: the noise then moves to x's
-  // device). keep and scale hold x's dtype's values exactly, so the comparison
-  // and the product give the bits a [B] tensor of them would.
-  const std::vector<at::Generator>* device = device_generators(x.device());
-  at::Tensor noise = at::empty(shape, device ? opts : opts.device(at::kCPU));
-  const std::int64_t width = noise.size(dim) / models;
-  const at::Tensor k = keep.to(at::kDouble).contiguous(), s = scale.to(at::kDouble).contiguous();
-  const double* keep_b = k.data_ptr<double>();
-  const double* scale_b = s.data_ptr<double>();
-  for (std::int64_t b = 0; b < models; ++b) {
-    noise.narrow(dim, b * width, width)
-        .uniform_(0, 1, device ? (*device)[b] : generators_[b])
-        .lt_(keep_b[b])
-        .mul_(scale_b[b]);
-  }
-  return noise.to(x.device());
+  // Then, for all models in two passes, 1/keep where the draw is below keep,
+  // else 0 (not model by model: 2B small ops, where an MLP 784-32-32-10 array
+  // of 32 steps in a few milliseconds).
+  std::vector<std::int64_t> view(shape.size(), 1);
+  view[dim] = shape[dim];
+  auto along = [&](const at::Tensor& t) { return t.repeat_interleave(width).to(x.device()).view(view); };
+  return noise.lt_(along(keep)).mul_(along(scale));
 }
 
 void FusedDropoutImpl::set_p(std::int64_t slot, double p) {
