@@ -22,7 +22,11 @@ AshaScheduler::AshaScheduler(std::int64_t trials, std::int64_t max_budget,
 std::vector<std::int64_t> AshaScheduler::promotable(std::size_t k) const {
   const Rung& rung = rungs_[k];
   if (k + 1 >= rungs_.size()) return {};
-  const std::size_t quota = rung.results.size() / static_cast<std::size_t>(eta_);
+  std::size_t quota = rung.results.size() / static_cast<std::size_t>(eta_);
+  // A rung that has every result it will ever get keeps its best going even
+  // when it holds fewer than eta (as Ray Tune's ASHA does): otherwise a sweep
+  // of few trials never trains one to the full budget.
+  if (quota == 0 && closed(k)) quota = 1;
   std::vector<std::int64_t> out;
   for (std::int64_t id : best_completed(rung.results, quota, goal_)) {
     if (!rung.promoted.count(id)) out.push_back(id);
@@ -84,6 +88,17 @@ bool AshaScheduler::finished() const {
   return started_ == trials_ && running_.empty() && promotable_count() == 0;
 }
 
+bool AshaScheduler::closed(std::size_t k) const {
+  if (started_ < trials_) return false;
+  for (const auto& [id, rung] : running_) {
+    if (rung <= k) return false;
+  }
+  for (std::size_t j = 0; j < k; ++j) {
+    if (!promotable(j).empty()) return false;
+  }
+  return true;
+}
+
 std::size_t AshaScheduler::promotable_count() const {
   std::size_t n = 0;
   for (std::size_t k = 0; k < rungs_.size(); ++k) n += promotable(k).size();
@@ -102,7 +117,7 @@ std::vector<BracketPlan> AshaScheduler::plan() const {
   BracketPlan bracket;
   bracket.s = static_cast<int>(rungs_.size()) - 1;
   for (std::size_t k = 0; k < rungs_.size(); ++k) {
-    bracket.rungs.push_back({trials_ / int_pow(eta_, static_cast<int>(k)), rungs_[k].budget});
+    bracket.rungs.push_back({std::max<std::int64_t>(1, trials_ / int_pow(eta_, static_cast<int>(k))), rungs_[k].budget});
   }
   return {bracket};
 }

@@ -60,9 +60,10 @@ BracketPlan successive_halving_bracket(std::int64_t n, std::int64_t max_budget,
   bracket.s = s;
   for (int i = 0; i <= s; ++i) {
     RungPlan rung;
-    rung.n = n / int_pow(eta, i);
+    // Too few trials to fill a higher rung: the best one still goes on, so
+    // that some trial reaches the full budget.
+    rung.n = std::max<std::int64_t>(1, n / int_pow(eta, i));
     rung.r = static_cast<double>(max_budget) / static_cast<double>(int_pow(eta, s - i));
-    if (rung.n == 0) break;  // too few trials to fill the higher rungs
     bracket.rungs.push_back(rung);
   }
   return bracket;

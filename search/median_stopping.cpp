@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace hfta::search {
 
@@ -21,8 +23,16 @@ double MedianStopping::running_average(const std::vector<std::pair<double, doubl
 }
 
 bool MedianStopping::report(std::int64_t trial_id, double budget, double metric) {
-  auto& mine = history_[trial_id];
-  mine.emplace_back(budget, metric);
+  record(trial_id, budget, metric);
+  return should_stop(trial_id, budget);
+}
+
+void MedianStopping::record(std::int64_t trial_id, double budget, double metric) {
+  history_[trial_id].emplace_back(budget, metric);
+}
+
+bool MedianStopping::should_stop(std::int64_t trial_id, double budget) const {
+  const auto& mine = history_.at(trial_id);
   if (budget < grace_) return false;
 
   std::vector<double> averages;
@@ -41,6 +51,53 @@ bool MedianStopping::report(std::int64_t trial_id, double budget, double metric)
     if (better(m, best, goal_)) best = m;
   }
   return better(median, best, goal_);
+}
+
+MedianStoppingScheduler::MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget,
+                                                 std::int64_t min_budget, Goal goal)
+    : trials_(trials), rule_(goal, static_cast<double>(min_budget)) {
+  if (trials < 1) throw std::invalid_argument("median stopping needs at least one trial");
+  if (min_budget < 1 || max_budget < min_budget) throw std::invalid_argument("median stopping needs 1 <= min <= max");
+  for (std::int64_t b = min_budget; b < max_budget; b += min_budget) budgets_.push_back(static_cast<double>(b));
+  budgets_.push_back(static_cast<double>(max_budget));
+  for (std::int64_t id = 0; id < trials; ++id) alive_.push_back(id);
+}
+
+std::vector<RungJob> MedianStoppingScheduler::next_jobs(std::size_t /*capacity*/, double /*now*/) {
+  if (handed_out_ || finished()) return {};
+  handed_out_ = true;
+  RungJob job{0, static_cast<int>(step_), budgets_[step_], {}};
+  const double from = step_ ? budgets_[step_ - 1] : 0.0;
+  for (std::int64_t id : alive_) job.trials.push_back({id, from});
+  return {job};
+}
+
+void MedianStoppingScheduler::report(const TrialResult& result) {
+  if (!handed_out_ || std::find(alive_.begin(), alive_.end(), result.trial_id) == alive_.end()) {
+    throw std::invalid_argument("trial " + std::to_string(result.trial_id) + " is not training in a step now");
+  }
+  results_[result.trial_id] = result;
+  if (results_.size() < alive_.size()) return;
+  for (const auto& [id, r] : results_) {
+    if (r.status == TrialStatus::kCompleted) rule_.record(id, r.budget, r.metric);
+  }
+  std::vector<std::int64_t> next;
+  for (const auto& [id, r] : results_) {
+    if (r.status == TrialStatus::kCompleted && !rule_.should_stop(id, r.budget)) next.push_back(id);
+  }
+  alive_ = std::move(next);
+  results_.clear();
+  handed_out_ = false;
+  ++step_;
+}
+
+bool MedianStoppingScheduler::finished() const { return step_ >= budgets_.size() || alive_.empty(); }
+
+std::vector<BracketPlan> MedianStoppingScheduler::plan() const {
+  // The most each step can hold: how many the rule stops is known only as it goes.
+  BracketPlan bracket;
+  for (double b : budgets_) bracket.rungs.push_back({trials_, b});
+  return {bracket};
 }
 
 }  // namespace hfta::search

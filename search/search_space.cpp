@@ -1,6 +1,8 @@
 #include "hfta/search/search_space.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -71,12 +73,16 @@ bool SearchSpace::active(const ParameterSpec& parameter, const Config& chosen) {
 }
 
 ParamValue quantize(double x, const ParameterSpec& p) {
-  double k = std::round((x - p.min) / p.q);
-  double v = p.min + k * p.q;
-  if (v > p.max) v = p.min + (k - 1) * p.q;  // rounding up past max: step back inside
-  if (v < p.min) v = p.min;
+  // The grid min, min + q, ..., up to max: counted in steps, so that floating
+  // point (0 + 3 * 0.1 > 0.3) cannot push its last point out.
+  const double last = std::floor((p.max - p.min) / p.q + 1e-9);
+  const double k = std::clamp(std::round((x - p.min) / p.q), 0.0, last);
+  const double v = p.min + k * p.q;
   if (is_whole(p.min) && is_whole(p.q)) return static_cast<std::int64_t>(std::llround(v));
-  return v;
+  // As the decimal it stands for (0.3, not 0.30000000000000004).
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.12g", v);
+  return std::strtod(text, nullptr);
 }
 
 ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
@@ -98,8 +104,10 @@ ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
                                       static_cast<std::int64_t>(p.max));
     }
     case Distribution::kQuantized: {
+      // Linear: uniform over [min - q/2, max + q/2], so that every grid point,
+      // the ends too, gets the same share (Optuna's stepped floats).
       const double x = p.log ? std::exp(std::log(p.min) + u * (std::log(p.max) - std::log(p.min)))
-                             : p.min + u * (p.max - p.min);
+                             : p.min - p.q / 2 + u * (p.max - p.min + p.q);
       return quantize(x, p);
     }
     case Distribution::kChoice:

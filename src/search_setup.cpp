@@ -4,6 +4,7 @@
 
 #include "hfta/search/asha_scheduler.h"
 #include "hfta/search/bracket_scheduler.h"
+#include "hfta/search/median_stopping.h"
 
 namespace hfta::core {
 
@@ -44,7 +45,11 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
       return std::make_unique<search::BracketScheduler>(
           std::vector<search::BracketPlan>{{0, {{grid.trial_count(), double(b.max)}}}}, goal);
     }
-    case SearchMethod::kRandom: break;
+    case SearchMethod::kRandom:
+      if (s.stopping == Stopping::kMedian) {
+        return std::make_unique<search::MedianStoppingScheduler>(s.trials, b.max, b.min, goal);
+      }
+      break;
   }
   return std::make_unique<search::BracketScheduler>(
       std::vector<search::BracketPlan>{{0, {{s.trials, double(b.max)}}}}, goal);

@@ -143,6 +143,16 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       << (trainers::estimate_footprint(sweep.task.model, {}) ? "estimated from parameter and activation counts"
                                                               : "known once they are built")
       << "\n";
+  const bool rounds_of_new_trials =
+      sweep.search.method == SearchMethod::kHyperband && sweep.search.align_brackets;
+  if (sweep.search.searcher == Searcher::kTpe && !rounds_of_new_trials) {
+    out << "note: every trial starts in the first round, before any result, so TPE proposes what random "
+           "search would (it learns across rounds: method hyperband with align_brackets)\n";
+  }
+  if (sweep.search.stopping == Stopping::kMedian) {
+    out << "note: median stopping trains in steps of " << sweep.budget.min << " " << unit
+        << "; each step's trial counts above are the most it can hold\n";
+  }
   return out.str();
 }
 

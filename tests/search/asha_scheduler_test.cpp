@@ -23,6 +23,24 @@ TEST(Asha, PlanHasRungsUpToTheFullBudget) {
   EXPECT_EQ(plan[0].rungs[3], (RungPlan{1, 27}));
 }
 
+TEST(Asha, WithFewerTrialsThanEtaARungsBestStillGoesOnOnceNoMoreCanArrive) {
+  // Five trials, budgets 1 to 27, eta 3: one reaches 3; that rung of one then
+  // gets no more results, so its best goes on, and so on to 27.
+  AshaScheduler s(5, 27, 1, 3, Goal::kMaximize, 0);
+  double top = 0;
+  for (int round = 0; round < 10 && !s.finished(); ++round) {
+    for (const auto& job : s.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+      for (const auto& t : job.trials) {
+        s.report({t.trial_id, job.budget, 0.1 * static_cast<double>(t.trial_id), TrialStatus::kCompleted});
+        top = std::max(top, job.budget);
+      }
+    }
+  }
+  EXPECT_TRUE(s.finished());
+  EXPECT_EQ(top, 27);
+  EXPECT_EQ(s.plan()[0].rungs[3], (RungPlan{1, 27}));
+}
+
 TEST(Asha, PromotesTheTopThirdNotYetPromoted) {
   // One worker: ASHA asks for work after every result.
   AshaScheduler s(9, 9, 1, 3, Goal::kMaximize, 0);
@@ -82,10 +100,19 @@ TEST(Asha, FinishesWhenEveryTrialIsDone) {
   auto jobs = s.next_jobs(10, 0);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_FALSE(s.finished());
-  for (const auto& t : jobs[0].trials) s.report({t.trial_id, 1, 1.0});
-  // Two results: quota floor(2/3) = 0, nothing to promote.
+  for (const auto& t : jobs[0].trials) s.report({t.trial_id, 1, 1.0 + static_cast<double>(t.trial_id)});
+  // Two results: quota floor(2/3) = 0, but the rung is closed: its best, trial
+  // 0 (minimised), goes on to 3, then to 9, and the sweep is done.
+  EXPECT_FALSE(s.finished());
+  for (double budget : {3.0, 9.0}) {
+    jobs = s.next_jobs(10, 0);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(jobs[0].budget, budget);
+    EXPECT_EQ(ids(jobs[0]), (std::vector<std::int64_t>{0}));
+    s.report({0, budget, 1.0});
+  }
   EXPECT_TRUE(s.finished());
-  EXPECT_THROW(s.report({0, 1, 1.0}), std::invalid_argument);
+  EXPECT_THROW(s.report({0, 9, 1.0}), std::invalid_argument);
 }
 
 }  // namespace

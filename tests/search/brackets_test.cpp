@@ -106,10 +106,11 @@ TEST(SuccessiveHalving, OneBracketFromTrials) {
   EXPECT_EQ(b.rungs[1], (RungPlan{9, 3}));
   EXPECT_EQ(b.rungs[2], (RungPlan{3, 9}));
   EXPECT_EQ(b.rungs[3], (RungPlan{1, 27}));
-  // Too few trials for the top rungs: the bracket ends where a rung would be empty.
+  // Too few trials for the top rungs: the best one still goes on to the full budget.
   const auto small = successive_halving_bracket(5, 27, 1, 3);
-  ASSERT_EQ(small.rungs.size(), 2u);
+  ASSERT_EQ(small.rungs.size(), 4u);
   EXPECT_EQ(small.rungs[1], (RungPlan{1, 3}));
+  EXPECT_EQ(small.rungs[3], (RungPlan{1, 27}));
 }
 
 }  // namespace

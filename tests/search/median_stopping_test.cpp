@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "hfta/search/median_stopping.h"
 
 namespace hfta::search {
@@ -28,6 +31,39 @@ TEST(MedianStopping, NeedsEnoughOtherTrials) {
   rule.report(1, 1, 0.1);
   EXPECT_FALSE(rule.report(2, 1, 5.0));  // only two others reached budget 1
   EXPECT_TRUE(rule.report(3, 1, 5.0));   // now three: 0.1, 0.1, 5.0 -> median 0.1
+}
+
+// Drives a MedianStoppingScheduler to the end; `metric(id, budget)` is what each
+// trial reports, in the order `order` gives each step's results.
+std::map<std::int64_t, double> reached(MedianStoppingScheduler& s, double (*metric)(std::int64_t, double),
+                                       bool reversed) {
+  std::map<std::int64_t, double> out;
+  while (!s.finished()) {
+    const auto jobs = s.next_jobs(1, 0);
+    EXPECT_EQ(jobs.size(), 1u);
+    auto trials = jobs.at(0).trials;
+    if (reversed) std::reverse(trials.begin(), trials.end());
+    for (const auto& t : trials) {
+      s.report({t.trial_id, jobs[0].budget, metric(t.trial_id, jobs[0].budget), TrialStatus::kCompleted});
+      out[t.trial_id] = jobs[0].budget;
+    }
+  }
+  return out;
+}
+
+TEST(MedianStoppingScheduler, TrialsBehindTheMedianStopAtAStepWhateverTheOrderOfResults) {
+  // Six trials, budgets 2, 4, 6, 8, 9. Trial t's accuracy is t/10 + budget/100:
+  // at the first step, 0-2 are behind the median of the others and stop; 3-5
+  // then have two others each that reached the budget, fewer than the rule's
+  // three, and go on to the full budget.
+  auto metric = [](std::int64_t id, double budget) { return 0.1 * static_cast<double>(id) + budget / 100; };
+  MedianStoppingScheduler forward(6, 9, 2, Goal::kMaximize), backward(6, 9, 2, Goal::kMaximize);
+  const auto plan = forward.plan()[0].rungs;
+  ASSERT_EQ(plan.size(), 5u);
+  EXPECT_EQ(plan.back(), (RungPlan{6, 9}));
+  const auto a = reached(forward, metric, false), b = reached(backward, metric, true);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, (std::map<std::int64_t, double>{{0, 2}, {1, 2}, {2, 2}, {3, 9}, {4, 9}, {5, 9}}));
 }
 
 }  // namespace

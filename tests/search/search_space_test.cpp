@@ -107,6 +107,17 @@ TEST(SearchSpace, QuantizedLandsOnTheGrid) {
   EXPECT_NEAR(small / 5000.0, 1.0 / 3.0, 0.03);
 }
 
+TEST(SearchSpace, QuantizedReachesItsEndsAsOftenAsItsMiddle) {
+  // 0, 0.1, 0.2, 0.3: 0 + 3 * 0.1 is 0.30000000000000004 in floating point,
+  // which must neither push the last point out nor show in the value.
+  ParameterSpec p = range("x", Distribution::kQuantized, 0, 0.3);
+  p.q = 0.1;
+  std::map<double, int> counts;
+  for (const auto& v : draws(p, 8000)) counts[std::get<double>(v)]++;
+  ASSERT_EQ(counts.size(), 4u);
+  for (double x : {0.0, 0.1, 0.2, 0.3}) EXPECT_NEAR(counts[x] / 8000.0, 0.25, 0.03) << x;
+}
+
 TEST(SearchSpace, ChoiceGridAndConst) {
   const std::vector<ParamValue> opts = {std::string("a"), std::string("b"), std::string("c")};
   for (Distribution d : {Distribution::kChoice, Distribution::kGrid}) {

@@ -42,6 +42,9 @@ class AshaScheduler : public Scheduler {
   Goal goal_;
   double wait_;
   std::vector<Rung> rungs_;
+  /// Rung k can get no more results: every trial started, none trains to a
+  /// rung up to k, and no lower rung has a promotion waiting.
+  bool closed(std::size_t k) const;
   std::int64_t started_ = 0;
   std::map<std::int64_t, std::size_t> running_;  ///< trial id -> rung it is training to
 };
