@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -50,9 +51,17 @@ struct Args {
 };
 
 // Loads the sweep, printing every problem; nullopt means exit 2.
+// The trainer's refusals too, so that validate and plan agree with run.
 std::optional<SweepConfig> load(const std::string& path, std::ostream& err) {
   try {
-    return load_sweep_file(path);
+    SweepConfig sweep = load_sweep_file(path);
+    if (const auto problems = not_trainable_yet(sweep); !problems.empty()) {
+      for (const auto& p : problems) err << path << ": " << p << "\n";
+      err << path << ": invalid sweep (" << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
+          << ")\n";
+      return std::nullopt;
+    }
+    return sweep;
   } catch (const ConfigError& e) {
     err << e.what() << "\n";
     const size_t n = e.diagnostics().size();
@@ -188,10 +197,6 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune run: --device: " << e.what() << "\n";
     return kExitUsage;
   }
-  if (const auto problems = not_trainable_yet(*sweep); !problems.empty()) {
-    for (const auto& p : problems) err << a.sweep << ": " << p << "\n";
-    return kExitUsage;
-  }
   const std::string dir = a.out_dir.empty() ? "runs/" + sweep->name : a.out_dir;
   auto holds_a_sweep = [&] {
     struct stat info {};
@@ -247,7 +252,14 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   auto recorded = load(a.dir + "/sweep.json", err);
   if (!recorded) return kExitUsage;
   std::ifstream run_file(a.dir + "/run.json");
-  const nlohmann::json run_options = run_file ? nlohmann::json::parse(run_file) : nlohmann::json::object();
+  nlohmann::json run_options = nlohmann::json::object();
+  if (run_file) {
+    run_options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
+    if (!run_options.is_object()) {
+      err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options)\n";
+      return kExitUsage;
+    }
+  }
   // The sweep file in the directory may have been edited since: refuse changes to the trials.
   if (::stat((a.dir + "/sweep.yaml").c_str(), &info) == 0) {
     auto given = load(a.dir + "/sweep.yaml", err);
@@ -325,10 +337,21 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   const std::string text = a.format == "csv" ? results_csv(*results) : results->dump(2) + "\n";
-  if (a.output.empty()) {
+  struct stat info {};
+  if (a.output.empty() || a.output == "-") {
     out << text;
+  } else if (::stat(a.output.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    // A device or a pipe (/dev/stdout, a FIFO): written to, never replaced.
+    std::ofstream file(a.output, std::ios::binary);
+    if (!(file << text) || !file.flush()) {
+      err << "hfta-tune export: cannot write " << a.output << "\n";
+      return kExitFailure;
+    }
   } else {
-    write_atomically(a.output, text);
+    // Atomically, through a link to the file it names (not over the link).
+    std::error_code ec;
+    const auto target = std::filesystem::weakly_canonical(a.output, ec);
+    write_atomically(ec ? a.output : target.string(), text);
   }
   return kExitOk;
 }
@@ -344,6 +367,7 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune plan: --device: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (!precision_fits(*sweep, devices, "plan", err)) return kExitUsage;
   const SweepPlan p = make_plan(*sweep, a.fusion == "auto", fusion::to_string(devices),
                                 memory_per_worker(devices, workers_for(a, devices)));
   if (a.json) {
@@ -366,37 +390,55 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   validate_cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
   validate_cmd->add_flag("--json", a.json, "Print the sweep with every default filled in, as JSON");
 
+  // Checks that name what they expect (CLI11's own print a double's whole range).
+  const auto seconds = [](const std::string& v) -> std::string {
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    return !v.empty() && *end == 0 && std::isfinite(d) && d >= 0 ? "" : "expected seconds >= 0, got '" + v + "'";
+  };
+  const auto count = [](const std::string& v) -> std::string {
+    const bool digits = !v.empty() && v.size() <= 4 && v.find_first_not_of("0123456789") == std::string::npos;
+    return digits && std::stoi(v) >= 1 ? "" : "expected a whole number from 1 to 9999, got '" + v + "'";
+  };
+  const auto seed = [](const std::string& v) -> std::string {
+    // The YAML seed's range: a decimal integer in [0, 2^63 - 1].
+    const bool digits = !v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string::npos;
+    return digits && (v.size() < 19 || v <= "9223372036854775807") ? ""
+                                                                    : "expected an integer in [0, 2^63 - 1], got '" + v + "'";
+  };
+
   // run and plan take the same sweep, fusion, device and seed.
-  auto add_sweep_options = [&a](CLI::App* cmd) {
+  auto add_sweep_options = [&a, seed](CLI::App* cmd) {
     cmd->add_option("sweep", a.sweep, "The sweep YAML file")->required();
     cmd->add_option("--fusion", a.fusion, "Fuse same-shape trials into arrays, or train each alone")
         ->check(CLI::IsMember({"auto", "off"}));
     cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,...");
-    cmd->add_option("--seed", a.seed, "Override the sweep's seed")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--seed", a.seed, "Override the sweep's seed")->check(seed);
   };
 
   auto* run_cmd = app.add_subcommand("run", "Run a sweep to the end");
   add_sweep_options(run_cmd);
-  run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)");
+  run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("expected a directory path, got an empty one") : std::string(); });
   const std::string checkpoint_help =
       "Seconds between mid-rung checkpoints, taken every 50 steps and at evaluation points (0: at every one)";
-  run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   const std::string workers_help =
       "Arrays trained at the same time, each in a thread with a share of the cores and memory; same results "
       "(default: one per core, at most 4)";
-  run_cmd->add_option("--workers", a.workers, workers_help)->check(CLI::PositiveNumber);
+  run_cmd->add_option("--workers", a.workers, workers_help)->check(count);
 
   auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
-  resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(CLI::NonNegativeNumber);
-  resume_cmd->add_option("--workers", a.workers, workers_help)->check(CLI::PositiveNumber);
+  resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
+  resume_cmd->add_option("--workers", a.workers, workers_help)->check(count);
   resume_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,... (default cpu)");
 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
   add_sweep_options(plan_cmd);
   plan_cmd->add_flag("--json", a.json, "Print the plan as JSON");
   plan_cmd->add_option("--workers", a.workers, "The workers run will use: arrays are sized to their share of memory")
-      ->check(CLI::PositiveNumber);
+      ->check(count);
 
   auto* status_cmd = app.add_subcommand("status", "Show the progress of a sweep");
   status_cmd->add_option("dir", a.dir, "The experiment directory")->required();

@@ -11,11 +11,14 @@
 #include <tuple>
 
 #include "hfta/core/did_you_mean.h"
+#include "hfta/search/brackets.h"
 #include "hfta/fusion/precision.h"
 #include "option_values.h"
 #include "sweep_sections.h"
 
 namespace hfta::core {
+
+constexpr std::int64_t kMaxTrials = 1000000;  ///< trials a sweep may start
 namespace {
 
 using trainers::ModelSpec;
@@ -240,7 +243,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
                 "each rung keeps the best 1/eta of its trials, so eta must be at least 2", s.eta);
   }
   if (has("trials")) {
-    read_int_in(r, r.child(*node, "search", "trials", true), "search.trials", 1, 10000000,
+    read_int_in(r, r.child(*node, "search", "trials", true), "search.trials", 1, kMaxTrials,
                 "configurations to sample", s.trials);
   }
   if (has("repeats")) {
@@ -318,6 +321,41 @@ void load_seed(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 
 }  // namespace
 
+// How many trials the sweep starts: a sweep of millions is a typo (a budget in
+// samples with budget.min left at 1) that would take the planner's memory.
+void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
+  const auto& s = sweep.search;
+  std::int64_t trials = 0;
+  std::string what, path, remedy;
+  if (s.method == SearchMethod::kHyperband) {
+    for (const auto& bracket : search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta)) {
+      trials += bracket.rungs.front().n;
+    }
+    what = "Hyperband's brackets from budget.min " + std::to_string(sweep.budget.min) + " to budget.max " +
+           std::to_string(sweep.budget.max) + " at eta " + std::to_string(s.eta) + " start";
+    path = "budget";
+    remedy = "raise budget.min, or lower budget.max";
+  } else if (s.method == SearchMethod::kGrid) {
+    trials = s.repeats;
+    for (const auto& p : sweep.parameters) {
+      if (p.distribution != search::Distribution::kGrid) continue;
+      trials = trials > kMaxTrials ? trials : trials * static_cast<std::int64_t>(p.values.size());
+    }
+    what = "the grid's points times search.repeats come to";
+    path = "parameters";
+    remedy = "fewer grid values, or fewer repeats";
+  }
+  if (trials <= kMaxTrials) return;
+  auto node = r.child(root, "", path, false);
+  if (node && path == "budget") {  // at budget.max (the budget section's own line is not kept)
+    node = r.child(*node, "budget", "max", false);
+    path = "budget.max";
+  }
+  const std::string count = trials > kMaxTrials * 1000 ? "over " + std::to_string(kMaxTrials * 1000) : std::to_string(trials);
+  r.error(node ? *node : root, path,
+          what + " " + count + " trials; at most " + std::to_string(kMaxTrials) + " (" + remedy + ")");
+}
+
 SweepConfig load_sweep_string(const std::string& yaml, const std::string& source) {
   YamlReader r(source);
   YAML::Node root;
@@ -357,6 +395,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   }
   load_early_stopping(r, root, sweep);
   load_fusion(r, root, sweep);
+  if (r.ok()) check_trial_count(r, root, sweep);
   if (!r.ok()) reject(r);
   return sweep;
 }

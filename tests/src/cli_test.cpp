@@ -67,6 +67,22 @@ class Cli : public ::testing::Test {
     return s.str();
   }
 
+  static nlohmann::json results(const std::string& dir) { return nlohmann::json::parse(slurp(dir + "/results.json")); }
+
+  // The sweep in `dir` ended as the one in `want_dir`: every trial's history,
+  // metric and status, and the best trial, the same.
+  static void expect_same_results(const std::string& dir, const std::string& want_dir) {
+    const auto again = results(dir), whole = results(want_dir);
+    ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
+    for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+      SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
+      for (const char* key : {"history", "metric", "status"}) {
+        EXPECT_EQ(again.at("trials")[i].at(key), whole.at("trials")[i].at(key)) << key;
+      }
+    }
+    EXPECT_EQ(again.at("best"), whole.at("best"));
+  }
+
   static bool exists(const std::string& path) {
     struct stat info {};
     return ::stat(path.c_str(), &info) == 0;
@@ -140,6 +156,12 @@ parameters:
   momentum: {distribution: uniform, min: 0.0, max: 0.9}
 )";
 
+// kTinySweep with four brackets (budgets 10 to 270 steps).
+std::string longer_tiny_sweep() {
+  std::string text = kTinySweep;
+  return text.replace(text.find("max: 90"), 7, "max: 270");
+}
+
 TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   const Result r = run("run " + sweep + " --out " + dir_ + "/fused");
@@ -195,6 +217,18 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   }
   ASSERT_EQ(run("export " + dir_ + "/fused --output " + dir_ + "/export.json").code, 0);
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/export.json")), results);
+  // "-" is standard output; a link is written through, a pipe or device written to, never replaced.
+  EXPECT_EQ(nlohmann::json::parse(run("export " + dir_ + "/fused --output -").out), results);
+  ::symlink((dir_ + "/export.json").c_str(), (dir_ + "/link.json").c_str());
+  ASSERT_EQ(run("export " + dir_ + "/fused --format csv --output " + dir_ + "/link.json").code, 0);
+  struct stat link {};
+  ASSERT_EQ(::lstat((dir_ + "/link.json").c_str(), &link), 0);
+  EXPECT_TRUE(S_ISLNK(link.st_mode));
+  EXPECT_EQ(slurp(dir_ + "/export.json").rfind("id,status", 0), 0u);
+  EXPECT_EQ(run("export " + dir_ + "/fused --output /dev/null").code, 0);
+  struct stat null {};
+  ASSERT_EQ(::stat("/dev/null", &null), 0);
+  EXPECT_TRUE(S_ISCHR(null.st_mode));
   EXPECT_EQ(run("export " + dir_ + "/nowhere").code, 2);
   EXPECT_EQ(run("status " + dir_ + "/nowhere").code, 2);
 }
@@ -378,14 +412,7 @@ TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {
   // Space again: resume ends as a run that never hit it.
   const Result resumed = run("resume " + dir);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
-  const auto again = nlohmann::json::parse(slurp(dir + "/results.json"));
-  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
-  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
-    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
-    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
-    EXPECT_EQ(again.at("trials")[i].at("status"), whole.at("trials")[i].at("status"));
-  }
+  expect_same_results(dir, dir_ + "/whole");
 }
 
 TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
@@ -591,9 +618,7 @@ pid_t spawn_tuner(const std::string& args) {
 
 TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   // Four brackets (budgets 10 to 270 steps), long enough for several kills.
-  std::string text = kTinySweep;
-  text.replace(text.find("max: 90"), 7, "max: 270");
-  const std::string sweep = write_sweep("longer.yaml", text);
+  const std::string sweep = write_sweep("longer.yaml", longer_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   const std::string dir = dir_ + "/killed";
   std::mt19937 rng(2026);
@@ -622,16 +647,7 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   EXPECT_GE(kills, 3);
   RecordProperty("kills", kills);
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
-  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
-  const auto again = nlohmann::json::parse(slurp(dir + "/results.json"));
-  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
-  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
-    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
-    EXPECT_EQ(again.at("trials")[i].at("metric"), whole.at("trials")[i].at("metric"));
-    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
-    EXPECT_EQ(again.at("trials")[i].at("status"), whole.at("trials")[i].at("status"));
-  }
-  EXPECT_EQ(again.at("best"), whole.at("best"));
+  expect_same_results(dir, dir_ + "/whole");
 }
 
 TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
@@ -650,18 +666,9 @@ TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   // Which trials had checkpointed where depends on the order the workers took the arrays in.
   EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
-  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
-  const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
-  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
-  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
-    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
-    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
-    EXPECT_EQ(again.at("trials")[i].at("metric"), whole.at("trials")[i].at("metric"));
-    EXPECT_EQ(again.at("trials")[i].at("status"), whole.at("trials")[i].at("status"));
-  }
-  EXPECT_EQ(again.at("best"), whole.at("best"));
+  expect_same_results(dir_ + "/cut", dir_ + "/whole");
   // A finished rung leaves no partial checkpoint behind.
-  for (const auto& t : again.at("trials")) {
+  for (const auto& t : results(dir_ + "/cut").at("trials")) {
     EXPECT_FALSE(exists(dir_ + "/cut/trials/" + t.at("id").dump() + "/partial.pt"));
   }
 }
@@ -684,13 +691,7 @@ TEST_F(Cli, EveryKillMidRungResumesFromTheLatestCheckpointEvenInAResumedRung) {
   unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_GE(resumes, 3);
-  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
-  const auto again = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
-  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
-  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
-    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
-    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
-  }
+  expect_same_results(dir_ + "/cut", dir_ + "/whole");
 }
 
 TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
@@ -699,9 +700,7 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
   // rung's checkpoint is damaged and its mid-rung one lost. Resume loads the
   // rung before (checkpoint.prev.pt), trains the lost rung again, and ends as
   // an uninterrupted run.
-  std::string text = kTinySweep;
-  text.replace(text.find("max: 90"), 7, "max: 270");
-  const std::string sweep = write_sweep("longer.yaml", text);
+  const std::string sweep = write_sweep("longer.yaml", longer_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   const std::string dir = dir_ + "/cut";
   setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "3", 1);
@@ -726,15 +725,7 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("trial " + victim + ": falling back to its checkpoint at"), std::string::npos)
       << resumed.out;
-  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole/results.json"));
-  const auto again = nlohmann::json::parse(slurp(dir + "/results.json"));
-  ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
-  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
-    SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
-    EXPECT_EQ(again.at("trials")[i].at("history"), whole.at("trials")[i].at("history"));
-    EXPECT_EQ(again.at("trials")[i].at("metric"), whole.at("trials")[i].at("metric"));
-  }
-  EXPECT_EQ(again.at("best"), whole.at("best"));
+  expect_same_results(dir, dir_ + "/whole");
 }
 
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
@@ -806,6 +797,13 @@ TEST_F(Cli, BadUsageExits2) {
   EXPECT_EQ(run("frobnicate").code, 2);
   EXPECT_EQ(run("validate").code, 2);
   EXPECT_EQ(run("validate " + quickstart_ + " --no-such-flag").code, 2);
+  // Values the options cannot take are refused before anything is written.
+  for (const std::string flags : {"--checkpoint-every nan", "--workers 0", "--seed 9223372036854775808", "--out ''"}) {
+    const Result r = run("run " + quickstart_ + " --out " + dir_ + "/never " + flags);
+    EXPECT_EQ(r.code, 2) << flags << ": " << r.err;
+    EXPECT_NE(r.err.find("expected"), std::string::npos) << flags << ": " << r.err;
+  }
+  EXPECT_FALSE(exists(dir_ + "/never"));
 }
 
 }  // namespace

@@ -59,6 +59,19 @@ TEST(SweepRejection, UnknownParameterSuggestsAHyperparameter) {
   expect_rejected(yaml, "parameters.lrr", "lrr", "did you mean 'lr'?");
 }
 
+TEST(SweepRejection, TooManyTrialsAreRefusedBeforeAnyPlanning) {
+  // A budget in samples with budget.min left at 1: Hyperband would start 66
+  // million trials (the planner ran out of memory).
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  max: 60000000\n"}}), "budget.max", "max: 60000000",
+                  "start 66739725 trials; at most 1000000 (raise budget.min");
+  std::string grid = "parameters:\n";
+  for (const char* name : {"lr", "momentum", "weight_decay", "dampening", "label_smoothing", "grad_clip", "dropout"}) {
+    grid += std::string("  ") + name + ": {distribution: grid, values: [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1]}\n";
+  }
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: grid\n"}, {"parameters", grid}}), "parameters",
+                  "  lr: {distribution: grid", "come to 10000000 trials; at most 1000000");
+}
+
 TEST(SweepRejection, UnknownModelOptionSuggestsTheRightOne) {
   const auto yaml = sweep_yaml({{"task", "task:\n  model: mlp\n  options:\n    widht: 64\n"}});
   expect_rejected(yaml, "task.options.widht", "widht", "did you mean 'width'?");
