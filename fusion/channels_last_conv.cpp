@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "hfta/fusion/depthwise_grad.h"
 #include "hfta/fusion/mixed_precision.h"
 
 namespace hfta::fusion {
@@ -11,17 +12,20 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-constexpr auto kChannelsLast = at::MemoryFormat::ChannelsLast;
-
-/// Model b's channels [b*size, (b+1)*size) of a conv-layout tensor, as its own
-/// channels-last tensor (what one model's convolution would be given).
-at::Tensor slot(const at::Tensor& t, std::int64_t b, std::int64_t size) {
-  return t.narrow(1, b * size, size).contiguous(kChannelsLast);
+at::MemoryFormat format_of(bool channels_last) {
+  return channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
 }
 
 struct Conv {
   const ConvGeometry& g;
   std::int64_t models;
+  at::MemoryFormat format;
+
+  /// Model b's channels [b*size, (b+1)*size) of a conv-layout tensor, as its
+  /// own tensor in the layout (what one model's convolution would be given).
+  at::Tensor slot(const at::Tensor& t, std::int64_t b, std::int64_t size) const {
+    return t.narrow(1, b * size, size).contiguous(format);
+  }
 
   at::Tensor forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, bool grouped) const {
     if (grouped) return at::conv2d(x, w, bias, g.stride, g.padding, g.dilation, g.groups * models);
@@ -37,6 +41,32 @@ struct Conv {
   /// The input gradient of all models as one grouped convolution.
   at::Tensor grouped_input_grad(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w) const {
     return std::get<0>(backward(gy, x, w, g.groups * models, {true, false, false}));
+  }
+
+  /// The input gradient model by model.
+  at::Tensor per_model_input_grad(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w) const {
+    const std::int64_t in = x.size(1) / models, out = w.size(0) / models;
+    std::vector<at::Tensor> gxs;
+    for (std::int64_t b = 0; b < models; ++b) {
+      gxs.push_back(std::get<0>(backward(slot(gy, b, out), slot(x, b, in), w.narrow(0, b * out, out), g.groups,
+                                         {true, false, false})));
+    }
+    return at::cat(gxs, 1);
+  }
+
+  /// A depthwise convolution in NCHW: weight and bias gradients of all models
+  /// at once from the direct kernel, which sums each channel alike at any B
+  /// without copying a model's slice out.
+  bool direct_weight_grads(const at::Tensor& x) const {
+    return format == at::MemoryFormat::Contiguous && x.size(1) / models == g.groups;
+  }
+  std::pair<at::Tensor, at::Tensor> depthwise_grads(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w,
+                                                    bool with_bias) const {
+    at::Tensor gw = at::empty(w.sizes(), w.options());
+    at::Tensor gb = with_bias ? at::empty({w.size(0)}, w.options()) : at::Tensor();
+    depthwise_weight_grad_cpu(x, gy, {g.stride[0], g.stride[1], g.padding[0], g.padding[1], g.dilation[0], g.dilation[1]},
+                              gw, gb);
+    return {gw, gb};
   }
 
   /// Model by model: the weight and bias gradients always (the grouped kernel
@@ -73,10 +103,11 @@ struct Conv {
 
 struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& given_bias, ConvGeometry geometry, std::int64_t models, bool grouped) {
+                            const at::Tensor& given_bias, ConvGeometry geometry, std::int64_t models, bool grouped,
+                            bool channels_last) {
     const at::Tensor bias = given_bias.numel() > 0 ? given_bias : at::Tensor();
-    const at::Tensor xc = x.contiguous(kChannelsLast);
-    at::Tensor y = Conv{geometry, models}.forward(xc, weight, bias, grouped);
+    const at::Tensor xc = x.contiguous(format_of(channels_last));
+    at::Tensor y = Conv{geometry, models, format_of(channels_last)}.forward(xc, weight, bias, grouped);
     ctx->save_for_backward({xc, weight});
     ctx->saved_data["stride"] = geometry.stride;
     ctx->saved_data["padding"] = geometry.padding;
@@ -84,6 +115,7 @@ struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
     ctx->saved_data["groups"] = geometry.groups;
     ctx->saved_data["models"] = models;
     ctx->saved_data["grouped"] = grouped;
+    ctx->saved_data["channels_last"] = channels_last;
     ctx->saved_data["bias"] = bias.defined();
     return y.contiguous();
   }
@@ -94,16 +126,22 @@ struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
     const at::Tensor& w = saved[1];
     ConvGeometry g{ctx->saved_data["stride"].toIntVector(), ctx->saved_data["padding"].toIntVector(),
                    ctx->saved_data["dilation"].toIntVector(), ctx->saved_data["groups"].toInt()};
-    const Conv conv{g, ctx->saved_data["models"].toInt()};
+    const Conv conv{g, ctx->saved_data["models"].toInt(), format_of(ctx->saved_data["channels_last"].toBool())};
     const bool grouped = ctx->saved_data["grouped"].toBool();
-    const at::Tensor gy = grads[0].contiguous(kChannelsLast);
+    const at::Tensor gy = grads[0].contiguous(conv.format);
     const bool with_bias = ctx->saved_data["bias"].toBool(), input_grad = ctx->needs_input_grad(0);
-    // The input gradient grouped only where that groups something: at B = 1, one call.
-    const bool grouped_input = grouped && conv.models > 1 && input_grad;
-    auto [gx, gw, gb] = conv.per_model_grads(gy, x, w, input_grad && !grouped_input, with_bias);
-    if (grouped_input) gx = conv.grouped_input_grad(gy, x, w);
+    at::Tensor gx, gw, gb;
+    if (conv.direct_weight_grads(x)) {
+      std::tie(gw, gb) = conv.depthwise_grads(gy, x, w, with_bias);
+      if (input_grad) gx = grouped ? conv.grouped_input_grad(gy, x, w) : conv.per_model_input_grad(gy, x, w);
+    } else {
+      // The input gradient grouped only where that groups something: at B = 1, one call.
+      const bool grouped_input = grouped && conv.models > 1 && input_grad;
+      std::tie(gx, gw, gb) = conv.per_model_grads(gy, x, w, input_grad && !grouped_input, with_bias);
+      if (grouped_input) gx = conv.grouped_input_grad(gy, x, w);
+    }
     if (gx.defined()) gx = gx.contiguous();
-    return {gx, gw, gb, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {gx, gw, gb, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -118,10 +156,10 @@ bool channels_last_applies(const at::Tensor& x, std::int64_t in_per_group, std::
 }
 
 at::Tensor channels_last_conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                                const ConvGeometry& geometry, std::int64_t models, bool grouped) {
+                                const ConvGeometry& geometry, std::int64_t models, bool grouped, bool channels_last) {
   // Autograd takes no undefined tensor for an input: no bias is an empty one.
   const at::Tensor b = bias.defined() ? bias : at::empty({0}, weight.options());
-  return ChannelsLastConv2d::apply(x, weight, b, geometry, models, grouped || models == 1);
+  return ChannelsLastConv2d::apply(x, weight, b, geometry, models, grouped || models == 1, channels_last);
 }
 
 }  // namespace hfta::fusion

@@ -38,7 +38,7 @@ at::Tensor FusedBatchNormImpl<D>::normalize(const at::Tensor& x) {
     torch::NoGradGuard no_grad;
     num_batches_tracked.add_(1);
   }
-  if (strategy_ == Strategy::kFused || models_ == 1) {
+  if (grouped(strategy_) || models_ == 1) {
     if (use_batch_stats) {
       return batch_norm_training(x, weight, bias, running_mean, running_var, *options_.momentum(),
                                  options_.eps());

@@ -77,8 +77,15 @@ std::int64_t FusedConvImpl<D, T>::rows_per_model() const {
 }
 
 template <std::size_t D, bool T>
+bool FusedConvImpl<D, T>::layout_choice(const at::Tensor& x) const {
+  const std::int64_t in_per_group = options_.in_channels() / options_.groups();
+  return D == 2 && !T && in_per_group == 1 && options_.groups() > 1 &&
+         channels_last_applies(x, in_per_group, options_.groups());
+}
+
+template <std::size_t D, bool T>
 at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
-  if (take_tune_request() && models_ > 1) tune(x);
+  if (take_tune_request() && (models_ > 1 || layout_choice(x))) tune(x);
   std::vector<std::int64_t> output_padding(D, 0);
   if constexpr (T) output_padding = vec(options_.output_padding());
   const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
@@ -86,10 +93,10 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   if constexpr (D == 2 && !T) {
     if (channels_last_applies(x, options_.in_channels() / options_.groups(), options_.groups())) {
       return channels_last_conv2d(x, weight, bias, {stride, padding, dilation, options_.groups()}, models_,
-                                  strategy_ == Strategy::kFused);
+                                  grouped(strategy_), !nchw(strategy_));
     }
   }
-  if (strategy_ == Strategy::kFused || models_ == 1) {
+  if (grouped(strategy_) || models_ == 1) {
     return convolve<D, T>(x, weight, bias, stride, padding, dilation, output_padding, options_.groups() * models_);
   }
   // Model by model on its own channels, then the outputs side by side again.
@@ -119,8 +126,18 @@ at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
 
 template <std::size_t D, bool T>
 StrategyChoice FusedConvImpl<D, T>::tune(const at::Tensor& example) {
+  std::vector<Strategy> candidates{Strategy::kFused};
+  if (models_ > 1) candidates.push_back(Strategy::kPerModel);
+  if (layout_choice(example)) {
+    candidates.push_back(Strategy::kFusedNchw);
+    if (models_ > 1) candidates.push_back(Strategy::kPerModelNchw);
+  }
+  if (candidates.size() == 1) {  // nothing to measure
+    strategy_ = candidates.front();
+    return {strategy_, {}};
+  }
   return tune_strategy(*this, example, [this](const at::Tensor& x) { return forward(x); },
-                       [this](Strategy s) { strategy_ = s; });
+                       [this](Strategy s) { strategy_ = s; }, candidates);
 }
 
 template <std::size_t D, bool T>

@@ -29,7 +29,7 @@ at::Tensor FusedEmbeddingImpl::forward(const at::Tensor& indices) {
 }
 
 at::Tensor FusedEmbeddingImpl::forward_per_model(const at::Tensor& indices) {
-  if (strategy_ == Strategy::kPerModel && models_ > 1) {
+  if (!grouped(strategy_) && models_ > 1) {
     std::vector<at::Tensor> ys;
     for (std::int64_t b = 0; b < models_; ++b) ys.push_back(at::embedding(weight[b], indices[b], padding_index()));
     return at::stack(ys);

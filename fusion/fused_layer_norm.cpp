@@ -22,7 +22,7 @@ FusedLayerNormImpl::FusedLayerNormImpl(std::int64_t models, torch::nn::LayerNorm
 
 at::Tensor FusedLayerNormImpl::forward(const at::Tensor& x) {
   if (take_tune_request() && models_ > 1) tune(x);
-  if (strategy_ == Strategy::kPerModel && options_.elementwise_affine() && models_ > 1) {
+  if (!grouped(strategy_) && options_.elementwise_affine() && models_ > 1) {
     std::vector<at::Tensor> ys;
     for (std::int64_t b = 0; b < models_; ++b) {
       ys.push_back(at::layer_norm(x[b], options_.normalized_shape(), weight[b], bias[b], options_.eps()));

@@ -15,7 +15,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Every time of one strategy beats every time of the other by a fifth: more
+// Every time of one strategy beats every time of another by a fifth: more
 // repeats would not change the choice (the noise here is a few percent, and a
 // late spike only slows one sample), so a large op stops tuning early.
 bool decisive(const std::vector<double>& a, const std::vector<double>& b) {
@@ -36,16 +36,46 @@ bool tied(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-const char* to_string(Strategy s) { return s == Strategy::kFused ? "fused" : "per-model"; }
+namespace {
 
-Strategy strategy_from_string(const std::string& name) {
-  if (name == "fused") return Strategy::kFused;
-  if (name == "per-model") return Strategy::kPerModel;
-  throw std::invalid_argument("unknown strategy '" + name + "' (fused or per-model)");
+struct Named {
+  Strategy strategy;
+  const char* name;
+};
+constexpr Named kNames[] = {{Strategy::kFused, "fused"},
+                            {Strategy::kPerModel, "per-model"},
+                            {Strategy::kFusedNchw, "fused-nchw"},
+                            {Strategy::kPerModelNchw, "per-model-nchw"}};
+
+}  // namespace
+
+const char* to_string(Strategy s) {
+  for (const auto& n : kNames) {
+    if (n.strategy == s) return n.name;
+  }
+  return "unknown";
 }
 
-StrategyChoice choose_strategy(const std::function<void()>& fused, const std::function<void()>& per_model,
-                               int repeats, const std::function<double()>& clock) {
+Strategy strategy_from_string(const std::string& name) {
+  for (const auto& n : kNames) {
+    if (name == n.name) return n.strategy;
+  }
+  throw std::invalid_argument("unknown strategy '" + name + "' (fused, per-model, fused-nchw or per-model-nchw)");
+}
+
+bool grouped(Strategy s) { return s == Strategy::kFused || s == Strategy::kFusedNchw; }
+bool nchw(Strategy s) { return s == Strategy::kFusedNchw || s == Strategy::kPerModelNchw; }
+
+double StrategyChoice::seconds_of(Strategy s) const {
+  for (const auto& [strategy, t] : seconds) {
+    if (strategy == s) return t;
+  }
+  return 0;
+}
+
+StrategyChoice choose_strategy(const std::vector<Candidate>& candidates, int repeats,
+                               const std::function<double()>& clock) {
+  if (candidates.empty()) throw std::invalid_argument("choose_strategy: no candidates");
   const auto now = clock ? clock : [] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
@@ -54,18 +84,38 @@ StrategyChoice choose_strategy(const std::function<void()>& fused, const std::fu
     step();
     return now() - start;
   };
-  fused();
-  per_model();
-  std::vector<double> f, p;
-  for (int i = 0; i < std::max(1, repeats); ++i) {
-    f.push_back(seconds(fused));
-    p.push_back(seconds(per_model));
-    if (f.size() >= 2 && (decisive(f, p) || tied(f, p))) break;
+  for (const auto& c : candidates) c.step();  // warm-up
+  std::vector<std::vector<double>> times(candidates.size());
+  std::vector<bool> in(candidates.size(), true);
+  auto fastest = [&] {  // the lowest median still in; the earlier on a tie
+    std::size_t best = candidates.size();
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (in[i] && (best == candidates.size() || median(times[i]) < median(times[best]))) best = i;
+    }
+    return best;
+  };
+  for (int round = 0; round < std::max(1, repeats); ++round) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (in[i]) times[i].push_back(seconds(candidates[i].step));
+    }
+    if (round == 0) continue;
+    const std::size_t best = fastest();
+    bool all_tied = true;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (!in[i] || i == best) continue;
+      if (decisive(times[best], times[i])) {
+        in[i] = false;
+      } else if (!tied(times[best], times[i])) {
+        all_tied = false;
+      }
+    }
+    if (all_tied) break;
   }
   StrategyChoice choice;
-  choice.fused_seconds = median(f);
-  choice.per_model_seconds = median(p);
-  choice.strategy = choice.per_model_seconds < choice.fused_seconds ? Strategy::kPerModel : Strategy::kFused;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    choice.seconds.emplace_back(candidates[i].strategy, median(times[i]));
+  }
+  choice.strategy = candidates[fastest()].strategy;
   return choice;
 }
 
@@ -78,7 +128,8 @@ namespace hfta::fusion {
 
 StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& example,
                              const std::function<at::Tensor(const at::Tensor&)>& forward,
-                             const std::function<void(Strategy)>& use, int repeats) {
+                             const std::function<void(Strategy)>& use, const std::vector<Strategy>& strategies,
+                             int repeats) {
   std::vector<at::Tensor> grads, buffers;
   for (const auto& p : module.parameters()) grads.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
   for (const auto& b : module.buffers()) buffers.push_back(b.clone());
@@ -92,8 +143,9 @@ StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& exampl
     if (!upstream.defined()) upstream = at::ones_like(y);  // not randn: leave the global RNG alone
     y.backward(upstream);
   };
-  const StrategyChoice choice = choose_strategy([&] { step(Strategy::kFused); },
-                                                [&] { step(Strategy::kPerModel); }, repeats);
+  std::vector<Candidate> candidates;
+  for (Strategy s : strategies) candidates.push_back({s, [&step, s] { step(s); }});
+  const StrategyChoice choice = choose_strategy(candidates, repeats);
   {
     at::NoGradGuard no_grad;
     std::size_t i = 0;

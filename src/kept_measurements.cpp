@@ -54,12 +54,20 @@ void KeptMeasurements::load() {
   }
 }
 
-const std::vector<fusion::Strategy>* KeptMeasurements::strategies(const std::string& shape) const {
-  auto it = strategies_.find(shape);
+namespace {
+
+std::string shape_of(const std::string& key, std::int64_t models) { return key + " B=" + std::to_string(models); }
+
+}  // namespace
+
+const std::vector<fusion::Strategy>* KeptMeasurements::strategies(const std::string& key, std::int64_t models) const {
+  auto it = strategies_.find(shape_of(key, models));
   return it == strategies_.end() ? nullptr : &it->second;
 }
 
-void KeptMeasurements::keep_strategies(const std::string& shape, const std::vector<fusion::Strategy>& chosen) {
+void KeptMeasurements::keep_strategies(const std::string& key, std::int64_t models,
+                                       const std::vector<fusion::Strategy>& chosen) {
+  const std::string shape = shape_of(key, models);
   strategies_[shape] = chosen;
   write_strategies();
 }

@@ -606,11 +606,10 @@ class Tuner {
                                                        const std::shared_ptr<trainers::ArrayClassifier>& model,
                                                        const std::vector<trainers::SlotTrial>& slots,
                                                        trainers::ArrayTrainerOptions o, bool initialise = true) {
-    const std::string shape = key + " B=" + std::to_string(model->models());
-    if (const auto* kept = kept_.strategies(shape)) o.strategies = *kept;
+    if (const auto* kept = kept_.strategies(key, model->models())) o.strategies = *kept;
     auto trainer = std::make_unique<trainers::ArrayTrainer>(model, slots, o, data_, initialise);
-    if (o.strategies.empty() && model->models() > 1 && !model->strategies().empty()) {
-      kept_.keep_strategies(shape, model->strategies());
+    if (o.strategies.empty() && !model->strategies().empty()) {
+      kept_.keep_strategies(key, model->models(), model->strategies());
     }
     return trainer;
   }

@@ -79,7 +79,7 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   make_scaler();
   if (!options_.strategies.empty()) {
     model_->set_strategies(options_.strategies);
-  } else if (b > 1) {
+  } else {  // at B = 1 only a layout is chosen, where an op has a choice
     model_->tune_strategies(batch(data_.train, order(0), 0, options_.batch_size).images);
   }
   status_.assign(static_cast<std::size_t>(b), SlotStatus::kRunning);

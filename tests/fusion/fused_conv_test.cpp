@@ -19,7 +19,7 @@ std::function<at::Tensor(const at::Tensor&, std::int64_t)> slot_of(std::int64_t 
 template <typename Fused, typename Options>
 void check(const Options& options, std::int64_t models, at::ScalarType dtype,
            const std::vector<std::int64_t>& input_shape) {
-  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel, Strategy::kFusedNchw, Strategy::kPerModelNchw}) {
   SCOPED_TRACE(to_string(strategy));
   Fused fused(models, options, at::TensorOptions().dtype(dtype));
   fused->set_strategy(strategy);
@@ -45,6 +45,8 @@ TEST_P(FusedConvTest, Conv2dMatchesPlainModules) {
                      models, dtype, {3, 4, 9, 9});
   // Input channels in 8s: in float32, oneDNN's NCHW kernels rather than the channels-last path.
   check<FusedConv2d>(torch::nn::Conv2dOptions(8, 4, 3).padding(1), models, dtype, {2, 8, 6, 6});
+  // Depthwise: in float32 channels-last or NCHW, as the strategy says.
+  check<FusedConv2d>(torch::nn::Conv2dOptions(6, 6, 3).padding(1).groups(6), models, dtype, {2, 6, 7, 7});
 }
 
 TEST_P(FusedConvTest, Conv1dMatchesPlainModules) {
@@ -108,7 +110,9 @@ TEST(FusedConv, ChannelsLastModelsComputeBitwiseAsInAnArrayOfOne) {
   const std::int64_t models = 3;
   for (const auto& [options, shape] : cases) {
     const std::int64_t in = shape[1], out = options.out_channels();
-    for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+    const bool depthwise = options.groups() == in;  // which also computes in NCHW
+    for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel, Strategy::kFusedNchw, Strategy::kPerModelNchw}) {
+      if (nchw(strategy) && !depthwise) continue;
       SCOPED_TRACE(std::to_string(in) + " channels, " + to_string(strategy));
       FusedConv2d array(models, options);
       array->set_strategy(strategy);
@@ -119,6 +123,7 @@ TEST(FusedConv, ChannelsLastModelsComputeBitwiseAsInAnArrayOfOne) {
       for (std::int64_t b = 0; b < models; ++b) {
         FusedConv2d alone(1, options);
         alone->load_slot(0, array->extract_slot(b));
+        alone->set_strategy(strategy);  // its layout
         const at::Tensor xb = x.detach().narrow(1, b * in, in).contiguous().requires_grad_(true);
         const at::Tensor yb = alone->forward(xb);
         yb.backward(gy.narrow(1, b * out, out).contiguous());
@@ -152,10 +157,29 @@ TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
   const at::Tensor x = at::randn({2, 12, 8, 8});
   const StrategyChoice choice = conv->tune(x);
   // Both ways were measured (what they measured is for the benchmark, not a test).
-  EXPECT_TRUE(choice.fused_seconds > 0);
-  EXPECT_TRUE(choice.per_model_seconds > 0);
+  EXPECT_TRUE(choice.seconds_of(Strategy::kFused) > 0);
+  EXPECT_TRUE(choice.seconds_of(Strategy::kPerModel) > 0);
+  EXPECT_EQ(choice.seconds.size(), 2u);  // not depthwise: no layout to choose
   EXPECT_EQ(conv->strategy(), choice.strategy);
   EXPECT_FALSE(conv->weight.grad().defined());  // tuning leaves no gradient behind
+}
+
+TEST(FusedConv, ADepthwiseConvolutionAlsoMeasuresNchw) {
+  const auto depthwise = torch::nn::Conv2dOptions(8, 8, 3).padding(1).groups(8).bias(false);
+  FusedConv2d conv(3, depthwise);
+  EXPECT_EQ(conv->tune(at::randn({4, 24, 8, 8})).seconds.size(), 4u);
+  FusedConv2d alone(1, depthwise);  // an array of one chooses its layout
+  const StrategyChoice one = alone->tune(at::randn({4, 8, 8, 8}));
+  ASSERT_EQ(one.seconds.size(), 2u);
+  EXPECT_TRUE(one.seconds_of(Strategy::kFused) > 0 && one.seconds_of(Strategy::kFusedNchw) > 0);
+  // So does a tuning request (the array trainer's), at B = 1 too.
+  alone->set_strategy(Strategy::kPerModelNchw);
+  alone->tune_on_next_forward();
+  alone->forward(at::randn({4, 8, 8, 8}));
+  EXPECT_TRUE(alone->strategy() == Strategy::kFused || alone->strategy() == Strategy::kFusedNchw);
+  // In float64 there is no channels-last path, so no layout to choose.
+  FusedConv2d f64(1, depthwise, at::TensorOptions().dtype(at::kDouble));
+  EXPECT_TRUE(f64->tune(at::randn({4, 8, 8, 8}, at::kDouble)).seconds.empty());
 }
 
 TEST(FusedConv, RejectsWhatItCannotFuse) {

@@ -29,9 +29,9 @@ class KeptMeasurements {
   /// Reads what an earlier run in `dir` kept.
   void load();
 
-  /// An array shape's strategies, or nullptr when not measured yet.
-  const std::vector<fusion::Strategy>* strategies(const std::string& shape) const;
-  void keep_strategies(const std::string& shape, const std::vector<fusion::Strategy>& chosen);
+  /// The strategies of a fusion key's arrays of `models`, or nullptr when not measured yet.
+  const std::vector<fusion::Strategy>* strategies(const std::string& key, std::int64_t models) const;
+  void keep_strategies(const std::string& key, std::int64_t models, const std::vector<fusion::Strategy>& chosen);
 
   const std::map<std::string, Rates>& throughput() const { return throughput_; }
   void keep_throughput(const std::string& key, const Rates& rates);
@@ -44,7 +44,7 @@ class KeptMeasurements {
 
   std::string dir_;
   std::function<void(const std::string&)> report_;
-  std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape
+  std::map<std::string, std::vector<fusion::Strategy>> strategies_;  ///< by array shape ("<key> B=<models>")
   std::map<std::string, Rates> throughput_;                           ///< by fusion key
 };
 

@@ -39,8 +39,11 @@ struct ConvGeometry {
 /// bias [B*C_out] or undefined; returns contiguous NCHW. `grouped` computes the
 /// forward and input gradient as one grouped convolution, otherwise model by
 /// model: the same numbers either way, so a measured choice between them
-/// changes only the time.
+/// changes only the time. `channels_last` false computes the same way in NCHW
+/// (oneDNN's NCHW depthwise kernel also gives each group bitwise what one
+/// model's gives), which is faster for some depthwise layers (strategy.h).
 at::Tensor channels_last_conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                                const ConvGeometry& geometry, std::int64_t models, bool grouped);
+                                const ConvGeometry& geometry, std::int64_t models, bool grouped,
+                                bool channels_last = true);
 
 }  // namespace hfta::fusion

@@ -43,7 +43,9 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
   const Options& plain_options() const { return options_; }
 
   /// Measures one grouped convolution against B separate ones on `example`
-  /// (an input of the array's shape) and keeps the faster.
+  /// (an input of the array's shape) and keeps the faster; a depthwise
+  /// convolution on the channels-last path measures both in NCHW too (also at
+  /// B = 1, where that is the only choice).
   StrategyChoice tune(const at::Tensor& example);
 
   at::Tensor weight;
@@ -51,6 +53,9 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
 
  private:
   std::int64_t rows_per_model() const;
+  /// Whether x takes the channels-last path as a depthwise convolution, where
+  /// NCHW is also worth measuring.
+  bool layout_choice(const at::Tensor& x) const;
   std::int64_t models_;
   Options options_;
 };

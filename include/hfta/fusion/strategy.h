@@ -3,25 +3,36 @@
 // CPU, LeNet's second convolution ran grouped at 0.6x of one per model, while
 // ResNet-18's ran grouped at 1.6x. Ops with an alternative measure both, in the
 // shapes they really get, when an array is built, and keep the faster.
+//
+// A depthwise convolution on CPU also has a choice of layout: channels-last
+// (oneDNN's direct kernel) or NCHW, as the plain module computes it. Which is
+// faster depends on the layer and on B, so it is measured with the rest.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace hfta::fusion {
 
 enum class Strategy {
-  kFused,     ///< one batched kernel for all B models
-  kPerModel,  ///< the plain kernel once per model, inside the same op
+  kFused,          ///< one batched kernel for all B models
+  kPerModel,       ///< the plain kernel once per model, inside the same op
+  kFusedNchw,      ///< kFused in the plain module's layout, where the op's own is another
+  kPerModelNchw,   ///< kPerModel in the plain module's layout
 };
 
 const char* to_string(Strategy s);
 /// The strategy named by to_string; throws std::invalid_argument for other names.
 Strategy strategy_from_string(const std::string& name);
+/// Whether s computes all models in one call (kFused, kFusedNchw).
+bool grouped(Strategy s);
+/// Whether s runs in the plain module's NCHW layout (kFusedNchw, kPerModelNchw).
+bool nchw(Strategy s);
 
-/// An op with a choice of strategy. tune_on_next_forward() asks it to time both
-/// on the next input it is given, then keep the faster.
+/// An op with a choice of strategy. tune_on_next_forward() asks it to time its
+/// candidates on the next input it is given, then keep the fastest.
 class StrategicOp {
  public:
   virtual ~StrategicOp() = default;
@@ -41,20 +52,28 @@ class StrategicOp {
   bool tune_requested_ = false;
 };
 
-/// What a measurement chose, and what it measured (seconds per forward + backward).
+/// What a measurement chose, and what it measured: the median seconds per
+/// forward + backward of each candidate, in the order given.
 struct StrategyChoice {
   Strategy strategy = Strategy::kFused;
-  double fused_seconds = 0;
-  double per_model_seconds = 0;
+  std::vector<std::pair<Strategy, double>> seconds;
+  /// The seconds measured for s; 0 when s was not a candidate.
+  double seconds_of(Strategy s) const;
 };
 
-/// Times both steps (one warm-up, then the median of `repeats`, alternating so
-/// that noise hits both alike) and picks the faster; ties go to kFused. Stops
-/// after two repeats when every time of one beats every time of the other by
-/// 20%, or when their medians lie within 10%. `clock` (seconds) is a steady
-/// clock when empty.
-StrategyChoice choose_strategy(const std::function<void()>& fused, const std::function<void()>& per_model,
-                               int repeats = 5, const std::function<double()>& clock = {});
+struct Candidate {
+  Strategy strategy;
+  std::function<void()> step;
+};
+
+/// Times each candidate's step (one warm-up, then the median of up to
+/// `repeats`, in turns so that noise hits all alike) and picks the fastest;
+/// ties go to the earlier candidate. From the second round on, a candidate is
+/// dropped when every time of the fastest beats every one of its times by 20%;
+/// it stops when one is left, or when the medians left lie within 10%. `clock`
+/// (seconds) is a steady clock when empty.
+StrategyChoice choose_strategy(const std::vector<Candidate>& candidates, int repeats = 5,
+                               const std::function<double()>& clock = {});
 
 }  // namespace hfta::fusion
 
@@ -67,11 +86,13 @@ class Module;
 
 namespace hfta::fusion {
 
-/// Measures `module`'s forward + backward on `example` under each strategy
-/// (`use` switches it), keeps the faster, and leaves the module as it was:
-/// gradients and buffers (running statistics) are restored.
+/// Measures `module`'s forward + backward on `example` under each of
+/// `strategies` (`use` switches it), keeps the fastest, and leaves the module as
+/// it was: gradients and buffers (running statistics) are restored.
 StrategyChoice tune_strategy(torch::nn::Module& module, const at::Tensor& example,
                              const std::function<at::Tensor(const at::Tensor&)>& forward,
-                             const std::function<void(Strategy)>& use, int repeats = 5);
+                             const std::function<void(Strategy)>& use,
+                             const std::vector<Strategy>& strategies = {Strategy::kFused, Strategy::kPerModel},
+                             int repeats = 5);
 
 }  // namespace hfta::fusion

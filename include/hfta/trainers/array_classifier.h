@@ -47,8 +47,9 @@ class ArrayClassifier : public torch::nn::Module {
   /// The strategy of each op with a choice (convolutions, batch and layer norms), in module order.
   std::vector<fusion::Strategy> strategies() const;
   void set_strategies(const std::vector<fusion::Strategy>& strategies);
-  /// Times each such op both ways on the inputs it gets from `example` (a batch)
-  /// and keeps the faster; parameters, gradients and buffers are left as they were.
+  /// Times each such op's strategies on the inputs it gets from `example` (a
+  /// batch) and keeps the fastest; parameters, gradients and buffers are left as
+  /// they were.
   void tune_strategies(const at::Tensor& example);
   /// The dtype of the parameters, which inputs are converted to.
   at::ScalarType dtype() const { return parameters().front().scalar_type(); }

@@ -49,7 +49,8 @@ struct ArrayTrainerOptions {
   /// stopped model left in place costs a full model's compute every step.
   double compact_fraction = 1e-9;
   /// The array's op strategies (ArrayClassifier::strategies); empty: measured
-  /// on the first batch when the array is built (B > 1).
+  /// on the first batch when the array is built (at B = 1 only where an op has
+  /// a choice of layout, strategy.h).
   std::vector<fusion::Strategy> strategies;
   /// train() returns every step's losses; false returns none, so a GPU never
   /// waits for the host between steps.
