@@ -22,8 +22,8 @@ struct DepthwiseGeometry {
 /// For x [N, C, H, W] and grad_y [N, C*m, OH, OW] (contiguous float CPU
 /// tensors; output channel o reads input channel o / m): the gradient of
 /// weight [C*m, 1, KH, KW], written into grad_w (contiguous, that shape), and,
-/// when grad_b is defined ([C*m]), of the bias. Each weight's products are
-/// summed over the images in float, and those sums in double.
+/// when grad_b is defined ([C*m]), of the bias. Each image's products are
+/// summed in float (eight lanes over the plane), those sums in double.
 void depthwise_weight_grad_cpu(const at::Tensor& x, const at::Tensor& grad_y, const DepthwiseGeometry& g,
                                at::Tensor& grad_w, at::Tensor& grad_b);
 
