@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "hfta/fusion/depthwise_grad.h"
+#include "hfta/fusion/depthwise.h"
 #include "hfta/fusion/mixed_precision.h"
 
 namespace hfta::fusion {
@@ -28,6 +28,13 @@ struct Conv {
   }
 
   at::Tensor forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, bool grouped) const {
+    if (correlates(x, w)) {
+      at::Tensor y = at::empty({x.size(0), x.size(1), x.size(2) + 2 * g.padding[0] - g.dilation[0] * (w.size(2) - 1),
+                                x.size(3) + 2 * g.padding[1] - g.dilation[1] * (w.size(3) - 1)},
+                               x.options());
+      depthwise_correlate_cpu(x, w, bias, geometry(g.padding[0], g.padding[1]), false, y);
+      return y;
+    }
     if (grouped) return at::conv2d(x, w, bias, g.stride, g.padding, g.dilation, g.groups * models);
     const std::int64_t in = x.size(1) / models, out = w.size(0) / models;
     std::vector<at::Tensor> ys;
@@ -54,6 +61,28 @@ struct Conv {
     return at::cat(gxs, 1);
   }
 
+  /// A depthwise convolution in NCHW of stride 1, a 3x3 or 5x5 kernel, one
+  /// output channel per input channel and padding its input gradient can take
+  /// (depthwise.h): forward and input gradient by the direct kernel, which
+  /// computes each plane alike at any B, image by image in memory order.
+  bool correlates(const at::Tensor& x, const at::Tensor& w) const {
+    const std::int64_t taps = w.size(2) * w.size(3);
+    return direct_weight_grads(x) && w.size(0) == x.size(1) && g.stride[0] == 1 && g.stride[1] == 1 &&
+           (taps == 9 || taps == 25) && g.dilation[0] * (w.size(2) - 1) >= g.padding[0] &&
+           g.dilation[1] * (w.size(3) - 1) >= g.padding[1];
+  }
+  DepthwiseGeometry geometry(std::int64_t pad_h, std::int64_t pad_w) const {
+    return {g.stride[0], g.stride[1], pad_h, pad_w, g.dilation[0], g.dilation[1]};
+  }
+  at::Tensor correlated_input_grad(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w) const {
+    at::Tensor gx = at::empty(x.sizes(), x.options());
+    depthwise_correlate_cpu(gy, w, {},
+                            geometry(g.dilation[0] * (w.size(2) - 1) - g.padding[0],
+                                     g.dilation[1] * (w.size(3) - 1) - g.padding[1]),
+                            true, gx);
+    return gx;
+  }
+
   /// A depthwise convolution in NCHW: weight and bias gradients of all models
   /// at once from the direct kernel, which sums each channel alike at any B
   /// without copying a model's slice out.
@@ -64,8 +93,7 @@ struct Conv {
                                                     bool with_bias) const {
     at::Tensor gw = at::empty(w.sizes(), w.options());
     at::Tensor gb = with_bias ? at::empty({w.size(0)}, w.options()) : at::Tensor();
-    depthwise_weight_grad_cpu(x, gy, {g.stride[0], g.stride[1], g.padding[0], g.padding[1], g.dilation[0], g.dilation[1]},
-                              gw, gb);
+    depthwise_weight_grad_cpu(x, gy, geometry(g.padding[0], g.padding[1]), gw, gb);
     return {gw, gb};
   }
 
@@ -133,7 +161,11 @@ struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
     at::Tensor gx, gw, gb;
     if (conv.direct_weight_grads(x)) {
       std::tie(gw, gb) = conv.depthwise_grads(gy, x, w, with_bias);
-      if (input_grad) gx = grouped ? conv.grouped_input_grad(gy, x, w) : conv.per_model_input_grad(gy, x, w);
+      if (input_grad) {
+        gx = conv.correlates(x, w) ? conv.correlated_input_grad(gy, x, w)
+             : grouped             ? conv.grouped_input_grad(gy, x, w)
+                                   : conv.per_model_input_grad(gy, x, w);
+      }
     } else {
       // The input gradient grouped only where that groups something: at B = 1, one call.
       const bool grouped_input = grouped && conv.models > 1 && input_grad;

@@ -1,4 +1,4 @@
-// Loops of depthwise_grad.h. Built without the torch header, at -O3 (CMakeLists.txt).
+// Loops of depthwise.h. Built without the torch header, at -O3 (CMakeLists.txt).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 
 #include <ATen/Parallel.h>
 
-#include "hfta/fusion/depthwise_grad.h"
+#include "hfta/fusion/depthwise.h"
 #include "hfta/fusion/vector_clones.h"
 
 namespace hfta::fusion {
@@ -100,6 +100,27 @@ void channels_stride_1(const float* x, const float* gy, const Dims& d, const Dep
   }
 }
 
+// One plane of a correlation: the input plane copied into a zero-padded
+// buffer, every output position of the span summed over the taps in order
+// (eight at a time in registers), then the span's rows written out.
+template <std::int64_t taps>
+void correlate_plane(const float* in, const float* weights, float bias, const Dims& d, std::int64_t pad_h,
+                     std::int64_t pad_w, Padded& p, float* out) {
+  float* xb = p.x.data() + pad_h * p.wp + pad_w;
+  for (std::int64_t r = 0; r < d.h; ++r) {
+    for (std::int64_t c = 0; c < d.w; ++c) xb[r * p.wp + c] = in[r * d.w + c];
+  }
+  for (std::int64_t j = 0; j < p.span; j += kLanes) {
+    Vec sum = Vec{} + bias;
+    const float* xs = p.x.data() + j;
+    for (std::int64_t t = 0; t < taps; ++t) sum += weights[t] * load(xs + p.offsets[t]);
+    std::memcpy(p.gy.data() + j, &sum, sizeof sum);
+  }
+  for (std::int64_t r = 0; r < d.oh; ++r) {
+    for (std::int64_t c = 0; c < d.ow; ++c) out[r * d.ow + c] = p.gy[r * p.wp + c];
+  }
+}
+
 // Other strides and kernels: a lane per (tap, output column), summed over images and rows.
 void channel_strided(const float* x, const float* gy, const Dims& d, const DepthwiseGeometry& g, std::int64_t o,
                      std::vector<double>& lanes, float* gw, float* gb) {
@@ -178,6 +199,46 @@ void depthwise_weight_grad_cpu(const at::Tensor& x, const at::Tensor& grad_y, co
     } else {
       std::vector<double> lanes;
       for (std::int64_t o = begin; o < end; ++o) channel_strided(xp, gp, d, g, o, lanes, wp, bp);
+    }
+  });
+}
+
+HFTA_VECTOR_CLONES
+void depthwise_correlate_cpu(const at::Tensor& in, const at::Tensor& weight, const at::Tensor& bias,
+                             const DepthwiseGeometry& g, bool flip, at::Tensor& out) {
+  check(in, "input");
+  check(weight, "weight");
+  check(out, "output");
+  if (bias.defined()) check(bias, "bias");
+  const std::int64_t kh = weight.dim() == 4 ? weight.size(2) : 0, kw = weight.dim() == 4 ? weight.size(3) : 0;
+  if (in.dim() != 4 || out.dim() != 4 || weight.dim() != 4 || weight.size(0) != in.size(1) ||
+      out.size(1) != in.size(1) || out.size(0) != in.size(0) || g.stride_h != 1 || g.stride_w != 1 ||
+      !(kh * kw == 9 || kh * kw == 25) || out.size(2) != in.size(2) + 2 * g.pad_h - g.dilation_h * (kh - 1) ||
+      out.size(3) != in.size(3) + 2 * g.pad_w - g.dilation_w * (kw - 1)) {
+    throw std::invalid_argument("depthwise correlation kernel: shapes or geometry it does not take");
+  }
+  const Dims d{in.size(0), in.size(1), in.size(2), in.size(3), in.size(1), out.size(2), out.size(3), kh, kw};
+  if (out.numel() == 0) return;
+  const float* ip = in.data_ptr<float>();
+  const float* wp = weight.data_ptr<float>();
+  const float* bp = bias.defined() ? bias.data_ptr<float>() : nullptr;
+  float* op = out.data_ptr<float>();
+  const std::int64_t taps = kh * kw;
+  at::parallel_for(0, d.c, 1, [&](std::int64_t begin, std::int64_t end) {
+    Padded p = padded(d, g);
+    std::vector<float> w(static_cast<std::size_t>(taps));
+    for (std::int64_t n = 0; n < d.n; ++n) {  // image by image: in memory order
+      for (std::int64_t c = begin; c < end; ++c) {
+        for (std::int64_t t = 0; t < taps; ++t) w[t] = wp[c * taps + (flip ? taps - 1 - t : t)];
+        const float* plane = ip + (n * d.c + c) * d.h * d.w;
+        float* target = op + (n * d.c + c) * d.oh * d.ow;
+        const float b = bp != nullptr ? bp[c] : 0.0F;
+        if (taps == 9) {
+          correlate_plane<9>(plane, w.data(), b, d, g.pad_h, g.pad_w, p, target);
+        } else {
+          correlate_plane<25>(plane, w.data(), b, d, g.pad_h, g.pad_w, p, target);
+        }
+      }
     }
   });
 }

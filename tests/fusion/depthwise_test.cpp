@@ -1,11 +1,11 @@
-// The direct depthwise gradient kernel against LibTorch's convolution backward,
-// in float64 (so that the reference's own rounding does not count) and float32.
+// The direct depthwise kernels against LibTorch's convolution and its backward
+// computed in float64 (so that the reference's own rounding does not count).
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
 
 #include "equivalence.h"
-#include "hfta/fusion/depthwise_grad.h"
+#include "hfta/fusion/depthwise.h"
 
 namespace hfta::fusion {
 namespace {
@@ -46,6 +46,39 @@ TEST(DepthwiseGrad, MatchesLibTorchsWeightAndBiasGradients) {
                               no_bias);
     EXPECT_TRUE(at::equal(again, gw));
   }
+}
+
+TEST(DepthwiseCorrelate, ComputesTheForwardAndTheInputGradient) {
+  at::manual_seed(9);
+  struct Stride1 {
+    std::int64_t channels, size, kernel, padding, dilation;
+  };
+  for (const auto& c : std::vector<Stride1>{{16, 16, 3, 1, 1}, {8, 7, 5, 2, 1}, {5, 9, 3, 0, 2}, {3, 4, 5, 4, 1}}) {
+    SCOPED_TRACE(std::to_string(c.channels) + " channels, " + std::to_string(c.size) + " px, kernel " +
+                 std::to_string(c.kernel) + ", padding " + std::to_string(c.padding));
+    const at::Tensor x = at::randn({4, c.channels, c.size, c.size + 2});
+    const at::Tensor w = at::randn({c.channels, 1, c.kernel, c.kernel}), b = at::randn({c.channels});
+    const at::Tensor want = at::conv2d(x.to(at::kDouble), w.to(at::kDouble), b.to(at::kDouble), 1, c.padding,
+                                       c.dilation, c.channels);
+    at::Tensor y = at::empty(want.sizes());
+    depthwise_correlate_cpu(x, w, b, {1, 1, c.padding, c.padding, c.dilation, c.dilation}, false, y);
+    EXPECT_LE(test::relative_error(y.to(at::kDouble), want), 1e-6);
+    // The input gradient: the output gradient correlated with the flipped taps.
+    const std::int64_t reach = c.dilation * (c.kernel - 1);
+    if (reach < c.padding) continue;  // a padding the input gradient cannot take this way
+    const at::Tensor gy = at::randn(want.sizes());
+    const auto reference = at::convolution_backward(
+        gy.to(at::kDouble), x.to(at::kDouble), w.to(at::kDouble), at::OptionalIntArrayRef(), {1, 1},
+        {c.padding, c.padding}, {c.dilation, c.dilation}, false, {0, 0}, c.channels, {true, false, false});
+    at::Tensor gx = at::empty(x.sizes());
+    depthwise_correlate_cpu(gy, w, {}, {1, 1, reach - c.padding, reach - c.padding, c.dilation, c.dilation}, true,
+                            gx);
+    EXPECT_LE(test::relative_error(gx.to(at::kDouble), std::get<0>(reference)), 1e-6);
+  }
+  at::Tensor out = at::empty({4, 3, 8, 8});
+  EXPECT_THROW(depthwise_correlate_cpu(at::randn({4, 3, 8, 8}), at::randn({3, 1, 2, 2}), {}, {1, 1, 0, 0, 1, 1},
+                                       false, out),
+               std::invalid_argument);  // 2x2: not a kernel it takes
 }
 
 TEST(DepthwiseGrad, AChannelsSumsDoNotDependOnTheOtherChannelsOrTheThreads) {
