@@ -12,23 +12,20 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-at::MemoryFormat format_of(bool channels_last) {
-  return channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-}
-
 struct Conv {
   const ConvGeometry& g;
   std::int64_t models;
-  at::MemoryFormat format;
+  bool direct;  ///< a depthwise convolution the direct NCHW kernels compute (direct_depthwise)
+  at::MemoryFormat format() const { return direct ? at::MemoryFormat::Contiguous : at::MemoryFormat::ChannelsLast; }
 
   /// Model b's channels [b*size, (b+1)*size) of a conv-layout tensor, as its
   /// own tensor in the layout (what one model's convolution would be given).
   at::Tensor slot(const at::Tensor& t, std::int64_t b, std::int64_t size) const {
-    return t.narrow(1, b * size, size).contiguous(format);
+    return t.narrow(1, b * size, size).contiguous(format());
   }
 
   at::Tensor forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, bool grouped) const {
-    if (correlates(x, w)) {
+    if (direct) {
       at::Tensor y = at::empty({x.size(0), x.size(1), x.size(2) + 2 * g.padding[0] - g.dilation[0] * (w.size(2) - 1),
                                 x.size(3) + 2 * g.padding[1] - g.dilation[1] * (w.size(3) - 1)},
                                x.options());
@@ -50,27 +47,6 @@ struct Conv {
     return std::get<0>(backward(gy, x, w, g.groups * models, {true, false, false}));
   }
 
-  /// The input gradient model by model.
-  at::Tensor per_model_input_grad(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w) const {
-    const std::int64_t in = x.size(1) / models, out = w.size(0) / models;
-    std::vector<at::Tensor> gxs;
-    for (std::int64_t b = 0; b < models; ++b) {
-      gxs.push_back(std::get<0>(backward(slot(gy, b, out), slot(x, b, in), w.narrow(0, b * out, out), g.groups,
-                                         {true, false, false})));
-    }
-    return at::cat(gxs, 1);
-  }
-
-  /// A depthwise convolution in NCHW of stride 1, a 3x3 or 5x5 kernel, one
-  /// output channel per input channel and padding its input gradient can take
-  /// (depthwise.h): forward and input gradient by the direct kernel, which
-  /// computes each plane alike at any B, image by image in memory order.
-  bool correlates(const at::Tensor& x, const at::Tensor& w) const {
-    const std::int64_t taps = w.size(2) * w.size(3);
-    return direct_weight_grads(x) && w.size(0) == x.size(1) && g.stride[0] == 1 && g.stride[1] == 1 &&
-           (taps == 9 || taps == 25) && g.dilation[0] * (w.size(2) - 1) >= g.padding[0] &&
-           g.dilation[1] * (w.size(3) - 1) >= g.padding[1];
-  }
   DepthwiseGeometry geometry(std::int64_t pad_h, std::int64_t pad_w) const {
     return {g.stride[0], g.stride[1], pad_h, pad_w, g.dilation[0], g.dilation[1]};
   }
@@ -83,12 +59,8 @@ struct Conv {
     return gx;
   }
 
-  /// A depthwise convolution in NCHW: weight and bias gradients of all models
-  /// at once from the direct kernel, which sums each channel alike at any B
-  /// without copying a model's slice out.
-  bool direct_weight_grads(const at::Tensor& x) const {
-    return format == at::MemoryFormat::Contiguous && x.size(1) / models == g.groups;
-  }
+  /// Weight and bias gradients of all models at once from the direct kernel,
+  /// which sums each channel alike at any B without copying a model's slice out.
   std::pair<at::Tensor, at::Tensor> depthwise_grads(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w,
                                                     bool with_bias) const {
     at::Tensor gw = at::empty(w.sizes(), w.options());
@@ -131,11 +103,11 @@ struct Conv {
 
 struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& given_bias, ConvGeometry geometry, std::int64_t models, bool grouped,
-                            bool channels_last) {
+                            const at::Tensor& given_bias, ConvGeometry geometry, std::int64_t models, bool grouped) {
     const at::Tensor bias = given_bias.numel() > 0 ? given_bias : at::Tensor();
-    const at::Tensor xc = x.contiguous(format_of(channels_last));
-    at::Tensor y = Conv{geometry, models, format_of(channels_last)}.forward(xc, weight, bias, grouped);
+    const Conv conv{geometry, models, direct_depthwise(x, weight, geometry, models)};
+    const at::Tensor xc = x.contiguous(conv.format());
+    at::Tensor y = conv.forward(xc, weight, bias, grouped);
     ctx->save_for_backward({xc, weight});
     ctx->saved_data["stride"] = geometry.stride;
     ctx->saved_data["padding"] = geometry.padding;
@@ -143,7 +115,7 @@ struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
     ctx->saved_data["groups"] = geometry.groups;
     ctx->saved_data["models"] = models;
     ctx->saved_data["grouped"] = grouped;
-    ctx->saved_data["channels_last"] = channels_last;
+    ctx->saved_data["direct"] = conv.direct;
     ctx->saved_data["bias"] = bias.defined();
     return y.contiguous();
   }
@@ -154,18 +126,14 @@ struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
     const at::Tensor& w = saved[1];
     ConvGeometry g{ctx->saved_data["stride"].toIntVector(), ctx->saved_data["padding"].toIntVector(),
                    ctx->saved_data["dilation"].toIntVector(), ctx->saved_data["groups"].toInt()};
-    const Conv conv{g, ctx->saved_data["models"].toInt(), format_of(ctx->saved_data["channels_last"].toBool())};
+    const Conv conv{g, ctx->saved_data["models"].toInt(), ctx->saved_data["direct"].toBool()};
     const bool grouped = ctx->saved_data["grouped"].toBool();
-    const at::Tensor gy = grads[0].contiguous(conv.format);
+    const at::Tensor gy = grads[0].contiguous(conv.format());
     const bool with_bias = ctx->saved_data["bias"].toBool(), input_grad = ctx->needs_input_grad(0);
     at::Tensor gx, gw, gb;
-    if (conv.direct_weight_grads(x)) {
+    if (conv.direct) {
       std::tie(gw, gb) = conv.depthwise_grads(gy, x, w, with_bias);
-      if (input_grad) {
-        gx = conv.correlates(x, w) ? conv.correlated_input_grad(gy, x, w)
-             : grouped             ? conv.grouped_input_grad(gy, x, w)
-                                   : conv.per_model_input_grad(gy, x, w);
-      }
+      if (input_grad) gx = conv.correlated_input_grad(gy, x, w);
     } else {
       // The input gradient grouped only where that groups something: at B = 1, one call.
       const bool grouped_input = grouped && conv.models > 1 && input_grad;
@@ -179,6 +147,13 @@ struct ChannelsLastConv2d : torch::autograd::Function<ChannelsLastConv2d> {
 
 }  // namespace
 
+bool direct_depthwise(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g, std::int64_t models) {
+  const std::int64_t taps = weight.size(2) * weight.size(3);
+  return x.size(1) / models == g.groups && weight.size(0) == x.size(1) && g.stride[0] == 1 && g.stride[1] == 1 &&
+         (taps == 9 || taps == 25) && g.dilation[0] * (weight.size(2) - 1) >= g.padding[0] &&
+         g.dilation[1] * (weight.size(3) - 1) >= g.padding[1];
+}
+
 bool channels_last_applies(const at::Tensor& x, std::int64_t in_per_group, std::int64_t groups) {
   // One input channel and one group (an image's first layer, DCGAN's
   // discriminator): oneDNN has a fast NCHW kernel, 1.3x-1.9x of channels-last.
@@ -188,10 +163,10 @@ bool channels_last_applies(const at::Tensor& x, std::int64_t in_per_group, std::
 }
 
 at::Tensor channels_last_conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                                const ConvGeometry& geometry, std::int64_t models, bool grouped, bool channels_last) {
+                                const ConvGeometry& geometry, std::int64_t models, bool grouped) {
   // Autograd takes no undefined tensor for an input: no bias is an empty one.
   const at::Tensor b = bias.defined() ? bias : at::empty({0}, weight.options());
-  return ChannelsLastConv2d::apply(x, weight, b, geometry, models, grouped || models == 1, channels_last);
+  return ChannelsLastConv2d::apply(x, weight, b, geometry, models, grouped || models == 1);
 }
 
 }  // namespace hfta::fusion

@@ -32,31 +32,16 @@ FusedBatchNormImpl<D>::FusedBatchNormImpl(std::int64_t models, torch::nn::BatchN
 }
 
 template <std::size_t D>
-at::Tensor FusedBatchNormImpl<D>::normalize(const at::Tensor& x) {
-  const bool use_batch_stats = is_training() || !options_.track_running_stats();
-  if (is_training() && options_.track_running_stats()) {
-    torch::NoGradGuard no_grad;
-    num_batches_tracked.add_(1);
-  }
-  if (grouped(strategy_) || models_ == 1) {
-    if (use_batch_stats) {
-      return batch_norm_training(x, weight, bias, running_mean, running_var, *options_.momentum(),
-                                 options_.eps());
-    }
-    return at::batch_norm(x, weight, bias, running_mean, running_var, use_batch_stats,
-                          *options_.momentum(), options_.eps(), /*cudnn_enabled=*/true);
-  }
-  // Model by model: narrow views update each model's running statistics in place.
+at::Tensor FusedBatchNormImpl<D>::normalize(const at::Tensor& x, std::int64_t slot) {
+  // All channels, or model `slot`'s: narrow views update its running statistics in place.
   const std::int64_t c = options_.num_features();
-  auto part = [c](const at::Tensor& t, std::int64_t b) { return t.defined() ? t.narrow(0, b * c, c) : t; };
-  const auto xs = x.chunk(models_, 1);
-  std::vector<at::Tensor> ys;
-  for (std::int64_t b = 0; b < models_; ++b) {
-    ys.push_back(at::batch_norm(xs[b], part(weight, b), part(bias, b), part(running_mean, b),
-                                part(running_var, b), use_batch_stats, *options_.momentum(),
-                                options_.eps(), /*cudnn_enabled=*/true));
+  auto part = [&](const at::Tensor& t) { return t.defined() && slot >= 0 ? t.narrow(0, slot * c, c) : t; };
+  if (is_training() || !options_.track_running_stats()) {
+    return batch_norm_training(x, part(weight), part(bias), part(running_mean), part(running_var),
+                               *options_.momentum(), options_.eps());
   }
-  return at::cat(ys, 1);
+  return at::batch_norm(x, part(weight), part(bias), part(running_mean), part(running_var), false,
+                        *options_.momentum(), options_.eps(), /*cudnn_enabled=*/true);
 }
 
 template <std::size_t D>
@@ -68,22 +53,33 @@ StrategyChoice FusedBatchNormImpl<D>::tune(const at::Tensor& example) {
 template <std::size_t D>
 at::Tensor FusedBatchNormImpl<D>::forward(const at::Tensor& x) {
   if (take_tune_request() && models_ > 1) tune(x);
-  if (layout_ == Layout::kConv) {
-    return normalize(x);
-  } else if (models_ == 1) {
+  if (is_training() && options_.track_running_stats()) {
+    torch::NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+  }
+  if (models_ == 1) {
     // [1, N, C, (L)] is one model's batch as it is: no transposes (at this
     // size their autograd nodes cost a third of the op).
-    return normalize(x.squeeze(0)).unsqueeze(0);
-  } else {
-    // [B, N, C, (L)] -> [N, B*C, (L)] -> normalize -> back.
-    auto sizes = x.sizes().vec();
-    std::vector<std::int64_t> fused = {sizes[1], sizes[0] * sizes[2]};
-    if (sizes.size() == 4) fused.push_back(sizes[3]);
-    const at::Tensor y = normalize(x.transpose(0, 1).reshape(fused));
-    std::vector<std::int64_t> stacked = {sizes[1], sizes[0]};
-    stacked.insert(stacked.end(), sizes.begin() + 2, sizes.end());
-    return y.view(stacked).transpose(0, 1);
+    return layout_ == Layout::kConv ? normalize(x, -1) : normalize(x.squeeze(0), -1).unsqueeze(0);
   }
+  if (!grouped(strategy_)) {
+    // Model by model, each on a contiguous copy of its batch, as an array of
+    // that model alone computes it (the same kernel, bit for bit). In the
+    // matmul layout a model's gradient then also arrives contiguous, as alone.
+    std::vector<at::Tensor> ys;
+    const auto xs = layout_ == Layout::kConv ? x.chunk(models_, 1) : x.unbind(0);
+    for (std::int64_t b = 0; b < models_; ++b) ys.push_back(normalize(xs[b].contiguous(), b));
+    return layout_ == Layout::kConv ? at::cat(ys, 1) : at::stack(ys);
+  }
+  if (layout_ == Layout::kConv) return normalize(x, -1);
+  // [B, N, C, (L)] -> [N, B*C, (L)] -> normalize -> back.
+  auto sizes = x.sizes().vec();
+  std::vector<std::int64_t> fused = {sizes[1], sizes[0] * sizes[2]};
+  if (sizes.size() == 4) fused.push_back(sizes[3]);
+  const at::Tensor y = normalize(x.transpose(0, 1).reshape(fused), -1);
+  std::vector<std::int64_t> stacked = {sizes[1], sizes[0]};
+  stacked.insert(stacked.end(), sizes.begin() + 2, sizes.end());
+  return y.view(stacked).transpose(0, 1);
 }
 
 template <std::size_t D>

@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 
 #include "hfta/fusion/channels_last_conv.h"
+#include "hfta/fusion/pointwise_conv.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -77,27 +78,47 @@ std::int64_t FusedConvImpl<D, T>::rows_per_model() const {
 }
 
 template <std::size_t D, bool T>
-bool FusedConvImpl<D, T>::layout_choice(const at::Tensor& x) const {
-  const std::int64_t in_per_group = options_.in_channels() / options_.groups();
-  return D == 2 && !T && in_per_group == 1 && options_.groups() > 1 &&
-         channels_last_applies(x, in_per_group, options_.groups());
+ConvGeometry FusedConvImpl<D, T>::geometry() const {
+  return {vec(options_.stride()), explicit_padding<D>(options_), vec(options_.dilation()), options_.groups()};
+}
+
+template <std::size_t D, bool T>
+typename FusedConvImpl<D, T>::Path FusedConvImpl<D, T>::path(const at::Tensor& x) const {
+  if constexpr (T) {
+    return Path::kGeneric;
+  } else {
+    const ConvGeometry g = geometry();
+    const bool unit = [&] {
+      for (std::size_t d = 0; d < D; ++d) {
+        if ((*options_.kernel_size())[d] != 1 || g.stride[d] != 1 || g.padding[d] != 0) return false;
+      }
+      return true;
+    }();
+    if (unit && options_.groups() == 1 && pointwise_applies(x)) return Path::kPointwise;
+    if (D == 2 && channels_last_applies(x, options_.in_channels() / options_.groups(), options_.groups())) {
+      return direct_depthwise(x, weight, g, models_) ? Path::kDirectDepthwise : Path::kChannelsLast;
+    }
+    // oneDNN's blocked NCHW kernels (input channels in 8s) sum a model's
+    // channels in another order grouped than alone (fused_conv_test.cpp), so on
+    // CPU those convolutions run model by model, as alike at any B.
+    if (x.is_cpu() && x.scalar_type() == at::kFloat) return Path::kModelByModel;
+    return Path::kGeneric;
+  }
 }
 
 template <std::size_t D, bool T>
 at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
-  if (take_tune_request() && (models_ > 1 || layout_choice(x))) tune(x);
+  if (take_tune_request() && models_ > 1) tune(x);
   std::vector<std::int64_t> output_padding(D, 0);
   if constexpr (T) output_padding = vec(options_.output_padding());
-  const auto stride = vec(options_.stride()), padding = explicit_padding<D>(options_),
-             dilation = vec(options_.dilation());
-  if constexpr (D == 2 && !T) {
-    if (channels_last_applies(x, options_.in_channels() / options_.groups(), options_.groups())) {
-      return channels_last_conv2d(x, weight, bias, {stride, padding, dilation, options_.groups()}, models_,
-                                  grouped(strategy_), !nchw(strategy_));
-    }
+  const ConvGeometry g = geometry();
+  const Path p = path(x);
+  if (p == Path::kPointwise) return pointwise_conv(x, weight, bias, models_);
+  if (p == Path::kChannelsLast || p == Path::kDirectDepthwise) {
+    return channels_last_conv2d(x, weight, bias, g, models_, grouped(strategy_));
   }
-  if (grouped(strategy_) || models_ == 1) {
-    return convolve<D, T>(x, weight, bias, stride, padding, dilation, output_padding, options_.groups() * models_);
+  if ((p == Path::kGeneric && grouped(strategy_)) || models_ == 1) {
+    return convolve<D, T>(x, weight, bias, g.stride, g.padding, g.dilation, output_padding, g.groups * models_);
   }
   // Model by model on its own channels, then the outputs side by side again.
   const auto xs = x.chunk(models_, 1);
@@ -105,7 +126,7 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   const auto bs = bias.defined() ? bias.chunk(models_, 0) : std::vector<at::Tensor>(models_);
   std::vector<at::Tensor> ys;
   for (std::int64_t b = 0; b < models_; ++b) {
-    ys.push_back(convolve<D, T>(xs[b], ws[b], bs[b], stride, padding, dilation, output_padding, options_.groups()));
+    ys.push_back(convolve<D, T>(xs[b], ws[b], bs[b], g.stride, g.padding, g.dilation, output_padding, g.groups));
   }
   return at::cat(ys, 1);
 }
@@ -126,18 +147,12 @@ at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
 
 template <std::size_t D, bool T>
 StrategyChoice FusedConvImpl<D, T>::tune(const at::Tensor& example) {
-  std::vector<Strategy> candidates{Strategy::kFused};
-  if (models_ > 1) candidates.push_back(Strategy::kPerModel);
-  if (layout_choice(example)) {
-    candidates.push_back(Strategy::kFusedNchw);
-    if (models_ > 1) candidates.push_back(Strategy::kPerModelNchw);
-  }
-  if (candidates.size() == 1) {  // nothing to measure
-    strategy_ = candidates.front();
-    return {strategy_, {}};
+  const Path p = path(example);
+  if (models_ == 1 || (p != Path::kGeneric && p != Path::kChannelsLast)) {
+    return {strategy_, {}};  // one way to compute it: nothing to measure
   }
   return tune_strategy(*this, example, [this](const at::Tensor& x) { return forward(x); },
-                       [this](Strategy s) { strategy_ = s; }, candidates);
+                       [this](Strategy s) { strategy_ = s; });
 }
 
 template <std::size_t D, bool T>

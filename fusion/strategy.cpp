@@ -42,10 +42,7 @@ struct Named {
   Strategy strategy;
   const char* name;
 };
-constexpr Named kNames[] = {{Strategy::kFused, "fused"},
-                            {Strategy::kPerModel, "per-model"},
-                            {Strategy::kFusedNchw, "fused-nchw"},
-                            {Strategy::kPerModelNchw, "per-model-nchw"}};
+constexpr Named kNames[] = {{Strategy::kFused, "fused"}, {Strategy::kPerModel, "per-model"}};
 
 }  // namespace
 
@@ -60,11 +57,10 @@ Strategy strategy_from_string(const std::string& name) {
   for (const auto& n : kNames) {
     if (name == n.name) return n.strategy;
   }
-  throw std::invalid_argument("unknown strategy '" + name + "' (fused, per-model, fused-nchw or per-model-nchw)");
+  throw std::invalid_argument("unknown strategy '" + name + "' (fused or per-model)");
 }
 
-bool grouped(Strategy s) { return s == Strategy::kFused || s == Strategy::kFusedNchw; }
-bool nchw(Strategy s) { return s == Strategy::kFusedNchw || s == Strategy::kPerModelNchw; }
+bool grouped(Strategy s) { return s == Strategy::kFused; }
 
 double StrategyChoice::seconds_of(Strategy s) const {
   for (const auto& [strategy, t] : seconds) {

@@ -19,7 +19,7 @@ std::function<at::Tensor(const at::Tensor&, std::int64_t)> slot_of(std::int64_t 
 template <typename Fused, typename Options>
 void check(const Options& options, std::int64_t models, at::ScalarType dtype,
            const std::vector<std::int64_t>& input_shape) {
-  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel, Strategy::kFusedNchw, Strategy::kPerModelNchw}) {
+  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
   SCOPED_TRACE(to_string(strategy));
   Fused fused(models, options, at::TensorOptions().dtype(dtype));
   fused->set_strategy(strategy);
@@ -91,63 +91,85 @@ TEST(FusedConv, SlotsRoundTripAndSeed) {
   test::expect_seeded_slot(deconv, 2, 9, [&] { return torch::nn::ConvTranspose2d(ot); });
 }
 
-// A model's numbers must not depend on the size of its array, or a fused sweep
-// drifts from `--fusion off`: on the channels-last path (channel counts oneDNN's
-// NCHW kernels do not take, channels_last_conv.h) each model's output and every
-// gradient equal, bit for bit, those of an array of that model alone. On two
-// threads, as a sweep's one worker runs: oneDNN splits a grouped weight
-// gradient by channel count there, so its sums differ more.
-TEST(FusedConv, ChannelsLastModelsComputeBitwiseAsInAnArrayOfOne) {
-  at::manual_seed(4);
-  const int threads = at::get_num_threads();
-  at::set_num_threads(2);
-  const std::vector<std::pair<torch::nn::Conv2dOptions, std::vector<std::int64_t>>> cases{
-      {torch::nn::Conv2dOptions(6, 16, 5), {8, 6, 14, 14}},                        // LeNet-5's second
-      {torch::nn::Conv2dOptions(3, 8, 4).stride(2).padding(1), {8, 3, 16, 16}},    // a colour image's first
-      {torch::nn::Conv2dOptions(4, 6, 3).groups(2).bias(false), {4, 4, 9, 9}},
-      {torch::nn::Conv2dOptions(16, 16, 3).stride(2).padding(1).groups(16).bias(false), {4, 16, 12, 12}},  // depthwise
-      {torch::nn::Conv2dOptions(16, 16, 3).padding(1).groups(16), {32, 16, 16, 16}}};
-  const std::int64_t models = 3;
-  for (const auto& [options, shape] : cases) {
-    const std::int64_t in = shape[1], out = options.out_channels();
-    const bool depthwise = options.groups() == in;  // which also computes in NCHW
-    for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel, Strategy::kFusedNchw, Strategy::kPerModelNchw}) {
-      if (nchw(strategy) && !depthwise) continue;
-      SCOPED_TRACE(std::to_string(in) + " channels, " + to_string(strategy));
-      FusedConv2d array(models, options);
-      array->set_strategy(strategy);
-      const at::Tensor x = at::randn({shape[0], models * in, shape[2], shape[3]}).requires_grad_(true);
-      const at::Tensor y = array->forward(x);
-      const at::Tensor gy = at::randn_like(y);
-      y.backward(gy);
-      for (std::int64_t b = 0; b < models; ++b) {
-        FusedConv2d alone(1, options);
-        alone->load_slot(0, array->extract_slot(b));
-        alone->set_strategy(strategy);  // its layout
-        const at::Tensor xb = x.detach().narrow(1, b * in, in).contiguous().requires_grad_(true);
-        const at::Tensor yb = alone->forward(xb);
-        yb.backward(gy.narrow(1, b * out, out).contiguous());
-        EXPECT_TRUE(at::equal(yb, y.narrow(1, b * out, out))) << "output of model " << b;
-        EXPECT_TRUE(at::equal(xb.grad(), x.grad().narrow(1, b * in, in))) << "input gradient of model " << b;
-        const std::int64_t rows = alone->weight.size(0);
-        EXPECT_TRUE(at::equal(alone->weight.grad(), array->weight.grad().narrow(0, b * rows, rows)))
-            << "weight gradient of model " << b;
-        if (options.bias()) {
-          EXPECT_TRUE(at::equal(alone->bias.grad(), array->bias.grad().narrow(0, b * out, out)))
-              << "bias gradient of model " << b;
-        }
+// Model b of an array of `models`, under each strategy, gives bitwise the
+// output and every gradient of an array of that model alone.
+template <typename Fused, typename Options>
+void expect_bitwise_as_alone(const Options& options, const std::vector<std::int64_t>& shape) {
+  const std::int64_t models = 3, in = shape[1];
+  const std::int64_t out = options.out_channels();
+  for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+    SCOPED_TRACE(std::to_string(in) + " to " + std::to_string(out) + " channels, " +
+                 std::to_string(shape.back()) + " pixels wide, " + to_string(strategy));
+    Fused array(models, options);
+    array->set_strategy(strategy);
+    std::vector<std::int64_t> array_shape = shape;
+    array_shape[1] = models * in;
+    const at::Tensor x = at::randn(array_shape).requires_grad_(true);
+    const at::Tensor y = array->forward(x);
+    const at::Tensor gy = at::randn_like(y);
+    y.backward(gy);
+    for (std::int64_t b = 0; b < models; ++b) {
+      Fused alone(1, options);
+      alone->load_slot(0, array->extract_slot(b));
+      const at::Tensor xb = x.detach().narrow(1, b * in, in).contiguous().requires_grad_(true);
+      const at::Tensor yb = alone->forward(xb);
+      yb.backward(gy.narrow(1, b * out, out).contiguous());
+      EXPECT_TRUE(at::equal(yb, y.narrow(1, b * out, out))) << "output of model " << b;
+      EXPECT_TRUE(at::equal(xb.grad(), x.grad().narrow(1, b * in, in))) << "input gradient of model " << b;
+      const std::int64_t rows = alone->weight.size(0);
+      EXPECT_TRUE(at::equal(alone->weight.grad(), array->weight.grad().narrow(0, b * rows, rows)))
+          << "weight gradient of model " << b;
+      if (options.bias()) {
+        EXPECT_TRUE(at::equal(alone->bias.grad(), array->bias.grad().narrow(0, b * out, out)))
+            << "bias gradient of model " << b;
       }
     }
   }
+}
+
+// A model's numbers must not depend on the size of its array, or a fused sweep
+// drifts from `--fusion off` (one model per array), and compaction or a resume
+// into another array would move a trial: in float32 on CPU each model's output
+// and every gradient equal, bit for bit, those of an array of that model
+// alone, on every path (fused_conv.h) and strategy. On two threads, as a
+// sweep's one worker runs: oneDNN splits a grouped weight gradient by channel
+// count there, so its sums differ more.
+TEST(FusedConv, ModelsComputeBitwiseAsInAnArrayOfOne) {
+  at::manual_seed(4);
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  using torch::nn::Conv2dOptions;
+  const std::vector<std::pair<Conv2dOptions, std::vector<std::int64_t>>> cases{
+      // channels-last: input channels not in 8s
+      {Conv2dOptions(6, 16, 5), {8, 6, 14, 14}},                      // LeNet-5's second
+      {Conv2dOptions(3, 8, 4).stride(2).padding(1), {8, 3, 16, 16}},  // a colour image's first
+      {Conv2dOptions(4, 6, 3).groups(2).bias(false), {4, 4, 9, 9}},
+      {Conv2dOptions(16, 16, 3).stride(2).padding(1).groups(16).bias(false), {4, 16, 12, 12}},  // depthwise
+      // the direct depthwise kernels
+      {Conv2dOptions(16, 16, 3).padding(1).groups(16), {32, 16, 16, 16}},
+      {Conv2dOptions(24, 24, 5).padding(2).groups(24).bias(false), {8, 24, 1, 1}},
+      // oneDNN's NCHW kernels, model by model: input channels in 8s
+      {Conv2dOptions(16, 16, 3).padding(1), {8, 16, 8, 8}},
+      {Conv2dOptions(16, 32, 3).stride(2).padding(1).bias(false), {8, 16, 8, 8}},  // ResNet-18's
+      // pointwise: products per model
+      {Conv2dOptions(8, 24, 1).bias(false), {8, 8, 8, 8}},
+      {Conv2dOptions(16, 8, 1), {8, 16, 1, 1}},  // squeeze-and-excitation's, on pooled maps
+      {Conv2dOptions(6, 10, 1), {4, 6, 5, 3}}};
+  for (const auto& [options, shape] : cases) expect_bitwise_as_alone<FusedConv2d>(options, shape);
+  expect_bitwise_as_alone<FusedConv1d>(torch::nn::Conv1dOptions(16, 24, 1), {8, 16, 32});  // PointNet's
+  expect_bitwise_as_alone<FusedConv1d>(torch::nn::Conv1dOptions(16, 16, 5).padding(2), {8, 16, 32});
+  expect_bitwise_as_alone<FusedConvTranspose2d>(torch::nn::ConvTranspose2dOptions(16, 8, 4).stride(2).padding(1),
+                                                {8, 16, 4, 4});  // DCGAN's generator
   // A first layer's shared input: one ungrouped convolution at any B, also at 1.
-  const auto first = torch::nn::Conv2dOptions(1, 6, 5).padding(2);
+  const std::int64_t models = 3;
+  const auto first = Conv2dOptions(1, 8, 3).stride(2).padding(1).bias(false);
   FusedConv2d array(models, first);
   const at::Tensor images = at::randn({4, 1, 12, 12});
   const at::Tensor y = array->forward_shared(images);
   for (std::int64_t b = 0; b < models; ++b) {
     FusedConv2d alone(1, first);
     alone->load_slot(0, array->extract_slot(b));
-    EXPECT_TRUE(at::equal(alone->forward_shared(images), y.narrow(1, b * 6, 6))) << "shared input, model " << b;
+    EXPECT_TRUE(at::equal(alone->forward_shared(images), y.narrow(1, b * 8, 8))) << "shared input, model " << b;
   }
   at::set_num_threads(threads);
 }
@@ -159,27 +181,25 @@ TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
   // Both ways were measured (what they measured is for the benchmark, not a test).
   EXPECT_TRUE(choice.seconds_of(Strategy::kFused) > 0);
   EXPECT_TRUE(choice.seconds_of(Strategy::kPerModel) > 0);
-  EXPECT_EQ(choice.seconds.size(), 2u);  // not depthwise: no layout to choose
+  EXPECT_EQ(choice.seconds.size(), 2u);
   EXPECT_EQ(conv->strategy(), choice.strategy);
   EXPECT_FALSE(conv->weight.grad().defined());  // tuning leaves no gradient behind
 }
 
-TEST(FusedConv, ADepthwiseConvolutionAlsoMeasuresNchw) {
+TEST(FusedConv, MeasuresOnlyWhereThereIsAChoice) {
+  // Paths that compute one way: the direct depthwise kernels, products per
+  // model, oneDNN's NCHW kernels model by model; and any array of one.
   const auto depthwise = torch::nn::Conv2dOptions(8, 8, 3).padding(1).groups(8).bias(false);
-  FusedConv2d conv(3, depthwise);
-  EXPECT_EQ(conv->tune(at::randn({4, 24, 8, 8})).seconds.size(), 4u);
-  FusedConv2d alone(1, depthwise);  // an array of one chooses its layout
-  const StrategyChoice one = alone->tune(at::randn({4, 8, 8, 8}));
-  ASSERT_EQ(one.seconds.size(), 2u);
-  EXPECT_TRUE(one.seconds_of(Strategy::kFused) > 0 && one.seconds_of(Strategy::kFusedNchw) > 0);
-  // So does a tuning request (the array trainer's), at B = 1 too.
-  alone->set_strategy(Strategy::kPerModelNchw);
-  alone->tune_on_next_forward();
-  alone->forward(at::randn({4, 8, 8, 8}));
-  EXPECT_TRUE(alone->strategy() == Strategy::kFused || alone->strategy() == Strategy::kFusedNchw);
-  // In float64 there is no channels-last path, so no layout to choose.
-  FusedConv2d f64(1, depthwise, at::TensorOptions().dtype(at::kDouble));
-  EXPECT_TRUE(f64->tune(at::randn({4, 8, 8, 8}, at::kDouble)).seconds.empty());
+  EXPECT_TRUE(FusedConv2d(3, depthwise)->tune(at::randn({4, 24, 8, 8})).seconds.empty());
+  EXPECT_TRUE(FusedConv2d(3, torch::nn::Conv2dOptions(8, 8, 1))->tune(at::randn({4, 24, 8, 8})).seconds.empty());
+  EXPECT_TRUE(FusedConv2d(3, torch::nn::Conv2dOptions(8, 8, 3))->tune(at::randn({4, 24, 8, 8})).seconds.empty());
+  FusedConv2d alone(1, torch::nn::Conv2dOptions(3, 4, 3));
+  alone->tune_on_next_forward();  // a tuning request (the array trainer's) at B = 1
+  alone->forward(at::randn({2, 3, 8, 8}));
+  EXPECT_EQ(alone->strategy(), Strategy::kFused);
+  // In float64 the generic path measures both.
+  FusedConv2d f64(3, torch::nn::Conv2dOptions(8, 8, 3), at::TensorOptions().dtype(at::kDouble));
+  EXPECT_EQ(f64->tune(at::randn({4, 24, 8, 8}, at::kDouble)).seconds.size(), 2u);
 }
 
 TEST(FusedConv, RejectsWhatItCannotFuse) {

@@ -31,7 +31,6 @@ TEST(ChooseStrategy, KeepsTheFasterAndStopsEarlyWhenOneClearlyWins) {
   EXPECT_EQ(choice.strategy, Strategy::kFused);
   EXPECT_DOUBLE_EQ(choice.seconds_of(Strategy::kFused), 0.010);
   EXPECT_DOUBLE_EQ(choice.seconds_of(Strategy::kPerModel), 0.020);
-  EXPECT_EQ(choice.seconds_of(Strategy::kFusedNchw), 0);  // not a candidate
   EXPECT_EQ(s.runs, (std::vector<int>{1 + 2, 1 + 2}));
 }
 
@@ -49,26 +48,10 @@ TEST(ChooseStrategy, RepeatsWhereTheGapIsNeitherClearNorSmall) {
   EXPECT_EQ(equal.choose(0.125, 0.125).strategy, Strategy::kFused);  // exact in binary
 }
 
-TEST(ChooseStrategy, DropsEachClearlySlowerCandidateAndRepeatsTheCloseOnes) {
-  Simulated s;  // NCHW 15% behind the fastest: timed to the end; the others dropped after two
-  const StrategyChoice choice = s.choose({{Strategy::kFused, 0.030},
-                                          {Strategy::kPerModel, 0.050},
-                                          {Strategy::kFusedNchw, 0.0115},
-                                          {Strategy::kPerModelNchw, 0.010}});
-  EXPECT_EQ(choice.strategy, Strategy::kPerModelNchw);
-  EXPECT_EQ(s.runs, (std::vector<int>{1 + 2, 1 + 2, 1 + 5, 1 + 5}));
-  EXPECT_EQ(choice.seconds.size(), 4u);
-  EXPECT_DOUBLE_EQ(choice.seconds_of(Strategy::kPerModel), 0.050);
-}
-
 TEST(Strategy, NamesRoundTripAndSayWhatTheyAre) {
-  for (Strategy s : {Strategy::kFused, Strategy::kPerModel, Strategy::kFusedNchw, Strategy::kPerModelNchw}) {
-    EXPECT_EQ(strategy_from_string(to_string(s)), s);
-  }
-  EXPECT_TRUE(grouped(Strategy::kFusedNchw));
+  for (Strategy s : {Strategy::kFused, Strategy::kPerModel}) EXPECT_EQ(strategy_from_string(to_string(s)), s);
+  EXPECT_TRUE(grouped(Strategy::kFused));
   EXPECT_FALSE(grouped(Strategy::kPerModel));
-  EXPECT_TRUE(nchw(Strategy::kPerModelNchw));
-  EXPECT_FALSE(nchw(Strategy::kFused));
   EXPECT_THROW(strategy_from_string("sideways"), std::invalid_argument);
 }
 

@@ -85,6 +85,14 @@ void expect_bert_as_alone_in_float64(const at::Device& device) {
 
 TEST(Bert, ArrayEqualsEachTrialTrainedAloneInFloat64) { expect_bert_as_alone_in_float64(at::kCPU); }
 
+TEST(Bert, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
+  std::vector<SlotTrial> trials = {{0, 7, 0.05, 0.9, 0.0, 0.1}, {1, 8, 0.1}, {2, 9, 0.02, 0.5, 1e-3, 0.2}};
+  ArrayTrainerOptions o;
+  o.batch_size = 8;
+  expect_bitwise_in_an_array_of_one(FusedBert(1, masked_text().classes, small_shape(), 0.1), trials, o, 3,
+                                    masked_text());
+}
+
 TEST(Bert, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
   HFTA_SKIP_WITHOUT_GPU();
   expect_bert_as_alone_in_float64(at::kCUDA);

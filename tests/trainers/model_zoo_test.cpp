@@ -240,5 +240,41 @@ TEST(MobileNetV3Small, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
   expect_mobilenet_as_alone_in_float64(at::kCUDA);
 }
 
+// Float32 on CPU, each trial of an array of three bitwise as alone: every
+// convolution path (fused_conv.h), the batch norms, pooling, squeeze-and-
+// excitation on 1x1 maps, per-model dropout.
+TEST(MobileNetV3Small, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
+  std::vector<SlotTrial> trials = {{0, 51, 0.05, 0.9, 0.0, 0.2}, {1, 52, 0.1, 0.0, 1e-3, 0.0}, {2, 53, 0.02, 0.5, 1e-4, 0.3}};
+  ArrayTrainerOptions o;
+  o.batch_size = 32;
+  expect_bitwise_in_an_array_of_one(FusedMobileNetV3Small(1, 0.5, 0.2), trials, o, 3,
+                                    padded_images());
+}
+
+TEST(ResNet18, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
+  std::vector<SlotTrial> trials = {{0, 31, 0.05, 0.9}, {1, 32, 0.02, 0.0, 1e-3}, {2, 33, 0.1, 0.5, 1e-4}};
+  ArrayTrainerOptions o;
+  o.batch_size = 16;
+  expect_bitwise_in_an_array_of_one(FusedResNet18(1, 8, true), trials, o, 3, padded_images());
+}
+
+TEST(PointNet, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
+  std::vector<SlotTrial> trials = {{0, 41, 0.01, 0.9, 0.0, 0.3}, {1, 42, 0.02, 0.0, 1e-3, 0.0}, {2, 43, 0.005, 0.5}};
+  ArrayTrainerOptions o;
+  o.batch_size = 8;
+  expect_bitwise_in_an_array_of_one(FusedPointNet(1, 0.3, 8, at::TensorOptions(), true, true), trials, o, 3,
+                                    clouds());
+}
+
+TEST(Cnn, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
+  std::vector<SlotTrial> trials = {{0, 21, 0.05, 0.9}, {1, 22, 0.02, 0.0, 1e-3}, {2, 23, 0.1, 0.5, 1e-4}};
+  ArrayTrainerOptions o;
+  o.batch_size = 32;
+  for (std::int64_t width : {1, 4}) {  // 6 and 24 channels into the second convolution
+    SCOPED_TRACE("width " + std::to_string(width));
+    expect_bitwise_in_an_array_of_one(FusedCnn(1, width, "relu", 0.1), trials, o, 3);
+  }
+}
+
 }  // namespace
 }  // namespace hfta::trainers

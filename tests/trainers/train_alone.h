@@ -109,6 +109,40 @@ inline void expect_same_as_alone(std::shared_ptr<ArrayClassifier> model, std::ve
   }
 }
 
+// Packing never changes a trial's numbers: each trial of an array trains bit
+// for bit as in an array of itself alone (`resized(1)`), losses, parameters and
+// buffers, with every op's strategy fused and then per model, on two threads
+// as a sweep's one worker runs. What a fused sweep, `--fusion off`, compaction
+// and a resume into another array rely on.
+inline void expect_bitwise_in_an_array_of_one(const ArrayClassifier& prototype, const std::vector<SlotTrial>& trials,
+                                              ArrayTrainerOptions options, std::int64_t steps,
+                                              const ClassificationData& d = data()) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  for (fusion::Strategy strategy : {fusion::Strategy::kFused, fusion::Strategy::kPerModel}) {
+    SCOPED_TRACE(fusion::to_string(strategy));
+    auto model = prototype.resized(static_cast<std::int64_t>(trials.size()));
+    options.strategies.assign(model->strategies().size(), strategy);
+    ArrayTrainer array(model, trials, options, d);
+    const auto array_losses = array.train(steps);
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      SCOPED_TRACE("trial " + std::to_string(trials[i].trial_id));
+      auto alone_model = prototype.resized(1);
+      ArrayTrainerOptions alone_options = options;
+      alone_options.strategies.clear();
+      ArrayTrainer alone(alone_model, {trials[i]}, alone_options, d);
+      const auto losses = alone.train(steps);
+      for (std::int64_t s = 0; s < steps; ++s) EXPECT_EQ(array_losses[s][i], losses[s][0]) << "loss of step " << s;
+      const torch::nn::Sequential got = model->extract_slot(static_cast<std::int64_t>(i));
+      const torch::nn::Sequential want = alone_model->extract_slot(0);
+      const auto got_params = got->named_parameters(), got_buffers = got->named_buffers();
+      for (const auto& p : want->named_parameters()) EXPECT_TRUE(at::equal(got_params[p.key()], p.value())) << p.key();
+      for (const auto& b : want->named_buffers()) EXPECT_TRUE(at::equal(got_buffers[b.key()], b.value())) << b.key();
+    }
+  }
+  at::set_num_threads(threads);
+}
+
 // The GPU versions of these checks run where LibTorch sees a GPU, with TF32 off
 // (cuDNN's convolutions default to it: float32 products would round to 10 bits)
 // and cuDNN's deterministic algorithms, so that arrays and plain models compute

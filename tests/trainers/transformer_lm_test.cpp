@@ -122,6 +122,13 @@ TEST(TransformerLm, SgdArrayEqualsEachTrialTrainedAloneInFloat32) {
                        text());
 }
 
+TEST(TransformerLm, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
+  std::vector<SlotTrial> trials = {{0, 7, 0.05, 0.9, 0.0, 0.1}, {1, 8, 0.1}, {2, 9, 0.02, 0.5, 1e-3, 0.2}};
+  ArrayTrainerOptions o;
+  o.batch_size = 8;
+  expect_bitwise_in_an_array_of_one(FusedTransformerLm(1, text().classes, small_shape(), 0.1), trials, o, 3, text());
+}
+
 TEST(TransformerLm, LearnsTheText) {
   // Below a unigram model's perplexity (about 25) after 200 steps.
   expect_perplexity_falls(std::make_shared<FusedTransformerLm>(2, text().classes, small_shape(), 0.1), text(), 200,

@@ -34,16 +34,27 @@ struct ConvGeometry {
   std::int64_t groups = 1;  ///< per model
 };
 
+/// Whether a depthwise convolution (one input and one output channel per
+/// group) of stride 1 with a 3x3 or 5x5 kernel, and padding its input gradient
+/// can take, runs the direct NCHW kernels (depthwise.h) instead: they compute
+/// all B models image by image in memory order, each plane alike at any B.
+/// The layout follows from the layer's shape alone, never from B or a
+/// measurement, so that a model computes alike in an array of any size (the
+/// two layouts differ at float rounding). Timed on the 2-core Xeon, the rule
+/// picks the faster layout for MobileNetV3-Small's depthwise layers at B = 1,
+/// 3 and 8 but for two: 5x5 at 1x1 pixels, B >= 3 (20% slower than
+/// channels-last), and 5x5 of stride 2 at 4x4 pixels, B = 1 (13% slower than NCHW).
+bool direct_depthwise(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& geometry,
+                      std::int64_t models);
+
 /// at::conv2d(x, weight, bias, stride, padding, dilation, models * groups) for
 /// x [N, B*C_in, H, W] (any layout), weight [B*C_out, C_in/groups, kh, kw],
 /// bias [B*C_out] or undefined; returns contiguous NCHW. `grouped` computes the
 /// forward and input gradient as one grouped convolution, otherwise model by
 /// model: the same numbers either way, so a measured choice between them
-/// changes only the time. `channels_last` false computes the same way in NCHW
-/// (oneDNN's NCHW depthwise kernel also gives each group bitwise what one
-/// model's gives), which is faster for some depthwise layers (strategy.h).
+/// changes only the time (a direct depthwise convolution computes alike either
+/// way).
 at::Tensor channels_last_conv2d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                                const ConvGeometry& geometry, std::int64_t models, bool grouped,
-                                bool channels_last = true);
+                                const ConvGeometry& geometry, std::int64_t models, bool grouped);
 
 }  // namespace hfta::fusion

@@ -46,7 +46,8 @@ class FusedBatchNormImpl : public torch::nn::Module, public StrategicOp {
   at::Tensor weight, bias, running_mean, running_var, num_batches_tracked;
 
  private:
-  at::Tensor normalize(const at::Tensor& channels_at_dim1);
+  /// Batch norm of x [N, C', *] over all B*C channels (slot -1) or model slot's C.
+  at::Tensor normalize(const at::Tensor& x, std::int64_t slot);
   std::int64_t models_;
   torch::nn::BatchNormOptions options_;
   Layout layout_;

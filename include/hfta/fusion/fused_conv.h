@@ -7,6 +7,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
 
+#include "hfta/fusion/channels_last_conv.h"
 #include "hfta/fusion/strategy.h"
 
 namespace hfta::fusion {
@@ -43,9 +44,8 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
   const Options& plain_options() const { return options_; }
 
   /// Measures one grouped convolution against B separate ones on `example`
-  /// (an input of the array's shape) and keeps the faster; a depthwise
-  /// convolution on the channels-last path measures both in NCHW too (also at
-  /// B = 1, where that is the only choice).
+  /// (an input of the array's shape) and keeps the faster, where the path
+  /// offers both (channels-last, generic) and B > 1.
   StrategyChoice tune(const at::Tensor& example);
 
   at::Tensor weight;
@@ -53,9 +53,17 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
 
  private:
   std::int64_t rows_per_model() const;
-  /// Whether x takes the channels-last path as a depthwise convolution, where
-  /// NCHW is also worth measuring.
-  bool layout_choice(const at::Tensor& x) const;
+  /// How input x is computed, from the layer's and the input's shape alone
+  /// (never from B), so that a model computes alike in an array of any size.
+  enum class Path {
+    kPointwise,        ///< a 1x1 convolution as products per model (pointwise_conv.h)
+    kChannelsLast,     ///< grouped or per model, channels-last (channels_last_conv.h)
+    kDirectDepthwise,  ///< the direct NCHW depthwise kernels, all B at once
+    kModelByModel,     ///< oneDNN's NCHW kernels, one call per model
+    kGeneric,          ///< LibTorch's kernel, grouped or per model (other devices, transposed)
+  };
+  Path path(const at::Tensor& x) const;
+  ConvGeometry geometry() const;
   std::int64_t models_;
   Options options_;
 };

@@ -4,9 +4,9 @@
 // ResNet-18's ran grouped at 1.6x. Ops with an alternative measure both, in the
 // shapes they really get, when an array is built, and keep the faster.
 //
-// A depthwise convolution on CPU also has a choice of layout: channels-last
-// (oneDNN's direct kernel) or NCHW, as the plain module computes it. Which is
-// faster depends on the layer and on B, so it is measured with the rest.
+// Every strategy gives each model bitwise what an array of that model alone
+// gives (tested per op), so the choice changes only the time, never a trial's
+// numbers.
 #pragma once
 
 #include <functional>
@@ -17,19 +17,15 @@
 namespace hfta::fusion {
 
 enum class Strategy {
-  kFused,          ///< one batched kernel for all B models
-  kPerModel,       ///< the plain kernel once per model, inside the same op
-  kFusedNchw,      ///< kFused in the plain module's layout, where the op's own is another
-  kPerModelNchw,   ///< kPerModel in the plain module's layout
+  kFused,     ///< one batched kernel for all B models
+  kPerModel,  ///< the plain kernel once per model, inside the same op
 };
 
 const char* to_string(Strategy s);
 /// The strategy named by to_string; throws std::invalid_argument for other names.
 Strategy strategy_from_string(const std::string& name);
-/// Whether s computes all models in one call (kFused, kFusedNchw).
+/// Whether s computes all models in one call (kFused).
 bool grouped(Strategy s);
-/// Whether s runs in the plain module's NCHW layout (kFusedNchw, kPerModelNchw).
-bool nchw(Strategy s);
 
 /// An op with a choice of strategy. tune_on_next_forward() asks it to time its
 /// candidates on the next input it is given, then keep the fastest.
