@@ -138,11 +138,21 @@ at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
     repeats[1] = models_;
     return forward(models_ == 1 ? x : x.repeat(repeats));
   }
-  // Every model reads the same channels: one ordinary convolution with all B
-  // models' filters as its output channels, already in the conv layout. Also
-  // at B = 1, so that a model computes alike in arrays of any size.
-  return convolve<D, false>(x, weight, bias, vec(options_.stride()), explicit_padding<D>(options_),
-                            vec(options_.dilation()), std::vector<std::int64_t>(D, 0), 1);
+  // Every model reads the same channels: one ordinary convolution per model
+  // on the shared input, in the conv layout. Not one with all B models'
+  // filters as its output channels: oneDNN splits that weight gradient's sums
+  // by the channel count, so a model's first layer learned differently in
+  // arrays of eight than alone.
+  const ConvGeometry g = geometry();
+  const std::vector<std::int64_t> no_output_padding(D, 0);
+  if (models_ == 1) return convolve<D, false>(x, weight, bias, g.stride, g.padding, g.dilation, no_output_padding, 1);
+  const std::int64_t rows = rows_per_model();
+  std::vector<at::Tensor> ys;
+  for (std::int64_t b = 0; b < models_; ++b) {
+    ys.push_back(convolve<D, false>(x, weight.narrow(0, b * rows, rows), bias.defined() ? bias.narrow(0, b * rows, rows) : bias,
+                                    g.stride, g.padding, g.dilation, no_output_padding, 1));
+  }
+  return at::cat(ys, 1);
 }
 
 template <std::size_t D, bool T>

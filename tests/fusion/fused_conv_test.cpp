@@ -160,16 +160,23 @@ TEST(FusedConv, ModelsComputeBitwiseAsInAnArrayOfOne) {
   expect_bitwise_as_alone<FusedConv1d>(torch::nn::Conv1dOptions(16, 16, 5).padding(2), {8, 16, 32});
   expect_bitwise_as_alone<FusedConvTranspose2d>(torch::nn::ConvTranspose2dOptions(16, 8, 4).stride(2).padding(1),
                                                 {8, 16, 4, 4});  // DCGAN's generator
-  // A first layer's shared input: one ungrouped convolution at any B, also at 1.
-  const std::int64_t models = 3;
-  const auto first = Conv2dOptions(1, 8, 3).stride(2).padding(1).bias(false);
+  // A first layer's shared input, in an array of eight (where one convolution
+  // with all models' filters summed a weight gradient differently).
+  const std::int64_t models = 8;
+  const auto first = Conv2dOptions(1, 8, 3).stride(2).padding(1);
   FusedConv2d array(models, first);
-  const at::Tensor images = at::randn({4, 1, 12, 12});
+  const at::Tensor images = at::randn({32, 1, 32, 32});
   const at::Tensor y = array->forward_shared(images);
+  const at::Tensor gy = at::randn_like(y);
+  y.backward(gy);
   for (std::int64_t b = 0; b < models; ++b) {
     FusedConv2d alone(1, first);
     alone->load_slot(0, array->extract_slot(b));
-    EXPECT_TRUE(at::equal(alone->forward_shared(images), y.narrow(1, b * 8, 8))) << "shared input, model " << b;
+    const at::Tensor yb = alone->forward_shared(images);
+    yb.backward(gy.narrow(1, b * 8, 8).contiguous());
+    EXPECT_TRUE(at::equal(yb, y.narrow(1, b * 8, 8))) << "shared input, model " << b;
+    EXPECT_TRUE(at::equal(alone->weight.grad(), array->weight.grad().narrow(0, b * 8, 8))) << "shared input, model " << b;
+    EXPECT_TRUE(at::equal(alone->bias.grad(), array->bias.grad().narrow(0, b * 8, 8))) << "shared input, model " << b;
   }
   at::set_num_threads(threads);
 }

@@ -33,7 +33,7 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
 
   at::Tensor forward(const at::Tensor& x);
   /// The same for an input every model shares, [N, C_in, ...] (not repeated B
-  /// times): one ungrouped convolution when the plain one has one group.
+  /// times): one ungrouped convolution per model when the plain one has one group.
   at::Tensor forward_shared(const at::Tensor& x);
 
   void load_slot(std::int64_t slot, const Plain& plain);
