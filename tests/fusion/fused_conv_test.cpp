@@ -92,30 +92,36 @@ TEST(FusedConv, SlotsRoundTripAndSeed) {
 }
 
 // Model b of an array of `models`, under each strategy, gives bitwise the
-// output and every gradient of an array of that model alone.
+// output and every gradient of an array of that model alone. A shared input
+// (an image's first layer, forward_shared) is [N, C_in, ...] for every model.
 template <typename Fused, typename Options>
-void expect_bitwise_as_alone(const Options& options, const std::vector<std::int64_t>& shape) {
-  const std::int64_t models = 3, in = shape[1];
-  const std::int64_t out = options.out_channels();
+void expect_bitwise_as_alone(const Options& options, const std::vector<std::int64_t>& shape,
+                             std::int64_t models = 3, bool shared = false) {
+  const std::int64_t in = shape[1], out = options.out_channels();
   for (Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
     SCOPED_TRACE(std::to_string(in) + " to " + std::to_string(out) + " channels, " +
-                 std::to_string(shape.back()) + " pixels wide, " + to_string(strategy));
+                 std::to_string(shape.back()) + " pixels wide, " + to_string(strategy) + (shared ? ", shared" : ""));
     Fused array(models, options);
     array->set_strategy(strategy);
     std::vector<std::int64_t> array_shape = shape;
-    array_shape[1] = models * in;
-    const at::Tensor x = at::randn(array_shape).requires_grad_(true);
-    const at::Tensor y = array->forward(x);
+    if (!shared) array_shape[1] = models * in;
+    const at::Tensor x = at::randn(array_shape).requires_grad_(!shared);
+    auto run = [shared](Fused& op, const at::Tensor& input) {
+      return shared ? op->forward_shared(input) : op->forward(input);
+    };
+    const at::Tensor y = run(array, x);
     const at::Tensor gy = at::randn_like(y);
     y.backward(gy);
     for (std::int64_t b = 0; b < models; ++b) {
       Fused alone(1, options);
       alone->load_slot(0, array->extract_slot(b));
-      const at::Tensor xb = x.detach().narrow(1, b * in, in).contiguous().requires_grad_(true);
-      const at::Tensor yb = alone->forward(xb);
+      const at::Tensor xb = shared ? x : x.detach().narrow(1, b * in, in).contiguous().requires_grad_(true);
+      const at::Tensor yb = run(alone, xb);
       yb.backward(gy.narrow(1, b * out, out).contiguous());
       EXPECT_TRUE(at::equal(yb, y.narrow(1, b * out, out))) << "output of model " << b;
-      EXPECT_TRUE(at::equal(xb.grad(), x.grad().narrow(1, b * in, in))) << "input gradient of model " << b;
+      if (!shared) {
+        EXPECT_TRUE(at::equal(xb.grad(), x.grad().narrow(1, b * in, in))) << "input gradient of model " << b;
+      }
       const std::int64_t rows = alone->weight.size(0);
       EXPECT_TRUE(at::equal(alone->weight.grad(), array->weight.grad().narrow(0, b * rows, rows)))
           << "weight gradient of model " << b;
@@ -162,22 +168,7 @@ TEST(FusedConv, ModelsComputeBitwiseAsInAnArrayOfOne) {
                                                 {8, 16, 4, 4});  // DCGAN's generator
   // A first layer's shared input, in an array of eight (where one convolution
   // with all models' filters summed a weight gradient differently).
-  const std::int64_t models = 8;
-  const auto first = Conv2dOptions(1, 8, 3).stride(2).padding(1);
-  FusedConv2d array(models, first);
-  const at::Tensor images = at::randn({32, 1, 32, 32});
-  const at::Tensor y = array->forward_shared(images);
-  const at::Tensor gy = at::randn_like(y);
-  y.backward(gy);
-  for (std::int64_t b = 0; b < models; ++b) {
-    FusedConv2d alone(1, first);
-    alone->load_slot(0, array->extract_slot(b));
-    const at::Tensor yb = alone->forward_shared(images);
-    yb.backward(gy.narrow(1, b * 8, 8).contiguous());
-    EXPECT_TRUE(at::equal(yb, y.narrow(1, b * 8, 8))) << "shared input, model " << b;
-    EXPECT_TRUE(at::equal(alone->weight.grad(), array->weight.grad().narrow(0, b * 8, 8))) << "shared input, model " << b;
-    EXPECT_TRUE(at::equal(alone->bias.grad(), array->bias.grad().narrow(0, b * 8, 8))) << "shared input, model " << b;
-  }
+  expect_bitwise_as_alone<FusedConv2d>(Conv2dOptions(1, 8, 3).stride(2).padding(1), {32, 1, 32, 32}, 8, true);
   at::set_num_threads(threads);
 }
 
