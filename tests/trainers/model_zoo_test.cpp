@@ -240,11 +240,13 @@ TEST(MobileNetV3Small, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
   expect_mobilenet_as_alone_in_float64(at::kCUDA);
 }
 
-// Float32 on CPU, each trial of an array of three bitwise as alone: every
+// Float32 on CPU, each trial of an array of eight bitwise as alone: every
 // convolution path (fused_conv.h), the batch norms, pooling, squeeze-and-
-// excitation on 1x1 maps, per-model dropout.
+// excitation on 1x1 maps (whose sum over the pixels once read a channels-last
+// gradient and summed it differently at B = 8), per-model dropout.
 TEST(MobileNetV3Small, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
   std::vector<SlotTrial> trials = {{0, 51, 0.05, 0.9, 0.0, 0.2}, {1, 52, 0.1, 0.0, 1e-3, 0.0}, {2, 53, 0.02, 0.5, 1e-4, 0.3}};
+  for (std::int64_t i = 3; i < 8; ++i) trials.push_back({i, static_cast<std::uint64_t>(51 + i), 0.01 * i, 0.5, 0.0, 0.1});
   ArrayTrainerOptions o;
   o.batch_size = 32;
   expect_bitwise_in_an_array_of_one(FusedMobileNetV3Small(1, 0.5, 0.2), trials, o, 3,
@@ -275,6 +277,7 @@ TEST(Cnn, ATrialTrainsBitwiseAlikeInAnArrayOfOne) {
     expect_bitwise_in_an_array_of_one(FusedCnn(1, width, "relu", 0.1), trials, o, 3);
   }
 }
+
 
 }  // namespace
 }  // namespace hfta::trainers
