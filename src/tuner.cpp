@@ -113,10 +113,14 @@ class Tuner {
                   to_string(sweep.budget.unit)) {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
     if (options.workers < 1) throw std::invalid_argument("workers must be at least 1");
-    // The cores, shared out: each worker's ops run on its own share (the probe measures that too).
-    if (options.workers > 1 && options.devices.front().is_cpu()) {
-      at::set_num_threads(std::max(1, at::get_num_threads() / options.workers));
-    }
+    // The cores, shared out: each worker's ops run on its own share (the probe
+    // measures that too). Set even for one worker, in every thread that trains:
+    // LibTorch settles its count (physical cores) lazily, per thread, while the
+    // BLAS and oneDNN follow OpenMP's, which starts at the logical CPUs; left
+    // so, arrays of 1 and 2 trained a MobileNet on a mix of both counts and
+    // parted from arrays of 6 (experiments/results/sweep_bench-cpu.md).
+    threads_per_worker_ = std::max(1, at::get_num_threads() / (options.devices.front().is_cpu() ? options.workers : 1));
+    at::set_num_threads(threads_per_worker_);
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
       kept_.load();
@@ -208,6 +212,7 @@ class Tuner {
     std::vector<std::thread> threads;
     for (std::size_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
+        at::set_num_threads(threads_per_worker_);  // OpenMP's count is the thread's own
         try {
           for (std::size_t n; (n = next++) < arrays.size();) {
             const std::size_t i = plan.start_order[n];
@@ -778,6 +783,7 @@ class Tuner {
 
   const SweepConfig& sweep_;
   TunerOptions options_;
+  int threads_per_worker_ = 1;  ///< intra-op threads of each worker (all the cores for one)
   std::mutex mutex_;  ///< the tuner's state, between workers
   std::unique_ptr<search::Searcher> searcher_;
   std::unique_ptr<search::Scheduler> scheduler_;
