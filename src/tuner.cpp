@@ -119,7 +119,9 @@ class Tuner {
     // BLAS and oneDNN follow OpenMP's, which starts at the logical CPUs; left
     // so, arrays of 1 and 2 trained a MobileNet on a mix of both counts and
     // parted from arrays of 6 (experiments/results/sweep_bench-cpu.md).
-    threads_per_worker_ = std::max(1, at::get_num_threads() / (options.devices.front().is_cpu() ? options.workers : 1));
+    // LibTorch's count as the process started (later tuners in it must not divide it again).
+    static const int cores = at::get_num_threads();
+    threads_per_worker_ = std::max(1, cores / (options.devices.front().is_cpu() ? options.workers : 1));
     at::set_num_threads(threads_per_worker_);
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
     if (!options.dir.empty()) {
