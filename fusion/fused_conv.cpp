@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 
 #include "hfta/fusion/channels_last_conv.h"
+#include "hfta/fusion/dnnl_conv.h"
 #include "hfta/fusion/pointwise_conv.h"
 #include "hfta/fusion/slot_init.h"
 
@@ -117,10 +118,13 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   if (p == Path::kChannelsLast || p == Path::kDirectDepthwise) {
     return channels_last_conv2d(x, weight, bias, g, models_, grouped(strategy_));
   }
+  // Model by model, in place by oneDNN (dnnl_conv.h): at any B, an array of
+  // one included, so that a model computes alike in every array.
+  if (p == Path::kModelByModel && dnnl_conv_applies(x, weight, g)) return dnnl_conv(x, weight, bias, g, models_);
   if ((p == Path::kGeneric && grouped(strategy_)) || models_ == 1) {
     return convolve<D, T>(x, weight, bias, g.stride, g.padding, g.dilation, output_padding, g.groups * models_);
   }
-  // Model by model on its own channels, then the outputs side by side again.
+  // Model by model on its own channels, copied out; the outputs side by side again.
   const auto xs = x.chunk(models_, 1);
   const auto ws = weight.chunk(models_, 0);
   const auto bs = bias.defined() ? bias.chunk(models_, 0) : std::vector<at::Tensor>(models_);
@@ -144,6 +148,7 @@ at::Tensor FusedConvImpl<D, T>::forward_shared(const at::Tensor& x) {
   // by the channel count, so a model's first layer learned differently in
   // arrays of eight than alone.
   const ConvGeometry g = geometry();
+  if (!x.requires_grad() && dnnl_conv_applies(x, weight, g)) return dnnl_conv(x, weight, bias, g, models_, true);
   const std::vector<std::int64_t> no_output_padding(D, 0);
   if (models_ == 1) return convolve<D, false>(x, weight, bias, g.stride, g.padding, g.dilation, no_output_padding, 1);
   const std::int64_t rows = rows_per_model();

@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev            # LibTorch 1.13 (CPU)
   libopenblas0-openmp     # fast BLAS; without it LibTorch uses the reference BLAS (~13x slower matmul)
+  libdnnl-dev             # oneDNN's headers: per-model convolutions on the conv layout in place (fusion/dnnl_conv.cpp)
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libgtest-dev libbenchmark-dev zlib1g-dev
   dataset-fashion-mnist   # the real dataset, gzipped IDX files under /usr/share/datasets/fashion-mnist
   fortunes                # the language models' text corpus, under /usr/share/games/fortunes

@@ -1,0 +1,357 @@
+#include "hfta/fusion/dnnl_conv.h"
+
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "hfta/fusion/mixed_precision.h"
+
+#ifdef HFTA_HAVE_DNNL
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace hfta::fusion {
+
+#ifdef HFTA_HAVE_DNNL
+namespace {
+
+using dnnl::memory;
+using dims = memory::dims;
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dims dense_strides(const dims& d) {
+  dims s(d.size());
+  std::int64_t step = 1;
+  for (std::size_t i = d.size(); i-- > 0;) {
+    s[i] = step;
+    step *= d[i];
+  }
+  return s;
+}
+
+memory::desc f32(const dims& d, const dims& strides) { return memory::desc(d, memory::data_type::f32, strides); }
+memory::desc f32(const dims& d) { return f32(d, dense_strides(d)); }
+memory::desc any(const dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); }
+
+/// Each primitive gets its scratchpad from the caller, so two workers' arrays
+/// may run one cached primitive at once.
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+/// A primitive and the scratchpad it asks for.
+struct Step {
+  dnnl::primitive run;
+  memory::desc scratchpad;
+};
+
+template <typename PrimitiveDesc, typename Primitive>
+Step step(const PrimitiveDesc& pd) {
+  return {Primitive(pd), pd.scratchpad_desc()};
+}
+
+/// A copy between a tensor's own layout and the one a primitive chose; none
+/// where they are the same.
+struct Move {
+  memory::desc from, to;
+  std::optional<Step> reorder;
+  Move(const memory::desc& f, const memory::desc& t) : from(f), to(t) {
+    if (f != t) {
+      const dnnl::reorder::primitive_desc pd(engine(), f, engine(), t, user_scratchpad());
+      reorder = Step{dnnl::reorder(pd), pd.scratchpad_desc()};
+    }
+  }
+};
+
+/// One model's convolution of a given shape, and the copies around it.
+struct Plan {
+  dims x_dims, w_dims, y_dims;
+  std::int64_t x_step = 0, w_step = 0, y_step = 0, b_step = 0;  ///< elements from one model's slice to the next
+  std::vector<std::int64_t> y_sizes;                         ///< the whole output, conv layout
+  memory::desc bias_md;                                      ///< zero: no bias
+  dnnl::convolution_forward::primitive_desc fwd;
+  dnnl::convolution_backward_data::primitive_desc data;
+  dnnl::convolution_backward_weights::primitive_desc weights;
+  Step fwd_run, data_run, weights_run;
+  std::optional<Move> x_fwd, w_fwd, fwd_y, gy_data, w_data, data_gx, x_weights, gy_weights, weights_gw;
+  bool gy_same = false;  ///< both backward primitives read the output gradient in one layout: copied once
+};
+
+/// The one-model slices of a call: buffers for blocked copies, reused model after model.
+class Call {
+ public:
+  dnnl::stream stream{engine()};
+
+  /// The primitive's copy of a tensor slice at p (or the slice itself). A
+  /// buffer that holds that copy already is not copied into again: a shared
+  /// input, read by every model.
+  memory in(const Move& m, const float* p, int buffer) {
+    memory user(m.from, engine(), const_cast<float*>(p));
+    if (!m.reorder) return user;
+    void* at = bytes(buffer, m.to.get_size());
+    memory copy(m.to, engine(), at);
+    if (held_[buffer].move == &m && held_[buffer].from == p) return copy;
+    run(*m.reorder, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, copy}});
+    held_[buffer] = {&m, p};
+    return copy;
+  }
+
+  /// Where a primitive writes an output that ends at p: p itself, or a buffer `done` copies to p.
+  memory out(const Move& m, float* p, int buffer) {
+    if (!m.reorder) return memory(m.to, engine(), p);
+    held_[buffer] = {};
+    return memory(m.from, engine(), bytes(buffer, m.from.get_size()));
+  }
+  void done(const Move& m, const memory& written, float* p) {
+    if (m.reorder) run(*m.reorder, {{DNNL_ARG_FROM, written}, {DNNL_ARG_TO, memory(m.to, engine(), p)}});
+  }
+
+  void run(const Step& s, std::unordered_map<int, memory> args) {
+    if (s.scratchpad.get_size() > 0) {
+      args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, engine(), bytes(kScratchpad, s.scratchpad.get_size())));
+    }
+    s.run.execute(stream, args);
+    stream.wait();
+  }
+
+ private:
+  static constexpr int kScratchpad = 0, kBuffers = 5;
+  void* bytes(int buffer, std::size_t size) {
+    at::Tensor& b = buffers_[buffer];
+    if (!b.defined() || static_cast<std::size_t>(b.numel()) < size) {
+      b = at::empty({static_cast<std::int64_t>(size)}, at::kByte);
+      held_[buffer] = {};
+    }
+    return b.data_ptr();
+  }
+  /// Which copy a buffer holds.
+  struct Held {
+    const Move* move = nullptr;
+    const float* from = nullptr;
+  };
+  std::array<at::Tensor, kBuffers> buffers_;
+  std::array<Held, kBuffers> held_;
+};
+
+std::int64_t product(const dims& d, std::size_t from) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < d.size(); ++i) p *= d[i];
+  return p;
+}
+
+/// Torch's output size and oneDNN's right padding, dimension by dimension.
+struct Spatial {
+  dims out, stride, dilate, pad_l, pad_r;
+};
+Spatial spatial(const at::Tensor& x, const at::Tensor& w, const ConvGeometry& g) {
+  Spatial s;
+  for (std::size_t d = 0; d + 2 < static_cast<std::size_t>(x.dim()); ++d) {
+    const std::int64_t in = x.size(d + 2), k = w.size(d + 2), reach = g.dilation[d] * (k - 1) + 1;
+    const std::int64_t out = (in + 2 * g.padding[d] - reach) / g.stride[d] + 1;
+    s.out.push_back(out);
+    s.stride.push_back(g.stride[d]);
+    s.dilate.push_back(g.dilation[d] - 1);
+    s.pad_l.push_back(g.padding[d]);
+    s.pad_r.push_back((out - 1) * g.stride[d] + reach - in - g.padding[d]);
+  }
+  return s;
+}
+
+std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, bool with_bias, const ConvGeometry& g,
+                                      std::int64_t models, bool shared) {
+  auto p = std::make_shared<Plan>();
+  const Spatial s = spatial(x, w, g);
+  const std::int64_t n = x.size(0), in = shared ? x.size(1) : x.size(1) / models, out = w.size(0) / models;
+  p->x_dims = {n, in};
+  p->y_dims = {n, out};
+  for (std::int64_t d = 2; d < x.dim(); ++d) p->x_dims.push_back(x.size(d));
+  p->y_dims.insert(p->y_dims.end(), s.out.begin(), s.out.end());
+  // Weights [O, C/g, k...], or [g, O/g, C/g, k...] grouped: one model's rows, dense.
+  p->w_dims = {out};
+  for (std::int64_t d = 1; d < w.dim(); ++d) p->w_dims.push_back(w.size(d));
+  if (g.groups > 1) {
+    p->w_dims[0] = out / g.groups;
+    p->w_dims.insert(p->w_dims.begin(), g.groups);
+  }
+  // One model's slice of the conv layout: its channels of every image.
+  auto slice = [models](const dims& d, bool whole) {
+    dims strides = dense_strides(d);
+    if (!whole) strides[0] *= models;
+    return strides;
+  };
+  const memory::desc x_md = f32(p->x_dims, slice(p->x_dims, shared));
+  const memory::desc y_md = f32(p->y_dims, slice(p->y_dims, false));
+  const memory::desc w_md = f32(p->w_dims);
+  p->x_step = shared ? 0 : product(p->x_dims, 1);
+  p->y_step = product(p->y_dims, 1);
+  p->w_step = product(p->w_dims, 0);
+  p->b_step = out;
+  p->y_sizes = {n, models * out};
+  p->y_sizes.insert(p->y_sizes.end(), s.out.begin(), s.out.end());
+  if (with_bias) p->bias_md = f32({out});
+
+  using Forward = dnnl::convolution_forward;
+  using Data = dnnl::convolution_backward_data;
+  using Weights = dnnl::convolution_backward_weights;
+  const auto algo = dnnl::algorithm::convolution_direct;
+  const auto attr = user_scratchpad();
+  p->fwd = Forward::primitive_desc(Forward::desc(dnnl::prop_kind::forward_training, algo, any(p->x_dims), any(p->w_dims),
+                                                 p->bias_md, any(p->y_dims), s.stride, s.dilate, s.pad_l, s.pad_r),
+                                   attr, engine());
+  p->data = Data::primitive_desc(
+      Data::desc(algo, any(p->x_dims), any(p->w_dims), any(p->y_dims), s.stride, s.dilate, s.pad_l, s.pad_r), attr,
+      engine(), p->fwd);
+  p->weights = Weights::primitive_desc(Weights::desc(algo, any(p->x_dims), any(p->w_dims), p->bias_md, any(p->y_dims),
+                                                     s.stride, s.dilate, s.pad_l, s.pad_r),
+                                       attr, engine(), p->fwd);
+  p->fwd_run = step<Forward::primitive_desc, Forward>(p->fwd);
+  p->data_run = step<Data::primitive_desc, Data>(p->data);
+  p->weights_run = step<Weights::primitive_desc, Weights>(p->weights);
+  p->x_fwd.emplace(x_md, p->fwd.src_desc());
+  p->w_fwd.emplace(w_md, p->fwd.weights_desc());
+  p->fwd_y.emplace(p->fwd.dst_desc(), y_md);
+  p->gy_data.emplace(y_md, p->data.diff_dst_desc());
+  p->w_data.emplace(w_md, p->data.weights_desc());
+  p->data_gx.emplace(p->data.diff_src_desc(), x_md);
+  p->x_weights.emplace(x_md, p->weights.src_desc());
+  p->gy_weights.emplace(y_md, p->weights.diff_dst_desc());
+  p->weights_gw.emplace(p->weights.diff_weights_desc(), w_md);
+  p->gy_same = p->data.diff_dst_desc() == p->weights.diff_dst_desc();
+  return p;
+}
+
+/// Plans by shape, kept for the process: building one costs oneDNN's kernel generation.
+std::shared_ptr<const Plan> plan_for(const at::Tensor& x, const at::Tensor& w, bool with_bias, const ConvGeometry& g,
+                                     std::int64_t models, bool shared) {
+  std::vector<std::int64_t> key{models, shared, with_bias, g.groups};
+  for (const auto* v : {&g.stride, &g.padding, &g.dilation}) key.insert(key.end(), v->begin(), v->end());
+  key.insert(key.end(), x.sizes().begin(), x.sizes().end());
+  key.insert(key.end(), w.sizes().begin(), w.sizes().end());
+  static std::mutex mutex;
+  static std::map<std::vector<std::int64_t>, std::shared_ptr<const Plan>> plans;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& plan = plans[key];
+  if (!plan) plan = make_plan(x, w, with_bias, g, models, shared);
+  return plan;
+}
+
+// A call's buffers for blocked copies (0 is the scratchpad's; Call::kBuffers in all).
+enum Buffer { kX = 1, kW = 2, kY = 3, kGy = 4 };
+
+struct DnnlConv : torch::autograd::Function<DnnlConv> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_given, const at::Tensor& w_given,
+                            const at::Tensor& bias, ConvGeometry g, std::int64_t models, bool shared) {
+    const at::Tensor x = x_given.contiguous(), w = w_given.contiguous();
+    const bool with_bias = bias.numel() > 0;
+    const auto plan = plan_for(x, w, with_bias, g, models, shared);
+    at::Tensor y = at::empty(plan->y_sizes, x.options());
+    Call call;
+    for (std::int64_t b = 0; b < models; ++b) {
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, call.in(*plan->x_fwd, x.data_ptr<float>() + b * plan->x_step, kX)},
+          {DNNL_ARG_WEIGHTS, call.in(*plan->w_fwd, w.data_ptr<float>() + b * plan->w_step, kW)}};
+      float* y_at = y.data_ptr<float>() + b * plan->y_step;
+      const memory dst = call.out(*plan->fwd_y, y_at, kY);
+      args.emplace(DNNL_ARG_DST, dst);
+      if (with_bias) {
+        args.emplace(DNNL_ARG_BIAS, memory(plan->bias_md, engine(), bias.data_ptr<float>() + b * plan->b_step));
+      }
+      call.run(plan->fwd_run, args);
+      call.done(*plan->fwd_y, dst, y_at);
+    }
+    ctx->save_for_backward({x, w});
+    ctx->saved_data["stride"] = g.stride;
+    ctx->saved_data["padding"] = g.padding;
+    ctx->saved_data["dilation"] = g.dilation;
+    ctx->saved_data["groups"] = g.groups;
+    ctx->saved_data["models"] = models;
+    ctx->saved_data["shared"] = shared;
+    ctx->saved_data["bias"] = with_bias;
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1];
+    const ConvGeometry g{ctx->saved_data["stride"].toIntVector(), ctx->saved_data["padding"].toIntVector(),
+                         ctx->saved_data["dilation"].toIntVector(), ctx->saved_data["groups"].toInt()};
+    const std::int64_t models = ctx->saved_data["models"].toInt();
+    const bool shared = ctx->saved_data["shared"].toBool(), with_bias = ctx->saved_data["bias"].toBool();
+    const auto plan = plan_for(x, w, with_bias, g, models, shared);
+    const at::Tensor gy = grads[0].contiguous();
+    at::Tensor gx = ctx->needs_input_grad(0) ? at::empty(x.sizes(), x.options()) : at::Tensor();
+    at::Tensor gw = at::empty(w.sizes(), w.options());
+    at::Tensor gb = with_bias ? at::empty({models * plan->b_step}, w.options()) : at::Tensor();
+    if (gx.defined() && shared) throw std::logic_error("dnnl_conv: a shared input takes no gradient");
+    Call call;
+    for (std::int64_t b = 0; b < models; ++b) {
+      const float* gy_at = gy.data_ptr<float>() + b * plan->y_step;
+      if (gx.defined()) {
+        float* gx_at = gx.data_ptr<float>() + b * plan->x_step;
+        const memory diff_src = call.out(*plan->data_gx, gx_at, kX);
+        call.run(plan->data_run, {{DNNL_ARG_DIFF_DST, call.in(*plan->gy_data, gy_at, kGy)},
+                                  {DNNL_ARG_WEIGHTS, call.in(*plan->w_data, w.data_ptr<float>() + b * plan->w_step, kW)},
+                                  {DNNL_ARG_DIFF_SRC, diff_src}});
+        call.done(*plan->data_gx, diff_src, gx_at);
+      }
+      float* gw_at = gw.data_ptr<float>() + b * plan->w_step;
+      const memory diff_weights = call.out(*plan->weights_gw, gw_at, kW);
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, call.in(*plan->x_weights, x.data_ptr<float>() + b * plan->x_step, kX)},
+          {DNNL_ARG_DIFF_DST, call.in(plan->gy_same ? *plan->gy_data : *plan->gy_weights, gy_at, kGy)},
+          {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
+      if (with_bias) {
+        args.emplace(DNNL_ARG_DIFF_BIAS, memory(plan->bias_md, engine(), gb.data_ptr<float>() + b * plan->b_step));
+      }
+      call.run(plan->weights_run, args);
+      call.done(*plan->weights_gw, diff_weights, gw_at);
+    }
+    return {gx, gw, gb, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool dnnl_conv_applies(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g) {
+  if (!x.is_cpu() || x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) return false;
+  if ((x.dim() != 3 && x.dim() != 4) || autocast_enabled(c10::DeviceType::CPU)) return false;
+  for (const auto pad : spatial(x, weight, g).pad_r) {
+    if (pad < 0) return false;  // an input longer than the kernel's last reach: not every kernel takes that
+  }
+  return true;
+}
+
+at::Tensor dnnl_conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const ConvGeometry& g,
+                     std::int64_t models, bool shared) {
+  // Autograd takes no undefined tensor for an input: no bias is an empty one.
+  const at::Tensor b = bias.defined() ? bias : at::empty({0}, weight.options());
+  return DnnlConv::apply(x, weight, b, g, models, shared);
+}
+
+#else
+
+bool dnnl_conv_applies(const at::Tensor&, const at::Tensor&, const ConvGeometry&) { return false; }
+
+at::Tensor dnnl_conv(const at::Tensor&, const at::Tensor&, const at::Tensor&, const ConvGeometry&, std::int64_t, bool) {
+  throw std::logic_error("dnnl_conv: built without oneDNN");
+}
+
+#endif
+
+}  // namespace hfta::fusion
