@@ -149,17 +149,18 @@ TEST(FusedConv, ModelsComputeBitwiseAsInAnArrayOfOne) {
   at::set_num_threads(2);
   using torch::nn::Conv2dOptions;
   const std::vector<std::pair<Conv2dOptions, std::vector<std::int64_t>>> cases{
-      // channels-last: input channels not in 8s
+      // oneDNN's kernels model by model, in place: one group, any channel count
       {Conv2dOptions(6, 16, 5), {8, 6, 14, 14}},                      // LeNet-5's second
       {Conv2dOptions(3, 8, 4).stride(2).padding(1), {8, 3, 16, 16}},  // a colour image's first
+      {Conv2dOptions(16, 16, 3).padding(1), {8, 16, 8, 8}},
+      {Conv2dOptions(16, 32, 3).stride(2).padding(1).bias(false), {8, 16, 8, 8}},  // ResNet-18's
+      {Conv2dOptions(3, 8, 3).stride(2), {4, 3, 8, 8}},  // the last pixel unread: channels-last
+      // channels-last: grouped, input channels per group not in 8s
       {Conv2dOptions(4, 6, 3).groups(2).bias(false), {4, 4, 9, 9}},
       {Conv2dOptions(16, 16, 3).stride(2).padding(1).groups(16).bias(false), {4, 16, 12, 12}},  // depthwise
       // the direct depthwise kernels
       {Conv2dOptions(16, 16, 3).padding(1).groups(16), {32, 16, 16, 16}},
       {Conv2dOptions(24, 24, 5).padding(2).groups(24).bias(false), {8, 24, 1, 1}},
-      // oneDNN's NCHW kernels, model by model: input channels in 8s
-      {Conv2dOptions(16, 16, 3).padding(1), {8, 16, 8, 8}},
-      {Conv2dOptions(16, 32, 3).stride(2).padding(1).bias(false), {8, 16, 8, 8}},  // ResNet-18's
       // pointwise: products per model
       {Conv2dOptions(8, 24, 1).bias(false), {8, 8, 8, 8}},
       {Conv2dOptions(16, 8, 1), {8, 16, 1, 1}},  // squeeze-and-excitation's, on pooled maps
@@ -176,8 +177,9 @@ TEST(FusedConv, ModelsComputeBitwiseAsInAnArrayOfOne) {
 }
 
 TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
-  FusedConv2d conv(4, torch::nn::Conv2dOptions(3, 4, 3).padding(1));
-  const at::Tensor x = at::randn({2, 12, 8, 8});
+  // Grouped, two input channels a group: channels-last, grouped or per model.
+  FusedConv2d conv(4, torch::nn::Conv2dOptions(4, 6, 3).padding(1).groups(2));
+  const at::Tensor x = at::randn({2, 16, 8, 8});
   const StrategyChoice choice = conv->tune(x);
   // Both ways were measured (what they measured is for the benchmark, not a test).
   EXPECT_TRUE(choice.seconds_of(Strategy::kFused) > 0);
@@ -189,7 +191,7 @@ TEST(FusedConv, TuneMeasuresBothStrategiesAndLeavesTheModuleAsItWas) {
 
 TEST(FusedConv, MeasuresOnlyWhereThereIsAChoice) {
   // Paths that compute one way: the direct depthwise kernels, products per
-  // model, oneDNN's NCHW kernels model by model; and any array of one.
+  // model, oneDNN's kernels model by model; and any array of one.
   const auto depthwise = torch::nn::Conv2dOptions(8, 8, 3).padding(1).groups(8).bias(false);
   EXPECT_TRUE(FusedConv2d(3, depthwise)->tune(at::randn({4, 24, 8, 8})).seconds.empty());
   EXPECT_TRUE(FusedConv2d(3, torch::nn::Conv2dOptions(8, 8, 1))->tune(at::randn({4, 24, 8, 8})).seconds.empty());

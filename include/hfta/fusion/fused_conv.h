@@ -59,7 +59,7 @@ class FusedConvImpl : public torch::nn::Module, public StrategicOp {
     kPointwise,        ///< a 1x1 convolution as products per model (pointwise_conv.h)
     kChannelsLast,     ///< grouped or per model, channels-last (channels_last_conv.h)
     kDirectDepthwise,  ///< the direct NCHW depthwise kernels, all B at once
-    kModelByModel,     ///< oneDNN's NCHW kernels, one call per model
+    kModelByModel,     ///< oneDNN's kernels, one call per model (in place: dnnl_conv.h)
     kGeneric,          ///< LibTorch's kernel, grouped or per model (other devices, transposed)
   };
   Path path(const at::Tensor& x) const;
