@@ -91,6 +91,9 @@ struct Plan {
   Step fwd_run, data_run, weights_run;
   std::optional<Move> x_fwd, w_fwd, fwd_y, gy_data, w_data, data_gx, x_weights, gy_weights, weights_gw;
   bool gy_same = false;  ///< both backward primitives read the output gradient in one layout: copied once
+  /// The forward's blocked copies of the input are kept for the weight
+  /// gradient, which reads the same layout: one pass over the input saved.
+  bool keep_x = false;
 };
 
 /// The one-model slices of a call: buffers for blocked copies, reused model after model.
@@ -109,6 +112,13 @@ class Call {
     if (held_[buffer].move == &m && held_[buffer].from == p) return copy;
     run(*m.reorder, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, copy}});
     held_[buffer] = {&m, p};
+    return copy;
+  }
+
+  /// The primitive's copy of a tensor slice at p, written at `at` (which holds it after).
+  memory into(const Move& m, const float* p, void* at) {
+    memory copy(m.to, engine(), at);
+    run(*m.reorder, {{DNNL_ARG_FROM, memory(m.from, engine(), const_cast<float*>(p))}, {DNNL_ARG_TO, copy}});
     return copy;
   }
 
@@ -233,6 +243,7 @@ std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, 
   p->gy_weights.emplace(y_md, p->weights.diff_dst_desc());
   p->weights_gw.emplace(p->weights.diff_weights_desc(), w_md);
   p->gy_same = p->data.diff_dst_desc() == p->weights.diff_dst_desc();
+  p->keep_x = !shared && p->x_fwd->reorder && p->weights.src_desc() == p->fwd.src_desc();
   return p;
 }
 
@@ -261,10 +272,15 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
     const bool with_bias = bias.numel() > 0;
     const auto plan = plan_for(x, w, with_bias, g, models, shared);
     at::Tensor y = at::empty(plan->y_sizes, x.options());
+    const std::size_t kept_size = plan->fwd.src_desc().get_size();
+    const at::Tensor kept = plan->keep_x ? at::empty({models * static_cast<std::int64_t>(kept_size)}, at::kByte)
+                                         : at::empty({0}, at::kByte);
     Call call;
     for (std::int64_t b = 0; b < models; ++b) {
+      const float* x_at = x.data_ptr<float>() + b * plan->x_step;
       std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, call.in(*plan->x_fwd, x.data_ptr<float>() + b * plan->x_step, kX)},
+          {DNNL_ARG_SRC, plan->keep_x ? call.into(*plan->x_fwd, x_at, kept.data_ptr<std::uint8_t>() + b * kept_size)
+                                      : call.in(*plan->x_fwd, x_at, kX)},
           {DNNL_ARG_WEIGHTS, call.in(*plan->w_fwd, w.data_ptr<float>() + b * plan->w_step, kW)}};
       float* y_at = y.data_ptr<float>() + b * plan->y_step;
       const memory dst = call.out(*plan->fwd_y, y_at, kY);
@@ -275,7 +291,7 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
       call.run(plan->fwd_run, args);
       call.done(*plan->fwd_y, dst, y_at);
     }
-    ctx->save_for_backward({x, w});
+    ctx->save_for_backward({x, w, kept});
     ctx->saved_data["stride"] = g.stride;
     ctx->saved_data["padding"] = g.padding;
     ctx->saved_data["dilation"] = g.dilation;
@@ -288,7 +304,7 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor &x = saved[0], &w = saved[1];
+    const at::Tensor &x = saved[0], &w = saved[1], &kept = saved[2];
     const ConvGeometry g{ctx->saved_data["stride"].toIntVector(), ctx->saved_data["padding"].toIntVector(),
                          ctx->saved_data["dilation"].toIntVector(), ctx->saved_data["groups"].toInt()};
     const std::int64_t models = ctx->saved_data["models"].toInt();
@@ -313,7 +329,9 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
       float* gw_at = gw.data_ptr<float>() + b * plan->w_step;
       const memory diff_weights = call.out(*plan->weights_gw, gw_at, kW);
       std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, call.in(*plan->x_weights, x.data_ptr<float>() + b * plan->x_step, kX)},
+          {DNNL_ARG_SRC, plan->keep_x ? memory(plan->weights.src_desc(), engine(),
+                                               kept.data_ptr<std::uint8_t>() + b * plan->fwd.src_desc().get_size())
+                                      : call.in(*plan->x_weights, x.data_ptr<float>() + b * plan->x_step, kX)},
           {DNNL_ARG_DIFF_DST, call.in(plan->gy_same ? *plan->gy_data : *plan->gy_weights, gy_at, kGy)},
           {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
       if (with_bias) {
