@@ -61,11 +61,6 @@ struct Step {
   memory::desc scratchpad;
 };
 
-template <typename PrimitiveDesc, typename Primitive>
-Step step(const PrimitiveDesc& pd) {
-  return {Primitive(pd), pd.scratchpad_desc()};
-}
-
 /// A copy between a tensor's own layout and the one a primitive chose; none
 /// where they are the same.
 struct Move {
@@ -85,9 +80,7 @@ struct Plan {
   std::int64_t x_step = 0, w_step = 0, y_step = 0, b_step = 0;  ///< elements from one model's slice to the next
   std::vector<std::int64_t> y_sizes;                         ///< the whole output, conv layout
   memory::desc bias_md;                                      ///< zero: no bias
-  dnnl::convolution_forward::primitive_desc fwd;
-  dnnl::convolution_backward_data::primitive_desc data;
-  dnnl::convolution_backward_weights::primitive_desc weights;
+  dnnl::primitive_desc fwd, data, weights;  ///< a convolution's or a deconvolution's
   Step fwd_run, data_run, weights_run;
   std::optional<Move> x_fwd, w_fwd, fwd_y, gy_data, w_data, data_gx, x_weights, gy_weights, weights_gw;
   bool gy_same = false;  ///< both backward primitives read the output gradient in one layout: copied once
@@ -165,39 +158,85 @@ std::int64_t product(const dims& d, std::size_t from) {
   return p;
 }
 
+/// What a call convolves: the layer, ordinary or transposed, and its array.
+struct Layer {
+  ConvGeometry g;
+  bool transposed = false;
+  std::vector<std::int64_t> output_padding;  ///< transposed only
+  std::int64_t models = 1;
+  bool shared = false;  ///< one input [N, C, ...] every model reads
+};
+
 /// Torch's output size and oneDNN's right padding, dimension by dimension.
 struct Spatial {
   dims out, stride, dilate, pad_l, pad_r;
 };
-Spatial spatial(const at::Tensor& x, const at::Tensor& w, const ConvGeometry& g) {
+Spatial spatial(const at::Tensor& x, const at::Tensor& w, const Layer& l) {
   Spatial s;
+  const ConvGeometry& g = l.g;
   for (std::size_t d = 0; d + 2 < static_cast<std::size_t>(x.dim()); ++d) {
     const std::int64_t in = x.size(d + 2), k = w.size(d + 2), reach = g.dilation[d] * (k - 1) + 1;
-    const std::int64_t out = (in + 2 * g.padding[d] - reach) / g.stride[d] + 1;
-    s.out.push_back(out);
     s.stride.push_back(g.stride[d]);
     s.dilate.push_back(g.dilation[d] - 1);
     s.pad_l.push_back(g.padding[d]);
-    s.pad_r.push_back((out - 1) * g.stride[d] + reach - in - g.padding[d]);
+    if (l.transposed) {  // oneDNN: out = (in - 1) * stride - pad_l - pad_r + reach
+      s.out.push_back((in - 1) * g.stride[d] - 2 * g.padding[d] + reach + l.output_padding[d]);
+      s.pad_r.push_back(g.padding[d] - l.output_padding[d]);
+    } else {
+      const std::int64_t out = (in + 2 * g.padding[d] - reach) / g.stride[d] + 1;
+      s.out.push_back(out);
+      s.pad_r.push_back((out - 1) * g.stride[d] + reach - in - g.padding[d]);
+    }
   }
   return s;
 }
 
-std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, bool with_bias, const ConvGeometry& g,
-                                      std::int64_t models, bool shared) {
+/// The three primitives of a convolution or a deconvolution, on the plan's shapes.
+template <typename Forward, typename Data, typename Weights>
+void make_primitives(Plan& p, dnnl::algorithm algo, const Spatial& s) {
+  const auto attr = user_scratchpad();
+  const typename Forward::primitive_desc fwd(
+      typename Forward::desc(dnnl::prop_kind::forward_training, algo, any(p.x_dims), any(p.w_dims), p.bias_md,
+                             any(p.y_dims), s.stride, s.dilate, s.pad_l, s.pad_r),
+      attr, engine());
+  const typename Data::primitive_desc data(
+      typename Data::desc(algo, any(p.x_dims), any(p.w_dims), any(p.y_dims), s.stride, s.dilate, s.pad_l, s.pad_r),
+      attr, engine(), fwd);
+  const typename Weights::primitive_desc weights(
+      typename Weights::desc(algo, any(p.x_dims), any(p.w_dims), p.bias_md, any(p.y_dims), s.stride, s.dilate,
+                             s.pad_l, s.pad_r),
+      attr, engine(), fwd);
+  p.fwd = fwd;
+  p.data = data;
+  p.weights = weights;
+  p.fwd_run = {Forward(fwd), fwd.scratchpad_desc()};
+  p.data_run = {Data(data), data.scratchpad_desc()};
+  p.weights_run = {Weights(weights), weights.scratchpad_desc()};
+}
+
+std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, bool with_bias, const Layer& l) {
   auto p = std::make_shared<Plan>();
-  const Spatial s = spatial(x, w, g);
-  const std::int64_t n = x.size(0), in = shared ? x.size(1) : x.size(1) / models, out = w.size(0) / models;
+  const Spatial s = spatial(x, w, l);
+  const std::int64_t models = l.models, groups = l.g.groups;
+  const std::int64_t n = x.size(0), in = l.shared ? x.size(1) : x.size(1) / models;
+  const std::int64_t out = l.transposed ? w.size(1) * groups : w.size(0) / models;
   p->x_dims = {n, in};
   p->y_dims = {n, out};
   for (std::int64_t d = 2; d < x.dim(); ++d) p->x_dims.push_back(x.size(d));
   p->y_dims.insert(p->y_dims.end(), s.out.begin(), s.out.end());
-  // Weights [O, C/g, k...], or [g, O/g, C/g, k...] grouped: one model's rows, dense.
-  p->w_dims = {out};
-  for (std::int64_t d = 1; d < w.dim(); ++d) p->w_dims.push_back(w.size(d));
-  if (g.groups > 1) {
-    p->w_dims[0] = out / g.groups;
-    p->w_dims.insert(p->w_dims.begin(), g.groups);
+  // One model's weights as oneDNN names them, [O, I/g, k...] or [g, O/g, I/g, k...]
+  // grouped, over PyTorch's rows: [O, I/g, k...], or [I, O/g, k...] transposed.
+  const std::int64_t o = out / groups, i = in / groups;
+  std::int64_t kernel = 1;
+  for (std::int64_t d = 2; d < w.dim(); ++d) kernel *= w.size(d);
+  p->w_dims = {o, i};
+  dims w_strides = l.transposed ? dims{kernel, o * kernel} : dims{i * kernel, kernel};
+  for (std::int64_t d = 2; d < w.dim(); ++d) p->w_dims.push_back(w.size(d));
+  const dims kernel_strides = dense_strides(dims(p->w_dims.begin() + 2, p->w_dims.end()));
+  w_strides.insert(w_strides.end(), kernel_strides.begin(), kernel_strides.end());
+  if (groups > 1) {
+    p->w_dims.insert(p->w_dims.begin(), groups);
+    w_strides.insert(w_strides.begin(), o * i * kernel);
   }
   // One model's slice of the conv layout: its channels of every image.
   auto slice = [models](const dims& d, bool whole) {
@@ -205,34 +244,24 @@ std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, 
     if (!whole) strides[0] *= models;
     return strides;
   };
-  const memory::desc x_md = f32(p->x_dims, slice(p->x_dims, shared));
+  const memory::desc x_md = f32(p->x_dims, slice(p->x_dims, l.shared));
   const memory::desc y_md = f32(p->y_dims, slice(p->y_dims, false));
-  const memory::desc w_md = f32(p->w_dims);
-  p->x_step = shared ? 0 : product(p->x_dims, 1);
+  const memory::desc w_md = f32(p->w_dims, w_strides);
+  p->x_step = l.shared ? 0 : product(p->x_dims, 1);
   p->y_step = product(p->y_dims, 1);
-  p->w_step = product(p->w_dims, 0);
+  p->w_step = groups * o * i * kernel;
   p->b_step = out;
   p->y_sizes = {n, models * out};
   p->y_sizes.insert(p->y_sizes.end(), s.out.begin(), s.out.end());
   if (with_bias) p->bias_md = f32({out});
 
-  using Forward = dnnl::convolution_forward;
-  using Data = dnnl::convolution_backward_data;
-  using Weights = dnnl::convolution_backward_weights;
-  const auto algo = dnnl::algorithm::convolution_direct;
-  const auto attr = user_scratchpad();
-  p->fwd = Forward::primitive_desc(Forward::desc(dnnl::prop_kind::forward_training, algo, any(p->x_dims), any(p->w_dims),
-                                                 p->bias_md, any(p->y_dims), s.stride, s.dilate, s.pad_l, s.pad_r),
-                                   attr, engine());
-  p->data = Data::primitive_desc(
-      Data::desc(algo, any(p->x_dims), any(p->w_dims), any(p->y_dims), s.stride, s.dilate, s.pad_l, s.pad_r), attr,
-      engine(), p->fwd);
-  p->weights = Weights::primitive_desc(Weights::desc(algo, any(p->x_dims), any(p->w_dims), p->bias_md, any(p->y_dims),
-                                                     s.stride, s.dilate, s.pad_l, s.pad_r),
-                                       attr, engine(), p->fwd);
-  p->fwd_run = step<Forward::primitive_desc, Forward>(p->fwd);
-  p->data_run = step<Data::primitive_desc, Data>(p->data);
-  p->weights_run = step<Weights::primitive_desc, Weights>(p->weights);
+  if (l.transposed) {
+    make_primitives<dnnl::deconvolution_forward, dnnl::deconvolution_backward_data,
+                    dnnl::deconvolution_backward_weights>(*p, dnnl::algorithm::deconvolution_direct, s);
+  } else {
+    make_primitives<dnnl::convolution_forward, dnnl::convolution_backward_data, dnnl::convolution_backward_weights>(
+        *p, dnnl::algorithm::convolution_direct, s);
+  }
   p->x_fwd.emplace(x_md, p->fwd.src_desc());
   p->w_fwd.emplace(w_md, p->fwd.weights_desc());
   p->fwd_y.emplace(p->fwd.dst_desc(), y_md);
@@ -243,22 +272,23 @@ std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, 
   p->gy_weights.emplace(y_md, p->weights.diff_dst_desc());
   p->weights_gw.emplace(p->weights.diff_weights_desc(), w_md);
   p->gy_same = p->data.diff_dst_desc() == p->weights.diff_dst_desc();
-  p->keep_x = !shared && p->x_fwd->reorder && p->weights.src_desc() == p->fwd.src_desc();
+  p->keep_x = !l.shared && p->x_fwd->reorder && p->weights.src_desc() == p->fwd.src_desc();
   return p;
 }
 
 /// Plans by shape, kept for the process: building one costs oneDNN's kernel generation.
-std::shared_ptr<const Plan> plan_for(const at::Tensor& x, const at::Tensor& w, bool with_bias, const ConvGeometry& g,
-                                     std::int64_t models, bool shared) {
-  std::vector<std::int64_t> key{models, shared, with_bias, g.groups};
-  for (const auto* v : {&g.stride, &g.padding, &g.dilation}) key.insert(key.end(), v->begin(), v->end());
+std::shared_ptr<const Plan> plan_for(const at::Tensor& x, const at::Tensor& w, bool with_bias, const Layer& l) {
+  std::vector<std::int64_t> key{l.models, l.shared, l.transposed, with_bias, l.g.groups};
+  for (const auto* v : {&l.g.stride, &l.g.padding, &l.g.dilation, &l.output_padding}) {
+    key.insert(key.end(), v->begin(), v->end());
+  }
   key.insert(key.end(), x.sizes().begin(), x.sizes().end());
   key.insert(key.end(), w.sizes().begin(), w.sizes().end());
   static std::mutex mutex;
   static std::map<std::vector<std::int64_t>, std::shared_ptr<const Plan>> plans;
   std::lock_guard<std::mutex> lock(mutex);
   auto& plan = plans[key];
-  if (!plan) plan = make_plan(x, w, with_bias, g, models, shared);
+  if (!plan) plan = make_plan(x, w, with_bias, l);
   return plan;
 }
 
@@ -267,10 +297,11 @@ enum Buffer { kX = 1, kW = 2, kY = 3, kGy = 4 };
 
 struct DnnlConv : torch::autograd::Function<DnnlConv> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_given, const at::Tensor& w_given,
-                            const at::Tensor& bias, ConvGeometry g, std::int64_t models, bool shared) {
+                            const at::Tensor& bias, const Layer& layer) {
     const at::Tensor x = x_given.contiguous(), w = w_given.contiguous();
     const bool with_bias = bias.numel() > 0;
-    const auto plan = plan_for(x, w, with_bias, g, models, shared);
+    const auto plan = plan_for(x, w, with_bias, layer);
+    const std::int64_t models = layer.models;
     at::Tensor y = at::empty(plan->y_sizes, x.options());
     const std::size_t kept_size = plan->fwd.src_desc().get_size();
     const at::Tensor kept = plan->keep_x ? at::empty({models * static_cast<std::int64_t>(kept_size)}, at::kByte)
@@ -292,12 +323,14 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
       call.done(*plan->fwd_y, dst, y_at);
     }
     ctx->save_for_backward({x, w, kept});
-    ctx->saved_data["stride"] = g.stride;
-    ctx->saved_data["padding"] = g.padding;
-    ctx->saved_data["dilation"] = g.dilation;
-    ctx->saved_data["groups"] = g.groups;
+    ctx->saved_data["stride"] = layer.g.stride;
+    ctx->saved_data["padding"] = layer.g.padding;
+    ctx->saved_data["dilation"] = layer.g.dilation;
+    ctx->saved_data["groups"] = layer.g.groups;
+    ctx->saved_data["transposed"] = layer.transposed;
+    ctx->saved_data["output_padding"] = layer.output_padding;
     ctx->saved_data["models"] = models;
-    ctx->saved_data["shared"] = shared;
+    ctx->saved_data["shared"] = layer.shared;
     ctx->saved_data["bias"] = with_bias;
     return y;
   }
@@ -305,11 +338,14 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &w = saved[1], &kept = saved[2];
-    const ConvGeometry g{ctx->saved_data["stride"].toIntVector(), ctx->saved_data["padding"].toIntVector(),
-                         ctx->saved_data["dilation"].toIntVector(), ctx->saved_data["groups"].toInt()};
-    const std::int64_t models = ctx->saved_data["models"].toInt();
-    const bool shared = ctx->saved_data["shared"].toBool(), with_bias = ctx->saved_data["bias"].toBool();
-    const auto plan = plan_for(x, w, with_bias, g, models, shared);
+    const auto& d = ctx->saved_data;
+    const Layer layer{{d.at("stride").toIntVector(), d.at("padding").toIntVector(), d.at("dilation").toIntVector(),
+                       d.at("groups").toInt()},
+                      d.at("transposed").toBool(), d.at("output_padding").toIntVector(), d.at("models").toInt(),
+                      d.at("shared").toBool()};
+    const std::int64_t models = layer.models;
+    const bool shared = layer.shared, with_bias = d.at("bias").toBool();
+    const auto plan = plan_for(x, w, with_bias, layer);
     const at::Tensor gy = grads[0].contiguous();
     at::Tensor gx = ctx->needs_input_grad(0) ? at::empty(x.sizes(), x.options()) : at::Tensor();
     at::Tensor gw = at::empty(w.sizes(), w.options());
@@ -340,34 +376,62 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
       call.run(plan->weights_run, args);
       call.done(*plan->weights_gw, diff_weights, gw_at);
     }
-    return {gx, gw, gb, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {gx, gw, gb, at::Tensor()};
   }
 };
 
-}  // namespace
-
-bool dnnl_conv_applies(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g) {
+bool applies(const at::Tensor& x, const at::Tensor& weight, const Layer& l) {
   if (!x.is_cpu() || x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) return false;
   if ((x.dim() != 3 && x.dim() != 4) || autocast_enabled(c10::DeviceType::CPU)) return false;
-  for (const auto pad : spatial(x, weight, g).pad_r) {
+  for (const auto pad : spatial(x, weight, l).pad_r) {
     if (pad < 0) return false;  // an input longer than the kernel's last reach: not every kernel takes that
   }
   return true;
 }
 
+/// Autograd takes no undefined tensor for an input: no bias is an empty one.
+at::Tensor apply(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const Layer& l) {
+  return DnnlConv::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()), l);
+}
+
+}  // namespace
+
+bool dnnl_conv_applies(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g) {
+  return applies(x, weight, {g});
+}
+
+bool dnnl_conv_transpose_applies(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g,
+                                 const std::vector<std::int64_t>& output_padding) {
+  return applies(x, weight, {g, true, output_padding});
+}
+
 at::Tensor dnnl_conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const ConvGeometry& g,
                      std::int64_t models, bool shared) {
-  // Autograd takes no undefined tensor for an input: no bias is an empty one.
-  const at::Tensor b = bias.defined() ? bias : at::empty({0}, weight.options());
-  return DnnlConv::apply(x, weight, b, g, models, shared);
+  return apply(x, weight, bias, {g, false, {}, models, shared});
+}
+
+at::Tensor dnnl_conv_transpose(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                               const ConvGeometry& g, const std::vector<std::int64_t>& output_padding,
+                               std::int64_t models) {
+  return apply(x, weight, bias, {g, true, output_padding, models});
 }
 
 #else
 
 bool dnnl_conv_applies(const at::Tensor&, const at::Tensor&, const ConvGeometry&) { return false; }
 
+bool dnnl_conv_transpose_applies(const at::Tensor&, const at::Tensor&, const ConvGeometry&,
+                                 const std::vector<std::int64_t>&) {
+  return false;
+}
+
 at::Tensor dnnl_conv(const at::Tensor&, const at::Tensor&, const at::Tensor&, const ConvGeometry&, std::int64_t, bool) {
   throw std::logic_error("dnnl_conv: built without oneDNN");
+}
+
+at::Tensor dnnl_conv_transpose(const at::Tensor&, const at::Tensor&, const at::Tensor&, const ConvGeometry&,
+                               const std::vector<std::int64_t>&, std::int64_t) {
+  throw std::logic_error("dnnl_conv_transpose: built without oneDNN");
 }
 
 #endif

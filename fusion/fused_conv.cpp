@@ -86,7 +86,9 @@ ConvGeometry FusedConvImpl<D, T>::geometry() const {
 template <std::size_t D, bool T>
 typename FusedConvImpl<D, T>::Path FusedConvImpl<D, T>::path(const at::Tensor& x) const {
   if constexpr (T) {
-    return Path::kGeneric;
+    // oneDNN's deconvolution model by model, in place (dnnl_conv.h).
+    const bool dnnl = dnnl_conv_transpose_applies(x, weight, geometry(), vec(options_.output_padding()));
+    return dnnl ? Path::kModelByModel : Path::kGeneric;
   } else {
     const ConvGeometry g = geometry();
     const bool unit = [&] {
@@ -124,7 +126,11 @@ at::Tensor FusedConvImpl<D, T>::forward(const at::Tensor& x) {
   }
   // Model by model, in place by oneDNN (dnnl_conv.h): at any B, an array of
   // one included, so that a model computes alike in every array.
-  if (p == Path::kModelByModel && dnnl_conv_applies(x, weight, g)) return dnnl_conv(x, weight, bias, g, models_);
+  if constexpr (T) {
+    if (p == Path::kModelByModel) return dnnl_conv_transpose(x, weight, bias, g, output_padding, models_);
+  } else if (p == Path::kModelByModel && dnnl_conv_applies(x, weight, g)) {
+    return dnnl_conv(x, weight, bias, g, models_);
+  }
   if ((p == Path::kGeneric && grouped(strategy_)) || models_ == 1) {
     return convolve<D, T>(x, weight, bias, g.stride, g.padding, g.dilation, output_padding, g.groups * models_);
   }

@@ -66,6 +66,47 @@ TEST(DnnlConv, EveryModelsOutputAndGradientsMatchItsOwnConvolution) {
   }
 }
 
+TEST(DnnlConv, TransposedMatchesEachModelsOwnConvolution) {
+  const std::int64_t models = 3;
+  struct Transposed {
+    std::int64_t in, out, size, kernel, stride, padding, output_padding, groups;
+    bool bias;
+  };
+  const std::vector<Transposed> cases{
+      {16, 8, 4, 4, 2, 1, 0, 1, true},   // DCGAN's generator
+      {6, 4, 5, 3, 2, 1, 1, 2, false},  // grouped, output padding
+      {8, 3, 7, 3, 1, 1, 0, 1, true}};
+  at::manual_seed(12);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::to_string(c.in) + " to " + std::to_string(c.out) + " channels, stride " +
+                 std::to_string(c.stride) + ", output padding " + std::to_string(c.output_padding));
+    const at::Tensor x = at::randn({4, models * c.in, c.size, c.size + 1}).requires_grad_(true);
+    const at::Tensor w = at::randn({models * c.in, c.out / c.groups, c.kernel, c.kernel}).requires_grad_(true);
+    const at::Tensor b = c.bias ? at::randn({models * c.out}).requires_grad_(true) : at::Tensor();
+    const ConvGeometry g{{c.stride, c.stride}, {c.padding, c.padding}, {1, 1}, c.groups};
+    const std::vector<std::int64_t> output_padding{c.output_padding, c.output_padding};
+    if (!dnnl_conv_transpose_applies(x, w, g, output_padding)) GTEST_SKIP() << "built without oneDNN";
+    const at::Tensor y = dnnl_conv_transpose(x, w, b, g, output_padding, models);
+    const at::Tensor gy = at::randn_like(y);
+    y.backward(gy);
+    for (std::int64_t m = 0; m < models; ++m) {
+      SCOPED_TRACE("model " + std::to_string(m));
+      const auto own = [m](const at::Tensor& t, std::int64_t dim, std::int64_t size) {
+        return t.narrow(dim, m * size, size);
+      };
+      const at::Tensor xd = own(x.detach(), 1, c.in).to(at::kDouble).requires_grad_(true);
+      const at::Tensor wd = own(w.detach(), 0, c.in).to(at::kDouble).requires_grad_(true);
+      const at::Tensor bd = c.bias ? own(b.detach(), 0, c.out).to(at::kDouble).requires_grad_(true) : at::Tensor();
+      const at::Tensor yd = at::convolution(xd, wd, bd, g.stride, g.padding, g.dilation, true, output_padding, c.groups);
+      yd.backward(own(gy, 1, c.out).to(at::kDouble));
+      EXPECT_LE(test::relative_error(own(y.detach(), 1, c.out).to(at::kDouble), yd), 1e-6) << "output";
+      EXPECT_LE(test::relative_error(own(x.grad(), 1, c.in).to(at::kDouble), xd.grad()), 1e-6) << "input gradient";
+      EXPECT_LE(test::relative_error(own(w.grad(), 0, c.in).to(at::kDouble), wd.grad()), 1e-6) << "weight gradient";
+      if (c.bias) EXPECT_LE(test::relative_error(own(b.grad(), 0, c.out).to(at::kDouble), bd.grad()), 1e-6);
+    }
+  }
+}
+
 TEST(DnnlConv, TakesOnlyWhatItsKernelsTake) {
   const ConvGeometry g{{2, 2}, {0, 0}, {1, 1}, 1};
   const at::Tensor w = at::randn({8, 8, 3, 3});

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -35,5 +36,14 @@ bool dnnl_conv_applies(const at::Tensor& x, const at::Tensor& weight, const Conv
 /// [N, C, ...] every model reads (it takes no gradient then).
 at::Tensor dnnl_conv(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const ConvGeometry& g,
                      std::int64_t models, bool shared = false);
+
+/// The same for a transposed convolution (ConvTranspose's weight [B*C_in,
+/// C_out/groups, k...], oneDNN's deconvolution): whether it applies ...
+bool dnnl_conv_transpose_applies(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g,
+                                 const std::vector<std::int64_t>& output_padding);
+/// ... and model b's transposed convolution of its channels of x, for every b.
+at::Tensor dnnl_conv_transpose(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                               const ConvGeometry& g, const std::vector<std::int64_t>& output_padding,
+                               std::int64_t models);
 
 }  // namespace hfta::fusion
