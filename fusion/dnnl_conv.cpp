@@ -8,6 +8,7 @@
 #include "hfta/fusion/mixed_precision.h"
 
 #ifdef HFTA_HAVE_DNNL
+#include <algorithm>
 #include <array>
 #include <map>
 #include <memory>
@@ -77,6 +78,7 @@ struct Move {
 /// One model's convolution of a given shape, and the copies around it.
 struct Plan {
   dims x_dims, w_dims, y_dims;
+  bool x_partial = false;  ///< the convolution reads not all of the input: the rest's gradient is zero
   std::int64_t x_step = 0, w_step = 0, y_step = 0, b_step = 0;  ///< elements from one model's slice to the next
   std::vector<std::int64_t> y_sizes;                         ///< the whole output, conv layout
   memory::desc bias_md;                                      ///< zero: no bias
@@ -170,6 +172,7 @@ struct Layer {
 /// Torch's output size and oneDNN's right padding, dimension by dimension.
 struct Spatial {
   dims out, stride, dilate, pad_l, pad_r;
+  dims read;  ///< the input pixels some window reads: the last ones of a strided convolution may be left
 };
 Spatial spatial(const at::Tensor& x, const at::Tensor& w, const Layer& l) {
   Spatial s;
@@ -182,10 +185,15 @@ Spatial spatial(const at::Tensor& x, const at::Tensor& w, const Layer& l) {
     if (l.transposed) {  // oneDNN: out = (in - 1) * stride - pad_l - pad_r + reach
       s.out.push_back((in - 1) * g.stride[d] - 2 * g.padding[d] + reach + l.output_padding[d]);
       s.pad_r.push_back(g.padding[d] - l.output_padding[d]);
+      s.read.push_back(in);
     } else {
       const std::int64_t out = (in + 2 * g.padding[d] - reach) / g.stride[d] + 1;
+      // oneDNN takes no negative right padding: the pixels past the last
+      // window's reach are left out of the input it sees instead.
+      const std::int64_t pad_r = (out - 1) * g.stride[d] + reach - in - g.padding[d];
       s.out.push_back(out);
-      s.pad_r.push_back((out - 1) * g.stride[d] + reach - in - g.padding[d]);
+      s.pad_r.push_back(std::max<std::int64_t>(pad_r, 0));
+      s.read.push_back(in + std::min<std::int64_t>(pad_r, 0));
     }
   }
   return s;
@@ -220,9 +228,11 @@ std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, 
   const std::int64_t models = l.models, groups = l.g.groups;
   const std::int64_t n = x.size(0), in = l.shared ? x.size(1) : x.size(1) / models;
   const std::int64_t out = l.transposed ? w.size(1) * groups : w.size(0) / models;
+  const dims x_whole(x.sizes().begin(), x.sizes().end());
   p->x_dims = {n, in};
   p->y_dims = {n, out};
-  for (std::int64_t d = 2; d < x.dim(); ++d) p->x_dims.push_back(x.size(d));
+  p->x_dims.insert(p->x_dims.end(), s.read.begin(), s.read.end());
+  p->x_partial = !std::equal(s.read.begin(), s.read.end(), x_whole.begin() + 2);
   p->y_dims.insert(p->y_dims.end(), s.out.begin(), s.out.end());
   // One model's weights as oneDNN names them, [O, I/g, k...] or [g, O/g, I/g, k...]
   // grouped, over PyTorch's rows: [O, I/g, k...], or [I, O/g, k...] transposed.
@@ -244,10 +254,12 @@ std::shared_ptr<const Plan> make_plan(const at::Tensor& x, const at::Tensor& w, 
     if (!whole) strides[0] *= models;
     return strides;
   };
-  const memory::desc x_md = f32(p->x_dims, slice(p->x_dims, l.shared));
+  dims x_one = x_whole;  // one model's input, as it lies
+  x_one[1] = in;
+  const memory::desc x_md = f32(p->x_dims, slice(x_one, l.shared));
   const memory::desc y_md = f32(p->y_dims, slice(p->y_dims, false));
   const memory::desc w_md = f32(p->w_dims, w_strides);
-  p->x_step = l.shared ? 0 : product(p->x_dims, 1);
+  p->x_step = l.shared ? 0 : product(x_one, 1);
   p->y_step = product(p->y_dims, 1);
   p->w_step = groups * o * i * kernel;
   p->b_step = out;
@@ -347,7 +359,8 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
     const bool shared = layer.shared, with_bias = d.at("bias").toBool();
     const auto plan = plan_for(x, w, with_bias, layer);
     const at::Tensor gy = grads[0].contiguous();
-    at::Tensor gx = ctx->needs_input_grad(0) ? at::empty(x.sizes(), x.options()) : at::Tensor();
+    at::Tensor gx;
+    if (ctx->needs_input_grad(0)) gx = plan->x_partial ? at::zeros(x.sizes(), x.options()) : at::empty(x.sizes(), x.options());
     at::Tensor gw = at::empty(w.sizes(), w.options());
     at::Tensor gb = with_bias ? at::empty({models * plan->b_step}, w.options()) : at::Tensor();
     if (gx.defined() && shared) throw std::logic_error("dnnl_conv: a shared input takes no gradient");
@@ -383,8 +396,10 @@ struct DnnlConv : torch::autograd::Function<DnnlConv> {
 bool applies(const at::Tensor& x, const at::Tensor& weight, const Layer& l) {
   if (!x.is_cpu() || x.scalar_type() != at::kFloat || weight.scalar_type() != at::kFloat) return false;
   if ((x.dim() != 3 && x.dim() != 4) || autocast_enabled(c10::DeviceType::CPU)) return false;
+  // A transposed convolution's output padding beyond its padding: oneDNN would
+  // need a negative right padding (a convolution's leaves unread pixels out).
   for (const auto pad : spatial(x, weight, l).pad_r) {
-    if (pad < 0) return false;  // an input longer than the kernel's last reach: not every kernel takes that
+    if (pad < 0) return false;
   }
   return true;
 }

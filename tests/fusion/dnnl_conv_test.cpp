@@ -29,7 +29,9 @@ TEST(DnnlConv, EveryModelsOutputAndGradientsMatchItsOwnConvolution) {
       {{4, 16, 8, 8}, 16, 3, 1, 1, 1, 1, true, false},   // the op benchmark's layer
       {{4, 16, 9, 9}, 32, 3, 2, 1, 1, 1, false, false},  // a stride that leaves right padding
       {{2, 8, 7, 6}, 12, 3, 1, 2, 2, 4, true, false},    // grouped and dilated
+      {{4, 8, 8, 8}, 16, 3, 2, 0, 1, 1, true, false},    // the last row and column read by no window
       {{3, 16, 32}, 24, 5, 1, 2, 1, 1, true, false},     // 1-D
+      {{3, 8, 11}, 8, 4, 3, 0, 1, 1, false, false},      // 1-D, the last point read by no window
       {{5, 1, 12, 12}, 8, 3, 2, 1, 1, 1, true, true}};   // a first layer's shared input
   for (const auto& c : cases) {
     const std::size_t d = c.x.size() - 2;
@@ -110,8 +112,10 @@ TEST(DnnlConv, TransposedMatchesEachModelsOwnConvolution) {
 TEST(DnnlConv, TakesOnlyWhatItsKernelsTake) {
   const ConvGeometry g{{2, 2}, {0, 0}, {1, 1}, 1};
   const at::Tensor w = at::randn({8, 8, 3, 3});
-  // 8 pixels, kernel 3, stride 2: the last one is never read (oneDNN's right padding would be -1).
-  EXPECT_FALSE(dnnl_conv_applies(at::randn({2, 8, 8, 8}), w, g));
+  // Output padding beyond the padding: oneDNN's right padding would be -1.
+  EXPECT_FALSE(dnnl_conv_transpose_applies(at::randn({2, 8, 5, 5}), w, g, {1, 1}));
+  EXPECT_TRUE(dnnl_conv_transpose_applies(at::randn({2, 8, 5, 5}), w, g, {0, 0}));
+  EXPECT_TRUE(dnnl_conv_applies(at::randn({2, 8, 8, 8}), w, g));  // the last pixel unread: left out
   EXPECT_FALSE(dnnl_conv_applies(at::randn({2, 8, 9, 9}, at::kDouble), w.to(at::kDouble), g));
   EXPECT_FALSE(dnnl_conv_applies(at::randn({2, 8, 9, 9, 9}), at::randn({8, 8, 3, 3, 3}), {{2, 2, 2}, {0, 0, 0}, {1, 1, 1}, 1}));
 }

@@ -154,7 +154,7 @@ TEST(FusedConv, ModelsComputeBitwiseAsInAnArrayOfOne) {
       {Conv2dOptions(3, 8, 4).stride(2).padding(1), {8, 3, 16, 16}},  // a colour image's first
       {Conv2dOptions(16, 16, 3).padding(1), {8, 16, 8, 8}},
       {Conv2dOptions(16, 32, 3).stride(2).padding(1).bias(false), {8, 16, 8, 8}},  // ResNet-18's
-      {Conv2dOptions(3, 8, 3).stride(2), {4, 3, 8, 8}},  // the last pixel unread: channels-last
+      {Conv2dOptions(3, 8, 3).stride(2), {4, 3, 8, 8}},  // the last pixel read by no window
       // channels-last: grouped, input channels per group not in 8s
       {Conv2dOptions(4, 6, 3).groups(2).bias(false), {4, 4, 9, 9}},
       {Conv2dOptions(16, 16, 3).stride(2).padding(1).groups(16).bias(false), {4, 16, 12, 12}},  // depthwise

@@ -27,7 +27,7 @@
 namespace hfta::fusion {
 
 /// Whether dnnl_conv computes this convolution: oneDNN built in, float32 on the
-/// CPU, not under autocast, 1-D or 2-D, and padding oneDNN's kernels take.
+/// CPU, not under autocast, 1-D or 2-D.
 bool dnnl_conv_applies(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g);
 
 /// Model b's convolution of its channels of x (conv layout [N, B*C, ...]) with
@@ -38,7 +38,8 @@ at::Tensor dnnl_conv(const at::Tensor& x, const at::Tensor& weight, const at::Te
                      std::int64_t models, bool shared = false);
 
 /// The same for a transposed convolution (ConvTranspose's weight [B*C_in,
-/// C_out/groups, k...], oneDNN's deconvolution): whether it applies ...
+/// C_out/groups, k...], oneDNN's deconvolution): whether it applies (also: an
+/// output padding no larger than the padding) ...
 bool dnnl_conv_transpose_applies(const at::Tensor& x, const at::Tensor& weight, const ConvGeometry& g,
                                  const std::vector<std::int64_t>& output_padding);
 /// ... and model b's transposed convolution of its channels of x, for every b.
