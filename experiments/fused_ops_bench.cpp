@@ -50,6 +50,14 @@ struct Tunable<T, std::void_t<decltype(std::declval<T&>()->tune(std::declval<at:
 // Forward + backward with a fixed upstream gradient (a loss would add its own cost).
 void fwd_bwd(const at::Tensor& y, const at::Tensor& grad) { y.backward(grad); }
 
+// Gradients are dropped before each step, as the engine's optimizers and the
+// serial loop of throughput_bench do (PyTorch 2's zero_grad(set_to_none=True)):
+// backward then hands each its fresh gradient instead of adding it to the last.
+void drop_grads(torch::nn::Module& m, const at::Tensor& input) {
+  for (auto& p : m.parameters()) p.mutable_grad().reset();
+  if (input.requires_grad()) input.mutable_grad().reset();
+}
+
 template <typename Fused, typename Plain, typename MakeFused, typename MakePlain>
 Case module_case(std::int64_t models, MakeFused make_fused, MakePlain make_plain,
                  std::vector<std::int64_t> plain_input, bool conv_layout, bool integer_input = false) {
@@ -73,9 +81,15 @@ Case module_case(std::int64_t models, MakeFused make_fused, MakePlain make_plain
   const at::Tensor fused_grad = at::randn_like(y0);
   const at::Tensor plain_grad = at::randn_like((*plains)[0]->forward((*inputs)[0]));
   Case c;
-  c.fused = [fused, fused_input, fused_grad] { fwd_bwd((*fused)->forward(fused_input), fused_grad); };
+  c.fused = [fused, fused_input, fused_grad] {
+    drop_grads(**fused, fused_input);
+    fwd_bwd((*fused)->forward(fused_input), fused_grad);
+  };
   c.loop = [plains, inputs, plain_grad] {
-    for (std::size_t b = 0; b < plains->size(); ++b) fwd_bwd((*plains)[b]->forward((*inputs)[b]), plain_grad);
+    for (std::size_t b = 0; b < plains->size(); ++b) {
+      drop_grads(*(*plains)[b], (*inputs)[b]);
+      fwd_bwd((*plains)[b]->forward((*inputs)[b]), plain_grad);
+    }
   };
   return c;
 }

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -18,16 +19,18 @@ struct RunningStats {
   at::Tensor mean, var;
 };
 
-/// The direct kernels as one autograd node; it keeps the input, the weight and
-/// each channel's mean and 1/std. Without affine parameters, weight and bias
+/// The direct kernels (the planes' or, for the matmul layout, the rows') as one
+/// autograd node; it keeps the input, the weight and each channel's mean and 1/std. Without affine parameters, weight and bias
 /// are ones and zeros that need no gradient.
 struct DirectBatchNorm : torch::autograd::Function<DirectBatchNorm> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& bias, RunningStats running, double momentum, double eps) {
+                            const at::Tensor& bias, RunningStats running, double momentum, double eps, bool rows) {
     at::Tensor out = at::empty_like(x);
-    at::Tensor mean = at::empty({x.size(1)}, x.options());
+    at::Tensor mean = at::empty({weight.numel()}, x.options());
     at::Tensor invstd = at::empty_like(mean);
-    batch_norm_forward_cpu(x, weight, bias, running.mean, running.var, momentum, eps, out, mean, invstd);
+    (rows ? batch_norm_rows_forward_cpu : batch_norm_forward_cpu)(x, weight, bias, running.mean, running.var, momentum,
+                                                                  eps, out, mean, invstd);
+    ctx->saved_data["rows"] = rows;
     ctx->save_for_backward({x, weight, mean, invstd});
     return out;
   }
@@ -40,8 +43,9 @@ struct DirectBatchNorm : torch::autograd::Function<DirectBatchNorm> {
     at::Tensor grad_x = at::empty_like(x);
     at::Tensor grad_weight = at::empty_like(weight);
     at::Tensor grad_bias = at::empty_like(weight);
-    batch_norm_backward_cpu(grad_out, x, weight, saved[2], saved[3], grad_x, grad_weight, grad_bias);
-    return {grad_x, grad_weight, grad_bias, at::Tensor(), at::Tensor(), at::Tensor()};
+    (ctx->saved_data["rows"].toBool() ? batch_norm_rows_backward_cpu : batch_norm_backward_cpu)(
+        grad_out, x, weight, saved[2], saved[3], grad_x, grad_weight, grad_bias);
+    return {grad_x, grad_weight, grad_bias, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -49,6 +53,15 @@ bool direct_applies(const at::Tensor& x, const at::Tensor& weight) {
   return x.is_cpu() && x.dim() >= 3 && x.is_contiguous() && x.numel() > 0 &&
          (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble) &&
          (!weight.defined() || weight.scalar_type() == x.scalar_type());
+}
+
+at::Tensor direct(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                  const at::Tensor& running_mean, const at::Tensor& running_var, double momentum, double eps,
+                  bool rows) {
+  const std::int64_t channels = rows ? x.size(0) * x.size(2) : x.size(1);
+  const at::Tensor w = weight.defined() ? weight : at::ones({channels}, x.options());
+  const at::Tensor b = bias.defined() ? bias : at::zeros({channels}, x.options());
+  return DirectBatchNorm::apply(x, w, b, RunningStats{running_mean, running_var}, momentum, eps, rows);
 }
 
 }  // namespace
@@ -66,9 +79,35 @@ at::Tensor batch_norm_training(const at::Tensor& x, const at::Tensor& weight, co
     return at::batch_norm(x, weight, bias, running_mean, running_var, /*training=*/true, momentum, eps,
                           /*cudnn_enabled=*/true);
   }
-  const at::Tensor w = weight.defined() ? weight : at::ones({x.size(1)}, x.options());
-  const at::Tensor b = bias.defined() ? bias : at::zeros({x.size(1)}, x.options());
-  return DirectBatchNorm::apply(x, w, b, RunningStats{running_mean, running_var}, momentum, eps);
+  return direct(x, weight, bias, running_mean, running_var, momentum, eps, /*rows=*/false);
+}
+
+bool batch_norm_rows_direct(const at::Tensor& x) {
+  return x.is_cpu() && x.dim() == 3 && x.is_contiguous() && x.numel() > 0 &&
+         (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble);
+}
+
+at::Tensor batch_norm_training_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                    const at::Tensor& running_mean, const at::Tensor& running_var,
+                                    double momentum, double eps) {
+  const std::int64_t channels = x.dim() == 3 ? x.size(0) * x.size(2) : -1;
+  for (const at::Tensor& t : {weight, bias, running_mean, running_var}) {
+    if (t.defined() && t.numel() != channels) {
+      throw std::invalid_argument("batch norm: input " + c10::str(x.sizes()) + " is not [B, N, C] for " +
+                                  std::to_string(t.numel()) + " channels of its parameters");
+    }
+  }
+  if (batch_norm_rows_direct(x) && (!weight.defined() || weight.scalar_type() == x.scalar_type())) {
+    return direct(x, weight, bias, running_mean, running_var, momentum, eps, /*rows=*/true);
+  }
+  const std::int64_t c = x.size(2);
+  auto part = [c](const at::Tensor& t, std::int64_t b) { return t.defined() ? t.narrow(0, b * c, c) : t; };
+  std::vector<at::Tensor> ys;
+  for (std::int64_t b = 0; b < x.size(0); ++b) {
+    ys.push_back(at::batch_norm(x[b], part(weight, b), part(bias, b), part(running_mean, b), part(running_var, b),
+                                /*training=*/true, momentum, eps, /*cudnn_enabled=*/true));
+  }
+  return at::stack(ys);
 }
 
 }  // namespace hfta::fusion

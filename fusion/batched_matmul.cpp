@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <climits>
 #include <type_traits>
-#include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "hfta/fusion/matmul_bias.h"
 #include "hfta/fusion/mixed_precision.h"
 
 namespace hfta::fusion {
@@ -76,7 +76,7 @@ void gemm_each(const Operand& a, const Operand& b, T beta, at::Tensor& c) {
 // result first, then accumulated onto, as addmm does).
 at::Tensor direct_bmm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias = {}) {
   at::Tensor c = at::empty({a.size(0), a.size(1), b.size(2)}, a.options());
-  if (bias.defined()) c.copy_(bias.unsqueeze(1).expand(c.sizes()));
+  if (bias.defined()) broadcast_bias_rows_cpu(bias.contiguous(), c);
   const Operand oa = operand_of(a), ob = operand_of(b);
   if (a.scalar_type() == at::kDouble) {
     gemm_each<double>(oa, ob, bias.defined() ? 1.0 : 0.0, c);
@@ -86,31 +86,8 @@ at::Tensor direct_bmm(const at::Tensor& a, const at::Tensor& b, const at::Tensor
   return c;
 }
 
-/// grad [N, M, P] summed over its rows, item by item, rows in order, in
-/// double: an item's sum is then the same whatever N. LibTorch's sum over the
-/// rows splits and vectorises the work by the whole tensor's size, so an item's
-/// bias gradient came out differently in arrays of different sizes.
-template <typename T>
-at::Tensor row_sums(const at::Tensor& grad) {
-  const at::Tensor g = grad.contiguous();
-  const std::int64_t n = g.size(0), m = g.size(1), p = g.size(2);
-  at::Tensor out = at::empty({n, p}, g.options());
-  const T* in = g.data_ptr<T>();
-  T* o = out.data_ptr<T>();
-  std::vector<double> acc(static_cast<std::size_t>(p));
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::fill(acc.begin(), acc.end(), 0.0);
-    for (std::int64_t r = 0; r < m; ++r) {
-      const T* row = in + (i * m + r) * p;
-      for (std::int64_t j = 0; j < p; ++j) acc[static_cast<std::size_t>(j)] += row[j];
-    }
-    for (std::int64_t j = 0; j < p; ++j) o[i * p + j] = static_cast<T>(acc[static_cast<std::size_t>(j)]);
-  }
-  return out;
-}
-
 /// The direct loop as one autograd node: grad_a = grad @ b^T, grad_b = a^T @ grad,
-/// with the transposes read in place; grad_bias sums grad over rows (row_sums). (Two
+/// with the transposes read in place; grad_bias sums grad over rows (sum_rows_cpu). (Two
 /// nodes, with and without bias: autograd takes no undefined tensor argument.)
 variable_list direct_bmm_backward(AutogradContext* ctx, const at::Tensor& grad, bool bias) {
   const auto saved = ctx->get_saved_variables();
@@ -118,7 +95,8 @@ variable_list direct_bmm_backward(AutogradContext* ctx, const at::Tensor& grad, 
   if (ctx->needs_input_grad(0)) out[0] = direct_bmm(grad, saved[1].transpose(1, 2));
   if (ctx->needs_input_grad(1)) out[1] = direct_bmm(saved[0].transpose(1, 2), grad);
   if (bias && ctx->needs_input_grad(2)) {
-    out[2] = grad.scalar_type() == at::kDouble ? row_sums<double>(grad) : row_sums<float>(grad);
+    out[2] = at::empty({grad.size(0), grad.size(2)}, grad.options());
+    sum_rows_cpu(grad.contiguous(), out[2]);
   }
   return out;
 }

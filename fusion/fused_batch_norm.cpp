@@ -52,10 +52,17 @@ StrategyChoice FusedBatchNormImpl<D>::tune(const at::Tensor& example) {
 
 template <std::size_t D>
 at::Tensor FusedBatchNormImpl<D>::forward(const at::Tensor& x) {
-  if (take_tune_request() && models_ > 1) tune(x);
+  const bool batch_stats = is_training() || !options_.track_running_stats();
+  // The matmul layout's direct kernel computes all B models in one call and
+  // leaves no strategy to choose.
+  const bool rows = batch_stats && layout_ == Layout::kMatmul && batch_norm_rows_direct(x);
+  if (take_tune_request() && models_ > 1 && !rows) tune(x);
   if (is_training() && options_.track_running_stats()) {
     torch::NoGradGuard no_grad;
     num_batches_tracked.add_(1);
+  }
+  if (rows) {
+    return batch_norm_training_rows(x, weight, bias, running_mean, running_var, *options_.momentum(), options_.eps());
   }
   if (models_ == 1) {
     // [1, N, C, (L)] is one model's batch as it is: no transposes (at this

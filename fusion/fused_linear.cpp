@@ -23,6 +23,9 @@ torch::nn::LinearOptions FusedLinearImpl::plain_options() const {
 }
 
 at::Tensor FusedLinearImpl::forward(const at::Tensor& x) {
+  // [B, N, in] as it is: a reshape and a view back would add two autograd nodes,
+  // which at small shapes cost as much as the products.
+  if (x.dim() == 3 && x.size(0) == models_) return batched_matmul(x, weight, has_bias_ ? bias : at::Tensor());
   // Any number of batch dimensions per model: fold them into one for the batched product.
   const auto sizes = x.sizes();
   const at::Tensor flat = x.reshape({models_, -1, in_});

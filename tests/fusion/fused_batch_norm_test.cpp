@@ -166,6 +166,63 @@ TEST(DirectBatchNorm, MatchesAtBatchNormInValuesGradientsAndRunningStatistics) {
   }
 }
 
+// The matmul layout's kernel [B, N, C] against at::batch_norm on each model's
+// [N, C]: values, every gradient and the running statistics, odd channel counts
+// (vector tails), values far from zero mean; and a model's numbers in an array
+// of three equal, bit for bit, those of its array of one.
+TEST(DirectBatchNorm, RowsMatchAtBatchNormPerModelAndAnyArraySize) {
+  at::manual_seed(12);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    const double tol = dtype == at::kFloat ? 1e-5 : 1e-10;
+    const auto o = at::TensorOptions().dtype(dtype);
+    for (const auto& shape : std::vector<std::vector<std::int64_t>>{{3, 7, 5}, {2, 33, 17}, {1, 2, 64}}) {
+      for (const bool affine : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << "shape " << c10::IntArrayRef(shape) << " affine " << affine
+                                          << " dtype " << dtype);
+        const std::int64_t models = shape[0], c = shape[2];
+        const at::Tensor x0 = at::randn(shape, o) * 2 + 5, g = at::randn(shape, o);
+        const at::Tensor w0 = at::rand({models * c}, o) + 0.5, b0 = at::randn({models * c}, o);
+        const at::Tensor rm0 = at::randn({models * c}, o), rv0 = at::rand({models * c}, o) + 0.5;
+        auto leaf = [](const at::Tensor& t) { return t.clone().requires_grad_(true); };
+        const at::Tensor x = leaf(x0), w = affine ? leaf(w0) : at::Tensor(), b = affine ? leaf(b0) : at::Tensor();
+        const at::Tensor rm = rm0.clone(), rv = rv0.clone();
+        const at::Tensor y = batch_norm_training_rows(x, w, b, rm, rv, 0.1, 1e-5);
+        y.backward(g);
+        for (std::int64_t m = 0; m < models; ++m) {
+          const auto part = [&](const at::Tensor& t) { return t.narrow(0, m * c, c); };
+          // At::batch_norm on the model's [N, C] alone.
+          const at::Tensor px = leaf(x0[m]), pw = affine ? leaf(part(w0)) : at::Tensor();
+          const at::Tensor pb = affine ? leaf(part(b0)) : at::Tensor();
+          const at::Tensor prm = part(rm0).clone(), prv = part(rv0).clone();
+          at::batch_norm(px, pw, pb, prm, prv, true, 0.1, 1e-5, false).backward(g[m]);
+          const at::Tensor py = at::batch_norm(x0[m], affine ? part(w0) : at::Tensor(),
+                                               affine ? part(b0) : at::Tensor(), {}, {}, true, 0.1, 1e-5, false);
+          EXPECT_TRUE(at::allclose(y[m], py, tol, tol));
+          EXPECT_TRUE(at::allclose(x.grad()[m], px.grad(), tol, tol));
+          if (affine) {
+            EXPECT_TRUE(at::allclose(part(w.grad()), pw.grad(), tol, tol));
+            EXPECT_TRUE(at::allclose(part(b.grad()), pb.grad(), tol, tol));
+          }
+          EXPECT_TRUE(at::allclose(part(rm), prm, tol, tol));
+          EXPECT_TRUE(at::allclose(part(rv), prv, tol, tol));
+          // The same model as an array of one: bit for bit.
+          const at::Tensor ox = leaf(x0.narrow(0, m, 1)), ow = affine ? leaf(part(w0)) : at::Tensor();
+          const at::Tensor ob = affine ? leaf(part(b0)) : at::Tensor();
+          const at::Tensor orm = part(rm0).clone(), orv = part(rv0).clone();
+          const at::Tensor oy = batch_norm_training_rows(ox, ow, ob, orm, orv, 0.1, 1e-5);
+          oy.backward(g.narrow(0, m, 1));
+          EXPECT_TRUE(at::equal(oy[0], y[m]));
+          EXPECT_TRUE(at::equal(ox.grad()[0], x.grad()[m]));
+          if (affine) EXPECT_TRUE(at::equal(ow.grad(), part(w.grad())));
+          EXPECT_TRUE(at::equal(orm, part(rm)) && at::equal(orv, part(rv)));
+        }
+      }
+    }
+  }
+  EXPECT_THROW(batch_norm_training_rows(at::randn({2, 5, 3}), at::ones({5}), {}, {}, {}, 0.1, 1e-5),
+               std::invalid_argument);
+}
+
 TEST(DirectBatchNorm, RejectsAnInputWithOtherChannels) {
   EXPECT_THROW(batch_norm_training(at::randn({4, 5, 3, 3}), at::ones({6}), at::zeros({6}), {}, {}, 0.1, 1e-5),
                std::invalid_argument);
