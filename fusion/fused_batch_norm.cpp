@@ -46,6 +46,7 @@ at::Tensor FusedBatchNormImpl<D>::normalize(const at::Tensor& x, std::int64_t sl
 
 template <std::size_t D>
 StrategyChoice FusedBatchNormImpl<D>::tune(const at::Tensor& example) {
+  if (layout_ == Layout::kMatmul && batch_norm_rows_direct(example)) return {};  // one kernel, no choice
   return tune_strategy(*this, example, [this](const at::Tensor& x) { return forward(x); },
                        [this](Strategy s) { strategy_ = s; });
 }
@@ -56,7 +57,7 @@ at::Tensor FusedBatchNormImpl<D>::forward(const at::Tensor& x) {
   // The matmul layout's direct kernel computes all B models in one call and
   // leaves no strategy to choose.
   const bool rows = batch_stats && layout_ == Layout::kMatmul && batch_norm_rows_direct(x);
-  if (take_tune_request() && models_ > 1 && !rows) tune(x);
+  if (take_tune_request() && models_ > 1) tune(x);
   if (is_training() && options_.track_running_stats()) {
     torch::NoGradGuard no_grad;
     num_batches_tracked.add_(1);

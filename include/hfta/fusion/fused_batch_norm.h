@@ -41,6 +41,7 @@ class FusedBatchNormImpl : public torch::nn::Module, public StrategicOp {
 
   /// Measures one batch norm over B*C channels against B separate ones on
   /// `example` and keeps the faster (running statistics are left untouched).
+  /// Nothing to measure in the matmul layout on CPU: one direct kernel does both.
   StrategyChoice tune(const at::Tensor& example);
 
   at::Tensor weight, bias, running_mean, running_var, num_batches_tracked;
