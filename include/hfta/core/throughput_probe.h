@@ -27,7 +27,9 @@ struct ProbeOptions {
 /// Models x steps per second of arrays of 1, 2, 4, ... up to `most` models (and
 /// `most` itself), from each size's median step; a size above one is timed
 /// alternating with the array of one, and its rate is one model's rate times
-/// its median step's speed-up over theirs in that time. `make_step(B)` builds
+/// its median step's speed-up over theirs in that time. Only steps that follow
+/// a step of their own size are timed (the cache then holds their tensors, as
+/// in training). `make_step(B)` builds
 /// an array of B and returns its step; the first step of each is a warm-up.
 /// Stops early once past the peak or on a plateau.
 std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
