@@ -22,6 +22,7 @@
 
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/experiment_dir.h"
+#include "hfta/core/interrupt.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
@@ -152,6 +153,11 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   SweepResult result;
   try {
     result = run_sweep(sweep, options);
+  } catch (const Interrupted&) {
+    err << "hfta-tune " << verb << ": stopped by " << interrupt_name()
+        << "; finished rungs and the checkpoints of the trials in training are kept: hfta-tune resume " << dir
+        << "\n";
+    return kExitFailure;
   } catch (const std::exception& e) {
     err << "hfta-tune " << verb << ": " << e.what() << " (finished rungs are kept: hfta-tune resume " << dir
         << ")\n";
@@ -188,6 +194,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
 }
 
 int run(const Args& a, std::ostream& out, std::ostream& err) {
+  catch_interrupts();  // from the start: a signal before training stops it at the first check
   auto sweep = load(a.sweep, err);
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
@@ -240,6 +247,7 @@ void flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
 }
 
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
+  catch_interrupts();
   struct stat info {};
   if (::stat((a.dir + "/sweep.json").c_str(), &info) != 0) {
     err << "hfta-tune resume: " << a.dir << " is not an experiment directory (no sweep.json)\n";

@@ -30,6 +30,7 @@
 #include "hfta/trainers/catalog.h"
 #include "hfta/core/trial_export.h"
 #include "hfta/core/kept_measurements.h"
+#include "hfta/core/interrupt.h"
 #include "hfta/core/throughput_probe.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/sweep_json.h"
@@ -144,6 +145,7 @@ class Tuner {
   SweepResult run() {
     const auto start = std::chrono::steady_clock::now();
     while (!scheduler_->finished()) {
+      stop_if_interrupted();
       const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       auto jobs = scheduler_->next_jobs(std::numeric_limits<std::size_t>::max(), now);
       if (jobs.empty()) {
@@ -260,6 +262,8 @@ class Tuner {
       train_splitting_on_oom(array, sizer_, [&](const search::ArrayPlan& a) { train_array(a, reports, worker); },
                              &mutex_);
     } catch (const StorageError&) {
+      throw;
+    } catch (const Interrupted&) {
       throw;
     } catch (const std::exception& e) {
       search::ArrayPlan rest = array;
@@ -631,6 +635,7 @@ class Tuner {
   // evaluating and compacting do, so they stay under the lock).
   void train_array(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
     std::unique_lock<std::mutex> lock(mutex_);
+    stop_if_interrupted();
     const auto t0 = std::chrono::steady_clock::now();
     for (std::int64_t id : array.trial_ids) {
       if (fault_trials_.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");
@@ -699,6 +704,13 @@ class Tuner {
       checkpoint_mid_rung(trainer, array, step);
       last_checkpoint = std::chrono::steady_clock::now();
     };
+    // After Ctrl-C or SIGTERM: a last mid-rung checkpoint where one may stand
+    // (as checkpoint_if_due's), then the sweep stops, resumable.
+    auto stop_if_interrupted_at = [&](std::int64_t step) {
+      if (!interrupted()) return;
+      if (!options_.dir.empty() && step > from && step < to) checkpoint_mid_rung(trainer, array, step);
+      throw Interrupted();
+    };
     for (std::int64_t done = from; done < to;) {
       const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);
       // In pieces, so the progress line moves between evaluations (the same training).
@@ -709,7 +721,10 @@ class Tuner {
         lock.lock();
         progress_.advanced(work_per_step * static_cast<double>(n));
         advanced += work_per_step * static_cast<double>(n);
-        if (piece + n < chunk) checkpoint_if_due(done + piece + n);
+        if (piece + n < chunk) {
+          checkpoint_if_due(done + piece + n);
+          stop_if_interrupted_at(done + piece + n);
+        }
       }
       done += chunk;
       for (const auto& m : trainer.evaluate()) {
@@ -722,6 +737,7 @@ class Tuner {
       }
       if (!trainer.any_running()) break;  // every trial stopped: the rest of the rung would change nothing
       checkpoint_if_due(done);
+      stop_if_interrupted_at(done);
     }
     // What the array took teaches its key's memory model (not where other
     // workers' arrays shared the device and the count).

@@ -13,6 +13,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <fstream>
 #include <algorithm>
@@ -608,10 +609,11 @@ TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
 }
 
 // Starts hfta-tune in the background (exec'd, so its pid is the tuner's own).
-pid_t spawn_tuner(const std::string& args) {
+pid_t spawn_tuner(const std::string& args, const std::string& out = "/dev/null", const std::string& err = "/dev/null") {
   const pid_t pid = fork();
   if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", ("exec " + std::string(HFTA_TUNE_BINARY) + " " + args + " >/dev/null 2>&1").c_str(),
+    execl("/bin/sh", "sh", "-c",
+          ("exec " + std::string(HFTA_TUNE_BINARY) + " " + args + " >'" + out + "' 2>'" + err + "'").c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -648,6 +650,61 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   }
   EXPECT_GE(kills, 3);
   RecordProperty("kills", kills);
+  if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
+  expect_same_results(dir, dir_ + "/whole");
+}
+
+TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
+  // Budgets 60, 180 and 540 steps, and no mid-rung checkpoint but the one the
+  // signal asks for: a resume that continues a rung continues from that one.
+  std::string text = kTinySweep;
+  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
+  const std::string sweep = write_sweep("long.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  const std::string dir = dir_ + "/stopped", out = dir_ + "/interrupted-stdout", err = dir_ + "/interrupted-stderr";
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> delay_ms(0, 1000);
+  int stops = 0, continued = 0;
+  bool finished = false;
+  for (int round = 0; round < 6 && !finished; ++round) {
+    const int sig = round % 2 == 0 ? SIGINT : SIGTERM;
+    std::remove(out.c_str());
+    const pid_t pid = spawn_tuner(round == 0 ? "run " + sweep + " --out " + dir : "resume " + dir, out, err);
+    // Its first line comes once it catches signals (the libraries take 0.7 s to load, killable till then).
+    for (int wait = 0; wait < 3000 && slurp(out).empty(); ++wait) usleep(10000);
+    usleep(static_cast<useconds_t>(delay_ms(rng)) * 1000);
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) != 0) {
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+      finished = true;
+      break;
+    }
+    kill(pid, sig);
+    waitpid(pid, &status, 0);
+    ++stops;
+    const std::string said = slurp(err);
+    ASSERT_TRUE(WIFEXITED(status)) << "round " << round << ": killed by the signal, not stopped\n" << said;
+    if (WEXITSTATUS(status) == 0) {  // it had finished as the signal came
+      finished = true;
+      break;
+    }
+    EXPECT_EQ(WEXITSTATUS(status), 1) << said;
+    EXPECT_NE(said.find(std::string("stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")), std::string::npos)
+        << said;
+    EXPECT_NE(said.find("hfta-tune resume " + dir), std::string::npos) << said;
+    // Nothing half-written: every temporary file was renamed into place or removed.
+    for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
+      EXPECT_EQ(f.path().string().find(".tmp"), std::string::npos) << f.path();
+    }
+    const Result status_now = run("status " + dir);
+    EXPECT_NE(status_now.out.find("interrupted"), std::string::npos) << status_now.out;
+    // Whether the next process continues a rung from the signal's checkpoint.
+    for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
+      continued += f.path().filename() == "partial.pt";
+    }
+  }
+  EXPECT_GE(stops, 2);
+  EXPECT_GE(continued, 1) << "no signal landed inside a rung";
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
   expect_same_results(dir, dir_ + "/whole");
 }
