@@ -141,6 +141,40 @@ class ParameterReader {
     check_cycles(params, by_name);
   }
 
+  // A training hyperparameter that only some optimizers or schedules read
+  // must meet one of them in some trial: else it is sampled, recorded, and
+  // changes nothing, and a user reads meaning into noise.
+  void check_read(const std::vector<ParameterSpec>& params) {
+    std::map<std::string, const ParameterSpec*> by_name;
+    for (const auto& p : params) by_name[p.name] = &p;
+    for (const auto& p : params) {
+      const OptionSpec* target = find_target(p.name, model_);
+      if (!target || target->read_with.empty()) continue;
+      const OptionSpec* other = trainers::find_training_hyperparameter(target->read_with);
+      // The values read_with takes in the trials that sample p.
+      std::set<std::string> takes;
+      std::string how;
+      auto it = by_name.find(target->read_with);
+      if (it == by_name.end() || !it->second->when.empty()) takes.insert(other->default_value);
+      if (it == by_name.end()) {
+        how = target->read_with + " is " + other->default_value + " in every trial (its default)";
+      } else {
+        const auto own = std::find_if(p.when.begin(), p.when.end(),
+                                       [&](const search::Condition& c) { return c.parameter == target->read_with; });
+        for (const auto& v : own != p.when.end() ? own->values : it->second->values) takes.insert(search::to_string(v));
+        std::vector<std::string> listed(takes.begin(), takes.end());
+        how = target->read_with + " takes only " + join_alternatives(listed) +
+              (own != p.when.end() ? " where " + p.name + " is sampled" : "");
+      }
+      const auto& readers = target->read_with_values;
+      if (std::any_of(readers.begin(), readers.end(), [&](const std::string& v) { return takes.count(v) > 0; })) continue;
+      r_.error_at(positions_[p.name], "parameters." + p.name,
+                  "'" + p.name + "' is read only with " + target->read_with + " " + join_alternatives(readers) +
+                      ", but " + how + ": it would be sampled and change nothing; give " + target->read_with +
+                      " one of those values, or remove '" + p.name + "'");
+    }
+  }
+
   void check_method(const SweepConfig& sweep) {
     if (sweep.search.method != SearchMethod::kGrid) return;
     for (const auto& p : sweep.parameters) {
@@ -454,6 +488,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   std::sort(sweep.parameters.begin(), sweep.parameters.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   reader.check_conditions(sweep.parameters, seen);
+  reader.check_read(sweep.parameters);
   reader.check_method(sweep);
 }
 

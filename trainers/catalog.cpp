@@ -117,6 +117,13 @@ std::vector<ModelSpec> build_models() {
   };
 }
 
+// A hyperparameter only the given values of `other` read.
+OptionSpec read_with(OptionSpec o, const std::string& other, std::vector<std::string> values) {
+  o.read_with = other;
+  o.read_with_values = std::move(values);
+  return o;
+}
+
 OptionSpec milestones() {
   OptionSpec o = text("milestones", "0.5,0.75", {}, false,
                       "multistep schedule: where, as fractions of the full budget, the learning rate is multiplied by gamma");
@@ -125,38 +132,47 @@ OptionSpec milestones() {
 }
 
 std::vector<OptionSpec> build_training_hyperparameters() {
+  const std::string opt = "optimizer", sched = "schedule";
   return {
       text("optimizer", "sgd", {"sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta"}, true,
            "optimizer"),
-      real("lr", "0.01", 0, true, kInf, false, false, "learning rate"),
-      real("momentum", "0", 0, false, 1, true, false, "SGD/RMSprop momentum"),
-      real("dampening", "0", 0, false, 1, false, false, "SGD dampening"),
-      boolean("nesterov", false, false, "SGD Nesterov momentum"),
+      // One-cycle runs from max_lr alone, as PyTorch's OneCycleLR.
+      read_with(real("lr", "0.01", 0, true, kInf, false, false, "learning rate"), sched,
+                {"constant", "step", "multistep", "exponential", "cosine", "cosine_restarts", "plateau"}),
+      read_with(real("momentum", "0", 0, false, 1, true, false, "SGD/RMSprop momentum"), opt, {"sgd", "rmsprop"}),
+      read_with(real("dampening", "0", 0, false, 1, false, false, "SGD dampening"), opt, {"sgd"}),
+      read_with(boolean("nesterov", false, false, "SGD Nesterov momentum"), opt, {"sgd"}),
       real("weight_decay", "0", 0, false, kInf, false, false, "weight decay"),
-      real("beta1", "0.9", 0, false, 1, true, false, "Adam beta1"),
-      real("beta2", "0.999", 0, false, 1, true, false, "Adam beta2"),
-      real("eps", "1e-8", 0, true, kInf, false, false, "numerical epsilon"),
-      boolean("amsgrad", false, false, "Adam AMSGrad"),
-      real("alpha", "0.99", 0, false, 1, true, false, "RMSprop smoothing"),
-      boolean("centered", false, false, "RMSprop centered"),
-      real("rho", "0.9", 0, false, 1, false, false, "Adadelta decay"),
-      real("lr_decay", "0", 0, false, kInf, false, false, "Adagrad lr decay"),
+      read_with(real("beta1", "0.9", 0, false, 1, true, false, "Adam beta1"), opt, {"adam", "adamw"}),
+      read_with(real("beta2", "0.999", 0, false, 1, true, false, "Adam beta2"), opt, {"adam", "adamw"}),
+      read_with(real("eps", "1e-8", 0, true, kInf, false, false, "numerical epsilon"), opt,
+                {"adam", "adamw", "rmsprop", "adagrad", "adadelta"}),
+      read_with(boolean("amsgrad", false, false, "Adam AMSGrad"), opt, {"adam", "adamw"}),
+      read_with(real("alpha", "0.99", 0, false, 1, true, false, "RMSprop smoothing"), opt, {"rmsprop"}),
+      read_with(boolean("centered", false, false, "RMSprop centered"), opt, {"rmsprop"}),
+      read_with(real("rho", "0.9", 0, false, 1, false, false, "Adadelta decay"), opt, {"adadelta"}),
+      read_with(real("lr_decay", "0", 0, false, kInf, false, false, "Adagrad lr decay"), opt, {"adagrad"}),
       text("schedule", "constant",
            {"constant", "step", "multistep", "exponential", "cosine", "cosine_restarts",
             "one_cycle", "plateau"},
            false, "learning-rate schedule"),
-      milestones(),
-      integer("step_size", 1, 1, 1e12, false, "step schedule period"),
-      real("gamma", "0.1", 0, true, 1, false, false, "step/exponential decay factor"),
-      integer("t_max", 0, 0, 1e12, false, "cosine period (0: the trial's budget)"),
-      integer("t_0", 1, 1, 1e12, false, "first cosine-restart period"),
-      integer("t_mult", 1, 1, 1e6, false, "cosine-restart period multiplier"),
-      real("eta_min", "0", 0, false, kInf, false, false, "cosine minimum learning rate"),
-      integer("warmup", 0, 0, 1e12, false, "linear warm-up length"),
-      real("max_lr", "0.1", 0, true, kInf, false, false, "one-cycle peak learning rate"),
-      real("pct_start", "0.3", 0, true, 1, true, false, "one-cycle rising fraction"),
-      real("plateau_factor", "0.1", 0, true, 1, true, false, "reduce-on-plateau factor"),
-      integer("plateau_patience", 10, 0, 1e12, false, "reduce-on-plateau patience"),
+      read_with(milestones(), sched, {"multistep"}),
+      read_with(integer("step_size", 1, 1, 1e12, false, "step schedule period"), sched, {"step"}),
+      read_with(real("gamma", "0.1", 0, true, 1, false, false, "step/exponential decay factor"), sched,
+                {"step", "multistep", "exponential"}),
+      read_with(integer("t_max", 0, 0, 1e12, false, "cosine period (0: the trial's budget)"), sched, {"cosine"}),
+      read_with(integer("t_0", 1, 1, 1e12, false, "first cosine-restart period"), sched, {"cosine_restarts"}),
+      read_with(integer("t_mult", 1, 1, 1e6, false, "cosine-restart period multiplier"), sched, {"cosine_restarts"}),
+      read_with(real("eta_min", "0", 0, false, kInf, false, false, "cosine minimum learning rate"), sched,
+                {"cosine", "cosine_restarts"}),
+      read_with(integer("warmup", 0, 0, 1e12, false, "linear warm-up length"), sched,
+                {"constant", "step", "multistep", "exponential", "cosine", "cosine_restarts", "plateau"}),
+      read_with(real("max_lr", "0.1", 0, true, kInf, false, false, "one-cycle peak learning rate"), sched,
+                {"one_cycle"}),
+      read_with(real("pct_start", "0.3", 0, true, 1, true, false, "one-cycle rising fraction"), sched, {"one_cycle"}),
+      read_with(real("plateau_factor", "0.1", 0, true, 1, true, false, "reduce-on-plateau factor"), sched,
+                {"plateau"}),
+      read_with(integer("plateau_patience", 10, 0, 1e12, false, "reduce-on-plateau patience"), sched, {"plateau"}),
       real("label_smoothing", "0", 0, false, 1, true, false, "cross-entropy label smoothing"),
       real("grad_clip", "0", 0, false, kInf, false, false, "gradient-norm clip (0: off)"),
       integer("batch_size", 64, 1, 1 << 20, true, "examples per batch"),

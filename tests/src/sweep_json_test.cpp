@@ -30,9 +30,10 @@ TEST(SweepJson, RoundTripsEveryDistribution) {
       "lr: {distribution: uniform, min: 0.0123456789, max: 0.2}",
       "lr: {distribution: log_uniform, min: 1.0e-7, max: 0.3}",
       "warmup: {distribution: int_uniform, min: 0, max: 100}",
-      "step_size: {distribution: int_log_uniform, min: 1, max: 1000}",
-      "beta1: {distribution: quantized, min: 0.5, max: 0.95, q: 0.05}",
-      "beta1: {distribution: quantized, min: 0.5, max: 0.95, q: 0.05, log: true}",
+      // With what reads them (a parameter no trial reads is refused).
+      "step_size: {distribution: int_log_uniform, min: 1, max: 1000}\n  schedule: {value: step}",
+      "beta1: {distribution: quantized, min: 0.5, max: 0.95, q: 0.05}\n  optimizer: {value: adam}",
+      "beta1: {distribution: quantized, min: 0.5, max: 0.95, q: 0.05, log: true}\n  optimizer: {value: adam}",
       "warmup: {distribution: quantized, min: 0, max: 100, q: 10}",
       "schedule: {distribution: choice, values: [constant, step, cosine]}",
       "nesterov: {distribution: choice, values: [true, false]}",

@@ -54,13 +54,14 @@ TEST(SweepLoader, ReadsEveryDistribution) {
   warmup: {distribution: int_uniform, min: 0, max: 50}
   step_size: {distribution: int_log_uniform, min: 1, max: 64}
   beta2: {distribution: quantized, min: 0.9, max: 0.999, q: 0.01, log: true}
-  schedule: {distribution: choice, values: [constant, cosine]}
+  schedule: {distribution: choice, values: [constant, step]}
   label_smoothing: {distribution: const, value: 0.1}
   dropout: {distribution: grid, values: [0, 0.5]}
   nesterov: {values: [true, false]}
   eps: {value: 1.0e-7}
+  optimizer: {values: [sgd, adam], fuse: false}
 )"}}));
-  ASSERT_EQ(s.parameters.size(), 10u);
+  ASSERT_EQ(s.parameters.size(), 11u);
   const auto* lr = s.find_parameter("lr");
   EXPECT_EQ(lr->distribution, Distribution::kUniform);
   EXPECT_DOUBLE_EQ(lr->min, 0.01);
@@ -77,7 +78,7 @@ TEST(SweepLoader, ReadsEveryDistribution) {
   const auto* schedule = s.find_parameter("schedule");
   EXPECT_EQ(schedule->distribution, Distribution::kChoice);
   EXPECT_EQ(schedule->values,
-            (std::vector<ParamValue>{std::string("constant"), std::string("cosine")}));
+            (std::vector<ParamValue>{std::string("constant"), std::string("step")}));
   EXPECT_EQ(s.find_parameter("label_smoothing")->values, std::vector<ParamValue>{0.1});
   // Integers written for a real-valued option are stored as reals.
   EXPECT_EQ(s.find_parameter("dropout")->values, (std::vector<ParamValue>{0.0, 0.5}));

@@ -285,6 +285,39 @@ TEST(SweepRejection, ConditionOnValueNeverTaken) {
   expect_rejected(yaml, "parameters.momentum.when.optimizer", "when:", "never takes the value");
 }
 
+TEST(SweepRejection, HyperparameterNoTrialsOptimizerReads) {
+  // Under the default optimizer (sgd), rho would be sampled and change nothing.
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr:\n    values: [0.1]\n"
+                                 "  rho:\n    distribution: uniform\n    min: 0.1\n    max: 0.9\n"}});
+  expect_rejected(yaml, "parameters.rho", "rho:", "read only with optimizer adadelta, but optimizer is sgd");
+  // Nor where the optimizer is tuned, but never to one that reads it.
+  const auto tuned = sweep_yaml({{"parameters",
+                                  "parameters:\n  optimizer:\n    values: [adam, adagrad]\n    fuse: false\n"
+                                  "  momentum:\n    values: [0.9]\n"}});
+  expect_rejected(tuned, "parameters.momentum", "momentum:", "optimizer takes only adagrad or adam");
+  // Nor under a condition that keeps it from the optimizers that read it.
+  const auto conditioned = sweep_yaml({{"parameters",
+                                        "parameters:\n  optimizer:\n    values: [sgd, adam]\n    fuse: false\n"
+                                        "  beta1:\n    values: [0.8]\n    when: {optimizer: sgd}\n"}});
+  expect_rejected(conditioned, "parameters.beta1", "beta1:", "where beta1 is sampled");
+  // One-cycle runs from max_lr: lr is read by the other schedules only.
+  const auto one_cycle = sweep_yaml({{"parameters",
+                                      "parameters:\n  schedule:\n    value: one_cycle\n"
+                                      "  lr:\n    values: [0.1, 0.01]\n"}});
+  expect_rejected(one_cycle, "parameters.lr", "lr:", "read only with schedule");
+}
+
+TEST(SweepRejection, HyperparameterSomeTrialsReadIsAccepted) {
+  // Momentum is read by the sgd trials, and by none of the adam ones: accepted.
+  load_sweep_string(sweep_yaml({{"parameters",
+                                 "parameters:\n  optimizer:\n    values: [sgd, adam]\n    fuse: false\n"
+                                 "  momentum:\n    values: [0.9]\n"
+                                 "  step_size:\n    values: [2]\n    when: {schedule: step}\n"
+                                 "  schedule:\n    values: [step, cosine]\n    when: {optimizer: adam}\n"}}),
+                    "sweep.yaml");
+}
+
 TEST(SweepRejection, ConditionCycle) {
   const auto yaml = sweep_yaml({{"parameters",
                                  "parameters:\n  optimizer:\n    values: [sgd, adam]\n"

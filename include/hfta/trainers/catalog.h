@@ -29,6 +29,12 @@ struct OptionSpec {
   std::vector<std::string> allowed;      ///< kString: the accepted values
   bool fractions = false;                ///< kString: instead, an increasing list of fractions in (0, 1), "0.5,0.75"
   std::string help;
+  /// A training hyperparameter that only some values of another one read
+  /// (rho: optimizer adadelta); empty when every trial reads it. A sweep
+  /// whose `read_with` never takes one of `read_with_values` is refused: the
+  /// parameter would be sampled and recorded, and change nothing.
+  std::string read_with;
+  std::vector<std::string> read_with_values;
 
   /// True when the number is inside [min, max] (or the open ends).
   bool in_range(double v) const;
