@@ -130,7 +130,36 @@ PartialRung partial_of(const nlohmann::json& j) {
   return p;
 }
 
+// A trial.json's contents. Throws on a missing or mistyped field.
+StoredTrial read_trial(const nlohmann::json& j) {
+  StoredTrial t;
+  t.record.id = j.at("id");
+  t.record.seed = j.at("seed");
+  for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = value_of(v);
+  t.record.history = j.at("history");
+  t.record.error = j.value("error", "");
+  if (j.contains("partial")) t.partial = partial_of(j.at("partial"));
+  for (const auto& r : j.at("rungs")) {
+    t.rungs.push_back({r.at("budget"), number_or_nan(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
+                       r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{}});
+  }
+  if (!t.rungs.empty()) {
+    t.record.budget = reached_budget(t.rungs);
+    t.record.metric = t.rungs.back().metric;
+    t.record.status = t.rungs.back().status;
+  }
+  return t;
+}
+
 }  // namespace
+
+double reached_budget(const std::vector<RungResult>& rungs) {
+  double reached = 0;
+  for (const auto& r : rungs) {
+    if (r.status != "failed") reached = std::max(reached, r.budget);
+  }
+  return reached;
+}
 
 RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> rungs, RungResult latest,
                       const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
@@ -185,33 +214,24 @@ void TrialStore::write_trial_json(const TrialRecord& record, const std::vector<R
   write_atomically(trial_dir(record.id) + "/trial.json", trial.dump(1) + "\n");
 }
 
-std::map<std::int64_t, StoredTrial> TrialStore::load_all() const {
+std::map<std::int64_t, StoredTrial> TrialStore::load_all(
+    const std::function<void(const std::string&)>& damaged) const {
   std::map<std::int64_t, StoredTrial> out;
   DIR* d = opendir((dir_ + "/trials").c_str());
   if (!d) return out;
   while (dirent* e = readdir(d)) {
     const std::string name = e->d_name;
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(dir_ + "/trials/" + name + "/trial.json");
+    const std::string path = dir_ + "/trials/" + name + "/trial.json";
+    std::ifstream in(path);
     if (!in) continue;  // created, but killed before its first rung finished
-    const auto j = nlohmann::json::parse(in);
-    StoredTrial t;
-    t.record.id = j.at("id");
-    t.record.seed = j.at("seed");
-    for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = value_of(v);
-    t.record.history = j.at("history");
-    t.record.error = j.value("error", "");
-    if (j.contains("partial")) t.partial = partial_of(j.at("partial"));
-    for (const auto& r : j.at("rungs")) {
-      t.rungs.push_back({r.at("budget"), number_or_nan(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
-                         r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{}});
+    try {
+      StoredTrial t = read_trial(nlohmann::json::parse(in));
+      if (std::to_string(t.record.id) != name) throw std::runtime_error("it names trial " + std::to_string(t.record.id));
+      out[t.record.id] = std::move(t);
+    } catch (const std::exception& problem) {
+      if (damaged) damaged(path + " cannot be read (" + problem.what() + "): trial " + name + " trains again from the start");
     }
-    if (!t.rungs.empty()) {
-      t.record.budget = t.rungs.back().budget;
-      t.record.metric = t.rungs.back().metric;
-      t.record.status = t.rungs.back().status;
-    }
-    out[t.record.id] = std::move(t);
   }
   closedir(d);
   return out;

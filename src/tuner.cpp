@@ -131,7 +131,7 @@ class Tuner {
         for (const auto& [b, r] : rates) sizer_.observe_throughput(key, b, r);
       }
       // What earlier runs in this directory finished: their rungs are not trained again.
-      for (auto& [id, stored] : store_.load_all()) {
+      for (auto& [id, stored] : store_.load_all([this](const std::string& m) { progress_.message(m); })) {
         records_[id] = stored.record;
         rungs_[id] = stored.rungs;
         if (stored.partial) partials_[id] = *stored.partial;
@@ -286,7 +286,7 @@ class Tuner {
     TrialRecord& r = records_.at(id);
     r.status = "failed";
     r.error = message;
-    r.budget = budget;
+    r.budget = reached_budget(rungs_[id]);  // where its last rung left it, not where this one aimed
     r.metric = std::numeric_limits<double>::quiet_NaN();
     if (!options_.dir.empty()) {
       store_.save_failure(r, rungs_[id], budget);  // a resumed run does not train it again
@@ -862,10 +862,13 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result)
   for (const auto& t : result.trials) {
     // Files relative to the experiment directory (trial_store.h, trial_export.h).
     const std::string dir = "trials/" + std::to_string(t.id) + "/";
+    // A trial has files once a rung of it finished (a trial that failed in its first has none).
+    nlohmann::json files = nlohmann::json::object();
+    if (t.budget > 0) {
+      files = {{"checkpoint", dir + "checkpoint.pt"}, {"weights", dir + kWeightsFile}, {"state_dict", dir + kStateDictFile}};
+    }
     trials.push_back({{"id", t.id}, {"params", params_json(t.params)}, {"seed", t.seed}, {"status", t.status},
-                      {"budget", t.budget}, {"metric", t.metric}, {"history", t.history},
-                      {"files", {{"checkpoint", dir + "checkpoint.pt"}, {"weights", dir + kWeightsFile},
-                                 {"state_dict", dir + kStateDictFile}}}});
+                      {"budget", t.budget}, {"metric", t.metric}, {"history", t.history}, {"files", files}});
     if (t.status == "failed") trials.back()["error"] = t.error;
   }
   nlohmann::json best = nullptr;

@@ -364,8 +364,15 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   std::remove((dir_ + "/cut/results.json").c_str());
   std::system(("truncate -s 100 '" + dir_ + "/cut/trials/0/checkpoint.pt'").c_str());
   std::system(("rm -rf '" + dir_ + "/cut/trials/1'").c_str());
+  // And a trial.json damaged from outside is named, and its trial trained again.
+  std::ofstream(dir_ + "/cut/trials/2/trial.json") << "{\"id\": ";
   const Result repaired = run("resume " + dir_ + "/cut");
   EXPECT_EQ(repaired.code, 0) << repaired.err;
+  EXPECT_NE(repaired.out.find("trials/2/trial.json cannot be read"), std::string::npos) << repaired.out;
+  const auto mended = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
+  for (std::size_t i = 0; i < all.at("trials").size(); ++i) {
+    EXPECT_EQ(mended.at("trials")[i].at("history"), all.at("trials")[i].at("history")) << i;
+  }
   // An edited sweep is refused, naming the key.
   std::remove((dir_ + "/cut/results.json").c_str());
   std::ofstream(dir_ + "/cut/sweep.yaml") << std::string(kTinySweep).replace(std::string(kTinySweep).find("eta: 3"), 6, "eta: 2");
@@ -529,6 +536,9 @@ TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {
       EXPECT_EQ(t.at("status"), "failed");
       EXPECT_NE(t.at("error").get<std::string>().find("injected fault"), std::string::npos);
       EXPECT_TRUE(t.at("metric").is_null());
+      // It failed in its first rung: it reached no budget and has no files.
+      EXPECT_EQ(t.at("budget"), 0);
+      EXPECT_TRUE(t.at("files").empty()) << t.at("files");
     } else if (whole.at("trials")[i].at("budget") == t.at("budget")) {
       // Its array-mates trained as they would have anyway.
       EXPECT_EQ(t.at("metric"), whole.at("trials")[i].at("metric")) << t.at("id");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct StoredTrial {
   std::optional<PartialRung> partial;  ///< the rung it was in when the run stopped, if checkpointed
 };
 
+/// The budget a trial reached: its last rung's that did not fail (0: none did).
+double reached_budget(const std::vector<RungResult>& rungs);
+
 class TrialStore {
  public:
   explicit TrialStore(std::string dir) : dir_(std::move(dir)) {}
@@ -61,8 +65,11 @@ class TrialStore {
   /// trial.json with a "failed" rung appended; no checkpoint is written.
   void save_failure(const TrialRecord& record, std::vector<RungResult> rungs, double budget);
 
-  /// Every trial found under DIR/trials.
-  std::map<std::int64_t, StoredTrial> load_all() const;
+  /// Every trial found under DIR/trials. A trial.json that cannot be read
+  /// (damaged outside hfta-tune: it is written atomically) is left out, and
+  /// `damaged`, when given, hears which and why: that trial trains again.
+  std::map<std::int64_t, StoredTrial> load_all(
+      const std::function<void(const std::string&)>& damaged = nullptr) const;
 
   /// Reads the checkpoint of a trial's rung whose CRC is `expected_crc` (its
   /// last rung's, or the one before) into `model` (already built with the
