@@ -208,16 +208,31 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   auto holds_a_sweep = [&] {
     struct stat info {};
     if (::stat((dir + "/sweep.json").c_str(), &info) != 0) return false;
+    if (const auto holder = ExperimentLock::holder(dir)) {  // resume would be refused too: say who trains it
+      err << "hfta-tune run: " << dir << " is in use by another hfta-tune (pid "
+          << (holder->empty() ? "unknown" : *holder) << "); choose another --out\n";
+      return true;
+    }
     err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << dir
         << ", or choose another --out\n";
     return true;
   };
   if (holds_a_sweep()) return kExitUsage;
+  // Nor into a directory of other files (a project's, `--out .`): the
+  // experiment's would mix with them. What a run killed before its sweep.json
+  // leaves (its lock, its sweep.yaml) does not count.
   std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("lock", 0) == 0 || name.rfind("sweep.yaml", 0) == 0) continue;
+    err << "hfta-tune run: " << dir << " holds other files (" << name
+        << "); give --out a new or empty directory\n";
+    return kExitUsage;
+  }
   std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    err << "hfta-tune run: cannot create " << dir << ": " << ec.message() << "\n";
-    return kExitFailure;
+  if (ec) {  // before anything is written: the --out given is unusable
+    err << "hfta-tune run: cannot create --out " << dir << ": " << ec.message() << "\n";
+    return kExitUsage;
   }
   // Locked before anything is written: of two runs given one --out, one writes and trains.
   const auto lock = lock_or_refuse(dir, "run", err);
@@ -246,13 +261,20 @@ void flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
   }
 }
 
+// Whether `dir` holds a sweep, after saying what it is instead.
+bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) {
+  struct stat info {};
+  if (::stat((dir + "/sweep.json").c_str(), &info) == 0) return true;
+  err << "hfta-tune " << verb << ": " << dir
+      << (::stat(dir.c_str(), &info) != 0 ? " does not exist" : " is not an experiment directory (no sweep.json)")
+      << "\n";
+  return false;
+}
+
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   struct stat info {};
-  if (::stat((a.dir + "/sweep.json").c_str(), &info) != 0) {
-    err << "hfta-tune resume: " << a.dir << " is not an experiment directory (no sweep.json)\n";
-    return kExitUsage;
-  }
+  if (!is_experiment(a.dir, "resume", err)) return kExitUsage;
   if (read_results(a.dir)) {
     out << a.dir << " is finished; see hfta-tune status " << a.dir << "\n";
     return kExitOk;
@@ -287,7 +309,11 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     }
     if (!changed.empty()) {
       err << "hfta-tune resume: " << a.dir << "/sweep.yaml changed since the sweep started, which would change "
-          << "its trials: " << join_alternatives(changed) << "\n";
+          << "its trials: ";
+      for (std::size_t i = 0; i < changed.size(); ++i) {
+        err << (i == 0 ? "" : i + 1 == changed.size() ? " and " : ", ") << changed[i];
+      }
+      err << "\n";
       return kExitUsage;
     }
   }
@@ -298,11 +324,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 int status(const Args& a, std::ostream& out, std::ostream& err) {
-  struct stat info {};
-  if (::stat((a.dir + "/sweep.json").c_str(), &info) != 0) {
-    err << "hfta-tune status: " << a.dir << " is not an experiment directory (no sweep.json)\n";
-    return kExitUsage;
-  }
+  if (!is_experiment(a.dir, "status", err)) return kExitUsage;
   const auto holder = ExperimentLock::holder(a.dir);
   const bool running = holder.has_value();
   const auto results = read_results(a.dir);
@@ -348,18 +370,26 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
   struct stat info {};
   if (a.output.empty() || a.output == "-") {
     out << text;
+  } else if (::stat(a.output.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    err << "hfta-tune export: --output " << a.output << " is a directory; name a file in it\n";
+    return kExitUsage;
   } else if (::stat(a.output.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
     // A device or a pipe (/dev/stdout, a FIFO): written to, never replaced.
     std::ofstream file(a.output, std::ios::binary);
     if (!(file << text) || !file.flush()) {
-      err << "hfta-tune export: cannot write " << a.output << "\n";
+      err << "hfta-tune export: cannot write " << a.output << ": " << std::strerror(errno) << "\n";
       return kExitFailure;
     }
   } else {
     // Atomically, through a link to the file it names (not over the link).
     std::error_code ec;
     const auto target = std::filesystem::weakly_canonical(a.output, ec);
-    write_atomically(ec ? a.output : target.string(), text);
+    try {
+      write_atomically(ec ? a.output : target.string(), text);
+    } catch (const StorageError& e) {
+      err << "hfta-tune export: " << e.what() << "\n";
+      return kExitFailure;
+    }
   }
   return kExitOk;
 }
@@ -456,6 +486,16 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   export_cmd->add_option("--format", a.format, "json or csv")->check(CLI::IsMember({"json", "csv"}));
   export_cmd->add_option("--output", a.output, "File to write (default: standard output)");
 
+  // A first word that is no verb: CLI11 would say only that one is required.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> verbs;
+    for (const auto* cmd : app.get_subcommands({})) verbs.push_back(cmd->get_name());
+    if (std::find(verbs.begin(), verbs.end(), argv[1]) == verbs.end()) {
+      err << "hfta-tune: unknown verb '" << argv[1] << "'" << did_you_mean(argv[1], verbs) << "; the verbs are "
+          << join_alternatives(verbs) << " (hfta-tune --help)\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -807,8 +807,15 @@ TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("pid " + std::to_string(::getpid())), std::string::npos) << r.err;
   EXPECT_FALSE(exists(dir_ + "/busy/results.json"));
+  // Once the holder has written its sweep, run names it too (resume would refuse).
+  std::ofstream(dir_ + "/busy/sweep.json") << "{}\n";
+  const Result again = run("run " + sweep + " --out " + dir_ + "/busy");
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.err.find("in use by another hfta-tune (pid " + std::to_string(::getpid())), std::string::npos)
+      << again.err;
   const Result status = run("status " + dir_ + "/nowhere");
   EXPECT_EQ(status.code, 2);
+  EXPECT_NE(status.err.find("does not exist"), std::string::npos) << status.err;
 }
 
 TEST_F(Cli, PlanPrintsBracketsAndJson) {
@@ -863,7 +870,17 @@ TEST_F(Cli, Version) {
 
 TEST_F(Cli, BadUsageExits2) {
   EXPECT_EQ(run("").code, 2);
-  EXPECT_EQ(run("frobnicate").code, 2);
+  const Result verb = run("rnu " + quickstart_);
+  EXPECT_EQ(verb.code, 2);
+  EXPECT_NE(verb.err.find("unknown verb 'rnu' (did you mean 'run'?)"), std::string::npos) << verb.err;
+  // An --out of other files, or one that cannot be made, is refused before anything is written.
+  ::mkdir((dir_ + "/project").c_str(), 0755);
+  std::ofstream(dir_ + "/project/notes.txt") << "mine\n";
+  const Result cluttered = run("run " + quickstart_ + " --out " + dir_ + "/project");
+  EXPECT_EQ(cluttered.code, 2);
+  EXPECT_NE(cluttered.err.find("holds other files (notes.txt)"), std::string::npos) << cluttered.err;
+  EXPECT_FALSE(exists(dir_ + "/project/sweep.json"));
+  EXPECT_EQ(run("run " + quickstart_ + " --out " + dir_ + "/project/notes.txt/sub").code, 2);
   EXPECT_EQ(run("validate").code, 2);
   EXPECT_EQ(run("validate " + quickstart_ + " --no-such-flag").code, 2);
   // Values the options cannot take are refused before anything is written.
