@@ -153,6 +153,16 @@ bool YamlReader::expect_scalar(const YAML::Node& node, const std::string& path,
   return false;
 }
 
+namespace {
+
+// A quoted scalar that would have been read as the value expected: the quotes
+// made it a string, which users rarely mean.
+std::string quoted_hint(const YAML::Node& node, bool would_read) {
+  return is_text(node) && would_read ? " (quoted, so a string: write it without quotes)" : "";
+}
+
+}  // namespace
+
 std::optional<std::string> YamlReader::read_string(const YAML::Node& node,
                                                    const std::string& path) {
   if (!expect_scalar(node, path, "a string")) return std::nullopt;
@@ -167,7 +177,9 @@ std::optional<std::int64_t> YamlReader::read_int(const YAML::Node& node,
   if (parsed == Parsed::kOutOfRange) {
     error(node, path, "integer " + describe_node(node) + " is out of range");
   } else if (parsed == Parsed::kNotANumber) {
-    error(node, path, "expected an integer, got " + describe_node(node));
+    std::int64_t unquoted = 0;
+    error(node, path, "expected an integer, got " + describe_node(node) +
+                          quoted_hint(node, parse_int(node.Scalar(), unquoted) == Parsed::kNumber));
   }
   if (parsed != Parsed::kNumber) return std::nullopt;
   return v;
@@ -180,7 +192,9 @@ std::optional<double> YamlReader::read_number(const YAML::Node& node, const std:
   if (parsed == Parsed::kOutOfRange) {
     error(node, path, "number " + describe_node(node) + " is out of range");
   } else if (parsed == Parsed::kNotANumber) {
-    error(node, path, "expected a finite number, got " + describe_node(node));
+    double unquoted = 0;
+    error(node, path, "expected a finite number, got " + describe_node(node) +
+                          quoted_hint(node, parse_number(node.Scalar(), unquoted) == Parsed::kNumber));
   }
   if (parsed != Parsed::kNumber) return std::nullopt;
   return v;
@@ -193,7 +207,8 @@ std::optional<bool> YamlReader::read_bool(const YAML::Node& node, const std::str
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;
   }
-  error(node, path, "expected true or false, got " + describe_node(node));
+  error(node, path, "expected true or false, got " + describe_node(node) +
+                        quoted_hint(node, s == "true" || s == "false"));
   return std::nullopt;
 }
 

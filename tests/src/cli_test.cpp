@@ -411,9 +411,12 @@ TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {
   if (::stat("/dev/full", &device) != 0 || !S_ISCHR(device.st_mode)) GTEST_SKIP() << "no /dev/full device here";
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  // A run's directory before its first rung (run refuses an --out that holds files).
   const std::string dir = dir_ + "/full";
-  std::system(("mkdir -p '" + dir + "/trials/0' && ln -s /dev/full '" + dir + "/trials/0/checkpoint.next.pt.tmp'").c_str());
-  const Result full = run("run " + sweep + " --out " + dir);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir).code, 0);
+  std::system(("rm -r '" + dir + "/results.json' '" + dir + "/trials' && mkdir -p '" + dir + "/trials/0' && ln -s /dev/full '" +
+               dir + "/trials/0/checkpoint.next.pt.tmp'").c_str());
+  const Result full = run("resume " + dir);
   EXPECT_EQ(full.code, 1);
   EXPECT_NE(full.err.find("trials/0/checkpoint.next.pt: No space left on device"), std::string::npos) << full.err;
   EXPECT_EQ(full.out.find("failed"), std::string::npos) << full.out;

@@ -96,6 +96,11 @@ TEST(SweepRejection, WrongTypeForNumber) {
   const auto yaml = sweep_yaml(
       {{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: small\n    max: 0.2\n"}});
   expect_rejected(yaml, "parameters.lr.min", "min: small", "expected a finite number");
+  // A quoted number is a string, and the message says why it was refused.
+  const auto quoted = sweep_yaml(
+      {{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: '0.001'\n    max: 0.2\n"}});
+  expect_rejected(quoted, "parameters.lr.min", "min: '0.001'", "got '0.001' (quoted, so a string");
+  expect_rejected(sweep_yaml({{"seed", "seed: \"3\"\n"}}), "seed", "seed:", "(quoted, so a string");
 }
 
 TEST(SweepRejection, WrongTypeMappingWhereScalar) {
