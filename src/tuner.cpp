@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <iomanip>
 #include <cstdlib>
 #include <fstream>
@@ -706,9 +707,10 @@ class Tuner {
     };
     // After Ctrl-C or SIGTERM: a last mid-rung checkpoint where one may stand
     // (as checkpoint_if_due's), then the sweep stops, resumable.
+    // At the rung's end the rung is saved as usual, and the next array stops.
     auto stop_if_interrupted_at = [&](std::int64_t step) {
-      if (!interrupted()) return;
-      if (!options_.dir.empty() && step > from && step < to) checkpoint_mid_rung(trainer, array, step);
+      if (!interrupted() || step >= to) return;
+      if (!options_.dir.empty() && step > from) checkpoint_mid_rung(trainer, array, step);
       throw Interrupted();
     };
     for (std::int64_t done = from; done < to;) {
@@ -721,6 +723,7 @@ class Tuner {
         lock.lock();
         progress_.advanced(work_per_step * static_cast<double>(n));
         advanced += work_per_step * static_cast<double>(n);
+        if (interrupt_after_pieces_ > 0 && --interrupt_after_pieces_ == 0) std::raise(SIGINT);
         if (piece + n < chunk) {
           checkpoint_if_due(done + piece + n);
           stop_if_interrupted_at(done + piece + n);
@@ -821,6 +824,9 @@ class Tuner {
   // Tests: the process exits (as if killed) after this many mid-rung checkpoints.
   int exit_after_checkpoints_ = std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")
                                     ? std::atoi(std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")) : 0;
+  // Tests: the process sends itself SIGINT after this many pieces of training (inside a rung, for sure).
+  int interrupt_after_pieces_ = std::getenv("HFTA_TUNE_SIGINT_AFTER_PIECES")
+                                    ? std::atoi(std::getenv("HFTA_TUNE_SIGINT_AFTER_PIECES")) : 0;
   const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
   const bool gan_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kGan;

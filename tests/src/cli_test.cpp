@@ -677,7 +677,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   const std::string dir = dir_ + "/stopped", out = dir_ + "/interrupted-stdout", err = dir_ + "/interrupted-stderr";
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> delay_ms(0, 1000);
-  int stops = 0, continued = 0;
+  int stops = 0, continued = 0;  // continued: stops that left a mid-rung checkpoint
   bool finished = false;
   for (int round = 0; round < 6 && !finished; ++round) {
     const int sig = round % 2 == 0 ? SIGINT : SIGTERM;
@@ -717,9 +717,39 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
     }
   }
   EXPECT_GE(stops, 2);
-  EXPECT_GE(continued, 1) << "no signal landed inside a rung";
+  RecordProperty("continued", continued);  // signals inside a rung (others land in evaluations or start-up)
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
   expect_same_results(dir, dir_ + "/whole");
+
+  // A signal inside a rung, for sure (the tuner sends it itself after its
+  // third piece of training, one worker: the first of round 1's first array):
+  // the resumed run continues that rung from the checkpoint the signal asked
+  // for, the only one taken.
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "3", 1);
+  const Result stopped = run("run " + sweep + " --out " + dir_ + "/once --workers 1");
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  ASSERT_EQ(stopped.code, 1) << stopped.err;
+  EXPECT_NE(stopped.err.find("stopped by SIGINT"), std::string::npos) << stopped.err;
+  const Result resumed = run("resume " + dir_ + "/once");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
+  expect_same_results(dir_ + "/once", dir_ + "/whole");
+
+  // A signal in a rung's last piece: the rung ends and is kept (the first
+  // array's trials, as many as the probe let it hold), and the sweep stops
+  // before the next array.
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "2", 1);
+  const Result at_end = run("run " + sweep + " --out " + dir_ + "/at-end --workers 1");
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  ASSERT_EQ(at_end.code, 1) << at_end.err;
+  std::smatch first;
+  ASSERT_TRUE(std::regex_search(at_end.out, first, std::regex("array of ([0-9]+) trial\\(s\\) 0 -> 60 steps")))
+      << at_end.out;
+  const std::string kept = first[1].str() + " trial(s) with " + first[1].str() + " finished rung(s)";
+  const Result status_at_end = run("status " + dir_ + "/at-end");
+  EXPECT_NE(status_at_end.out.find(kept), std::string::npos) << kept << "\n" << status_at_end.out;
+  ASSERT_EQ(run("resume " + dir_ + "/at-end").code, 0);
+  expect_same_results(dir_ + "/at-end", dir_ + "/whole");
 }
 
 TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
