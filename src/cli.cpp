@@ -261,6 +261,20 @@ void flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
   }
 }
 
+// The temporary files a process killed mid-write left (write_atomically's
+// `*.tmp`, never read): removed by the next holder of the lock, so they do
+// not pile up. Only regular files: a link is no file of hfta-tune's.
+void remove_temporary_files(const std::string& dir) {
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    const auto& path = it->path();
+    if (path.extension() == ".tmp" && std::filesystem::is_regular_file(it->symlink_status())) {
+      std::filesystem::remove(path, ec);
+    }
+  }
+}
+
 // Whether `dir` holds a sweep, after saying what it is instead.
 bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) {
   struct stat info {};
@@ -320,6 +334,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   const bool fuse = run_options.value("fusion", "auto") == "auto";
   const auto lock = lock_or_refuse(a.dir, "resume", err);
   if (!lock) return kExitUsage;
+  remove_temporary_files(a.dir);
   return train(*recorded, a.dir, fuse, a, out, err, "resume", *lock);
 }
 

@@ -665,6 +665,10 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   RecordProperty("kills", kills);
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
   expect_same_results(dir, dir_ + "/whole");
+  // What a kill left mid-write, each resume removed.
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
+    EXPECT_NE(f.path().extension(), ".tmp") << f.path();
+  }
 }
 
 TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
