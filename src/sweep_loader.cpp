@@ -359,6 +359,14 @@ void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig&
 SweepConfig load_sweep_string(const std::string& yaml, const std::string& source) {
   YamlReader r(source);
   YAML::Node root;
+  // yaml-cpp decodes UTF-16 and UTF-32 by their byte-order marks or zero
+  // bytes, and then reports positions and text that match nothing the user
+  // sees: a sweep is UTF-8 (or ASCII) text.
+  if (yaml.find('\0') != std::string::npos || yaml.rfind("\xff\xfe", 0) == 0 || yaml.rfind("\xfe\xff", 0) == 0) {
+    r.error_at(YAML::Mark::null_mark(), "",
+               "the file is not UTF-8 text (it holds zero bytes or a UTF-16 byte-order mark); save it as UTF-8");
+    reject(r);
+  }
   try {
     const std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
     if (documents.size() > 1) {

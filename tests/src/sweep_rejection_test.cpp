@@ -435,6 +435,17 @@ TEST(SweepRejection, TopLevelNotAMapping) {
   }
 }
 
+TEST(SweepRejection, TextThatIsNotUtf8) {
+  for (const std::string text : {std::string("\xff\xfen\0a\0m\0e\0", 10), std::string("name: a\0b\n", 10)}) {
+    try {
+      load_sweep_string(text, "sweep.yaml");
+      FAIL() << "accepted text that is not UTF-8";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("not UTF-8 text"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(SweepRejection, UnreadableFile) {
   try {
     load_sweep_file("/nonexistent/sweep.yaml");
