@@ -198,23 +198,44 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",
                                         "repeats",  "stopping", "promotion_wait", "align_brackets"};
   if (!node) return;
-  r.check_mapping(*node, "search", all);
-  if (!node->IsMap()) return;SearchOptions& s = sweep.search;
+  // The keys each method uses; any other known key is a mistake worth naming.
+  auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
+    switch (m) {
+      case SearchMethod::kRandom: return {"searcher", "trials", "stopping"};
+      case SearchMethod::kGrid: return {"repeats"};
+      case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets"};
+      case SearchMethod::kSha: return {"searcher", "eta", "trials"};
+      case SearchMethod::kAsha: return {"searcher", "eta", "trials", "promotion_wait"};
+    }
+    return {};
+  };
+  // An unknown key's hint lists what the method takes, once the method is
+  // known (known keys it does not take are named below, with why).
+  std::vector<std::string> allowed = all;
+  if (node->IsMap() && (*node)["method"] && (*node)["method"].IsScalar()) {
+    const auto names = enum_names<SearchMethod>();
+    const auto it = std::find(names.begin(), names.end(), (*node)["method"].Scalar());
+    if (it != names.end()) {
+      allowed = keys_of(static_cast<SearchMethod>(it - names.begin()));
+      allowed.insert(allowed.begin(), "method");
+      for (const auto& entry : *node) {
+        const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+        if (std::find(all.begin(), all.end(), key) != all.end() &&
+            std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+          allowed.push_back(key);
+        }
+      }
+    }
+  }
+  r.check_mapping(*node, "search", allowed);
+  if (!node->IsMap()) return;
+  SearchOptions& s = sweep.search;
   auto method_node = r.child(*node, "search", "method", true);
   if (!method_node) return;
   auto method = r.read_enum(*method_node, "search.method", enum_names<SearchMethod>());
   if (!method) return;
   s.method = static_cast<SearchMethod>(*method);
-
-  // The keys each method uses; any other known key is a mistake worth naming.
-  std::vector<std::string> uses;
-  switch (s.method) {
-    case SearchMethod::kRandom: uses = {"searcher", "trials", "stopping"}; break;
-    case SearchMethod::kGrid: uses = {"repeats"}; break;
-    case SearchMethod::kHyperband: uses = {"searcher", "eta", "align_brackets"}; break;
-    case SearchMethod::kSha: uses = {"searcher", "eta", "trials"}; break;
-    case SearchMethod::kAsha: uses = {"searcher", "eta", "trials", "promotion_wait"}; break;
-  }
+  const std::vector<std::string> uses = keys_of(s.method);
   for (const auto& entry : *node) {
     const std::string key = entry.first.Scalar();
     if (key == "method" || std::find(all.begin(), all.end(), key) == all.end()) continue;

@@ -253,6 +253,11 @@ TEST(SweepRejection, KeyTheMethodDoesNotUse) {
   expect_rejected(yaml, "search.eta", "eta: 3", "not used by method random");
 }
 
+TEST(SweepRejection, UnknownSearchKeyListsWhatTheMethodTakes) {
+  const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  etta: 3\n"}});
+  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta or align_brackets");
+}
+
 TEST(SweepRejection, BracketAlignmentOutsideHyperbandOrNotABoolean) {
   const auto sha = sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  align_brackets: true\n"}});
   expect_rejected(sha, "search.align_brackets", "align_brackets: true", "not used by method sha");
