@@ -349,6 +349,27 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     for (const auto& [id, t] : trials) rungs += t.rungs.size(), partial += t.partial.has_value();
     out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "interrupted") << ", " << trials.size()
         << " trial(s) with " << rungs << " finished rung(s)";
+    // Out of the plan's rung results (as the progress line counts them), and the best so far.
+    std::ostringstream quiet;
+    if (const auto sweep = load(a.dir + "/sweep.json", quiet)) {
+      std::size_t planned = 0;
+      for (const auto& bracket : make_plan(*sweep, true, "cpu", 1e18).brackets) {
+        for (const auto& rung : bracket.rungs) planned += static_cast<std::size_t>(rung.n);
+      }
+      out << " of " << planned << " planned";
+      const RungResult* best = nullptr;
+      std::int64_t best_id = -1;
+      for (const auto& [id, t] : trials) {
+        for (const auto& r : t.rungs) {
+          if (r.status == "failed" || r.status == "diverged" || std::isnan(r.metric)) continue;
+          if (!best || search::better(r.metric, best->metric, sweep->metric.goal)) best = &r, best_id = id;
+        }
+      }
+      if (best) {
+        out << ", best " << sweep->metric.name << " so far " << best->metric << " (trial " << best_id << " at "
+            << best->budget << " " << to_string(sweep->budget.unit) << ")";
+      }
+    }
     if (partial > 0) out << ", " << partial << " checkpointed mid-rung";
     if (!running) out << "; continue with hfta-tune resume " << a.dir;
     out << "\n";

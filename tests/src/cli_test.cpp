@@ -752,6 +752,9 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   const std::string kept = first[1].str() + " trial(s) with " + first[1].str() + " finished rung(s)";
   const Result status_at_end = run("status " + dir_ + "/at-end");
   EXPECT_NE(status_at_end.out.find(kept), std::string::npos) << kept << "\n" << status_at_end.out;
+  EXPECT_TRUE(std::regex_search(status_at_end.out, std::regex("of 22 planned, best val_accuracy so far 0\\.[0-9]+ "
+                                                                "\\(trial [0-9]+ at 60 steps\\)")))
+      << status_at_end.out;
   ASSERT_EQ(run("resume " + dir_ + "/at-end").code, 0);
   expect_same_results(dir_ + "/at-end", dir_ + "/whole");
 }
