@@ -100,12 +100,15 @@ double memory_per_worker(const std::vector<c10::Device>& devices, int workers) {
   return fusion::available_memory_bytes(devices.front()) * static_cast<double>(devices.size()) / workers;
 }
 
-// LibTorch's CPU autocast computes in bfloat16 only: fp16 needs a GPU.
-bool precision_fits(const SweepConfig& sweep, const std::vector<c10::Device>& devices, const char* verb,
-                    std::ostream& err) {
+// LibTorch's CPU autocast computes in bfloat16 only: fp16 needs a GPU. Said at
+// the line of `file` (the sweep as loaded) that asks for it, as loading errors are.
+bool precision_fits(const SweepConfig& sweep, const std::string& file, const std::vector<c10::Device>& devices,
+                    const char* verb, std::ostream& err) {
   if (sweep.task.precision != "fp16" || !devices.front().is_cpu()) return true;
-  err << "hfta-tune " << verb << ": task.precision fp16 needs a CUDA device (--device cuda); "
-      << "on the CPU use bf16 or fp32\n";
+  const Diagnostic d{file, "task.precision", sweep.task.precision_line, sweep.task.precision_column,
+                     "fp16 needs a CUDA device (--device cuda); on the CPU use bf16 or fp32"};
+  err << d.str() << "\n" << "hfta-tune " << verb << ": " << file << ": not trainable on "
+      << c10::Device(devices.front()) << "\n";
   return false;
 }
 
@@ -130,7 +133,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     err << "hfta-tune " << verb << ": --device: " << e.what() << "\n";
     return kExitUsage;
   }
-  if (!precision_fits(sweep, devices, verb, err)) return kExitUsage;
+  if (!precision_fits(sweep, dir + "/sweep.json", devices, verb, err)) return kExitUsage;
   const int workers = workers_for(a, devices);
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
       << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
@@ -199,7 +202,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
-    if (!precision_fits(*sweep, fusion::parse_device_list(a.device), "run", err)) return kExitUsage;  // before anything is written
+    if (!precision_fits(*sweep, a.sweep, fusion::parse_device_list(a.device), "run", err)) return kExitUsage;  // before anything is written
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune run: --device: " << e.what() << "\n";
     return kExitUsage;
@@ -441,7 +444,7 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune plan: --device: " << e.what() << "\n";
     return kExitUsage;
   }
-  if (!precision_fits(*sweep, devices, "plan", err)) return kExitUsage;
+  if (!precision_fits(*sweep, a.sweep, devices, "plan", err)) return kExitUsage;
   const SweepPlan p = make_plan(*sweep, a.fusion == "auto", fusion::to_string(devices),
                                 memory_per_worker(devices, workers_for(a, devices)));
   if (a.json) {

@@ -111,6 +111,8 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
   if (auto p = r.child(*node, "task", "precision", false)) {
     if (auto i = r.read_enum(*p, "task.precision", fusion::precision_names())) {
       task.precision = fusion::precision_names()[*i];
+      task.precision_line = p->Mark().line + 1;
+      task.precision_column = p->Mark().column + 1;
     }
   }
   if (auto l = r.child(*node, "task", "loss", false); l && model) {

@@ -512,8 +512,12 @@ TEST_F(Cli, MixedPrecisionSweepsTrainAndFp16WithoutAGpuIsRefused) {
   const Result fp16 = run("run " + write_sweep("fp16.yaml", text) + " --out " + dir_ + "/fp16");
   if (!torch::cuda::is_available()) {
     EXPECT_EQ(fp16.code, 2);
-    EXPECT_NE(fp16.err.find("task.precision fp16 needs a CUDA device"), std::string::npos) << fp16.err;
+    EXPECT_NE(fp16.err.find("fp16.yaml:3:"), std::string::npos) << fp16.err;  // where the sweep asks for it
+    EXPECT_NE(fp16.err.find("task.precision: fp16 needs a CUDA device"), std::string::npos) << fp16.err;
     EXPECT_FALSE(exists(dir_ + "/fp16"));
+    const Result plan = run("plan " + write_sweep("fp16.yaml", text));
+    EXPECT_EQ(plan.code, 2);
+    EXPECT_NE(plan.err.find("fp16.yaml:3:"), std::string::npos) << plan.err;
   }
   text.replace(text.find("fp16"), 4, "fp8");
   const Result unknown = run("validate " + write_sweep("fp8.yaml", text));

@@ -43,6 +43,10 @@ struct TaskOptions {
   std::string loss;     ///< defaults to the model's usual loss
   std::string precision = "fp32";  ///< fp32, bf16 or fp16 (autocast; fusion/mixed_precision.h)
   std::map<std::string, search::ParamValue> options;  ///< every model option, defaults filled in
+  /// Where `precision` was written (1-based; 0 when defaulted), for errors that only
+  /// the device can raise (fp16 on a CPU). Not part of the sweep's identity.
+  int precision_line = 0;
+  int precision_column = 0;
   bool operator==(const TaskOptions& o) const;
 };
 
