@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -18,6 +19,20 @@ FusedDropoutImpl::FusedDropoutImpl(std::vector<double> p, Layout layout, bool ch
     : p_(std::move(p)), layout_(layout), channels_(channels) {
   for (std::size_t b = 0; b < p_.size(); ++b) set_p(static_cast<std::int64_t>(b), p_[b]);
 }
+
+namespace {
+std::vector<double> rates_of(const at::Tensor& p) {
+  if (p.dim() != 1 || !p.is_floating_point()) {
+    throw std::invalid_argument("dropout rates: expected a 1-D floating tensor of one rate per model, got " +
+                                std::to_string(p.dim()) + "-D " + std::string(c10::toString(p.scalar_type())));
+  }
+  const at::Tensor host = p.detach().to(at::kCPU, at::kDouble).contiguous();
+  return {host.data_ptr<double>(), host.data_ptr<double>() + host.numel()};
+}
+}  // namespace
+
+FusedDropoutImpl::FusedDropoutImpl(const at::Tensor& p, Layout layout, bool channels)
+    : FusedDropoutImpl(rates_of(p), layout, channels) {}
 
 void FusedDropoutImpl::seed_slot(std::int64_t slot, std::uint64_t seed) {
   if (generators_.empty()) {

@@ -127,9 +127,22 @@ void expect_equivalent(Fused& fused, std::vector<Plain>& plains, const std::vect
   }
 }
 
-/// Slot b round-trips exactly, and its state dict has the plain module's names and shapes.
+/// Every parameter and buffer of a module, copied.
+template <typename Module>
+std::vector<at::Tensor> state_of(Module& m) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : m->parameters()) out.push_back(p.detach().clone());
+  for (const auto& b : m->buffers()) out.push_back(b.detach().clone());
+  return out;
+}
+
+/// Slot b round-trips exactly, its state dict has the plain module's names and
+/// shapes, and loading it leaves every other slot as it was (loading slot b's
+/// old contents back restores the whole array bit for bit).
 template <typename Fused, typename Plain>
 void expect_round_trip(Fused& fused, Plain& plain, std::int64_t b) {
+  const auto before = state_of(fused);
+  auto original = fused->extract_slot(b);
   fused->load_slot(b, plain);
   auto back = fused->extract_slot(b);
   const auto want = plain->named_parameters();
@@ -145,6 +158,12 @@ void expect_round_trip(Fused& fused, Plain& plain, std::int64_t b) {
   for (std::size_t i = 0; i < gb.size(); ++i) {
     EXPECT_EQ(gb[i].key(), wb[i].key());
     EXPECT_TRUE(at::equal(gb[i].value(), wb[i].value())) << gb[i].key();
+  }
+  fused->load_slot(b, original);
+  const auto after = state_of(fused);
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    EXPECT_TRUE(at::equal(after[i], before[i])) << "loading slot " << b << " changed another slot (tensor " << i << ")";
   }
 }
 

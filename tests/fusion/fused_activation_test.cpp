@@ -65,22 +65,31 @@ TEST(FusedPReLU, SlotsRoundTripAndSeed) {
 }
 
 // An activation or pooling applied to the fused tensor equals the plain module
-// applied to each model's part: checked for values and input gradients.
+// applied to each model's part: checked for values and input gradients, with a
+// random upstream gradient per model. `shape` is one model's input; the conv
+// layout stacks models along channels, the matmul layout along a new first dimension.
 using Fn = std::function<at::Tensor(const at::Tensor&)>;
 
-void expect_per_model(const Fn& plain, const Fn& fused,
-                      at::ScalarType dtype, std::int64_t models) {
+void expect_per_model(const Fn& plain, const Fn& fused, at::ScalarType dtype, std::int64_t models,
+                      const std::vector<std::int64_t>& shape = {2, 3, 8, 8}, Layout layout = Layout::kConv) {
   std::vector<at::Tensor> xs;
-  for (std::int64_t b = 0; b < models; ++b) xs.push_back(at::randn({2, 3, 8, 8}, dtype).set_requires_grad(true));
-  const at::Tensor fx = stack_to_conv(at::stack(xs)).detach().set_requires_grad(true);
+  for (std::int64_t b = 0; b < models; ++b) xs.push_back(at::randn(shape, dtype).set_requires_grad(true));
+  const bool conv = layout == Layout::kConv;
+  auto to_fused = [&](const std::vector<at::Tensor>& ts) { return conv ? stack_to_conv(at::stack(ts)) : at::stack(ts); };
+  auto to_models = [&](const at::Tensor& t) { return conv ? conv_to_stack(t, models) : t; };
+  const at::Tensor fx = to_fused(xs).detach().set_requires_grad(true);
   const at::Tensor fy = fused(fx);
-  fy.backward(at::ones_like(fy));
-  const at::Tensor grads = conv_to_stack(fx.grad(), models);
-  const at::Tensor outs = conv_to_stack(fy, models);
+  std::vector<at::Tensor> ys, upstream;
   for (std::int64_t b = 0; b < models; ++b) {
-    const at::Tensor y = plain(xs[b]);
-    y.backward(at::ones_like(y));
-    HFTA_EXPECT_CLOSE(outs[b], y, dtype);
+    ys.push_back(plain(xs[b]));
+    upstream.push_back(at::randn_like(ys.back()));
+    ys.back().backward(upstream.back());
+  }
+  fy.backward(to_fused(upstream));
+  const at::Tensor grads = to_models(fx.grad());
+  const at::Tensor outs = to_models(fy);
+  for (std::int64_t b = 0; b < models; ++b) {
+    HFTA_EXPECT_CLOSE(outs[b], ys[b], dtype);
     HFTA_EXPECT_CLOSE(grads[b], xs[b].grad(), dtype);
   }
 }
@@ -107,26 +116,42 @@ TEST(FusedActivation, EveryActivationAndPoolingIsPerModel) {
       for (const auto& [name, reference] : plain) {
         SCOPED_TRACE(name);
         FusedActivation fused(activation_from_name(name));
-        expect_per_model(reference, [&](const at::Tensor& x) { return fused->forward(x); }, dtype, models);
+        auto apply = [&](const at::Tensor& x) { return fused->forward(x); };
+        expect_per_model(reference, apply, dtype, models, {3, 5, 9, 7}, Layout::kConv);
+        expect_per_model(reference, apply, dtype, models, {6, 11}, Layout::kMatmul);
       }
-      FusedMaxPool2d max_pool(torch::nn::MaxPool2dOptions(2));
-      torch::nn::MaxPool2d plain_max(torch::nn::MaxPool2dOptions(2));
-      expect_per_model([&](const at::Tensor& x) { return plain_max->forward(x); },
-                       [&](const at::Tensor& x) { return max_pool->forward(x); }, dtype, models);
-      // Overlapping windows take LibTorch's kernel.
-      const auto overlapping = torch::nn::MaxPool2dOptions(3).stride(2).padding(1);
-      FusedMaxPool2d max_pool3(overlapping);
-      torch::nn::MaxPool2d plain_max3(overlapping);
-      expect_per_model([&](const at::Tensor& x) { return plain_max3->forward(x); },
-                       [&](const at::Tensor& x) { return max_pool3->forward(x); }, dtype, models);
-      FusedAvgPool2d avg_pool(torch::nn::AvgPool2dOptions(3).stride(2).padding(1));
-      torch::nn::AvgPool2d plain_avg(torch::nn::AvgPool2dOptions(3).stride(2).padding(1));
-      expect_per_model([&](const at::Tensor& x) { return plain_avg->forward(x); },
-                       [&](const at::Tensor& x) { return avg_pool->forward(x); }, dtype, models);
-      FusedAdaptiveAvgPool2d adaptive(torch::nn::AdaptiveAvgPool2dOptions({3, 2}));
-      torch::nn::AdaptiveAvgPool2d plain_adaptive(torch::nn::AdaptiveAvgPool2dOptions({3, 2}));
-      expect_per_model([&](const at::Tensor& x) { return plain_adaptive->forward(x); },
-                       [&](const at::Tensor& x) { return adaptive->forward(x); }, dtype, models);
+      {
+        SCOPED_TRACE("leaky_relu with slope 0.2");
+        torch::nn::LeakyReLU plain_leaky(torch::nn::LeakyReLUOptions().negative_slope(0.2));
+        FusedActivation fused(Activation::kLeakyReLU, 0.2);
+        expect_per_model([&](const at::Tensor& x) { return plain_leaky->forward(x); },
+                         [&](const at::Tensor& x) { return fused->forward(x); }, dtype, models, {6, 11},
+                         Layout::kMatmul);
+      }
+      // Pooling in the conv layout, each with the plain module's options: the
+      // direct kernel's windows (kernel = stride) on even and odd sizes, then
+      // LibTorch's (overlap, padding, dilation, ceil mode, divisors).
+      auto pool = [&](auto fused_module, auto plain_module, const std::vector<std::int64_t>& shape) {
+        expect_per_model([&](const at::Tensor& x) { return plain_module->forward(x); },
+                         [&](const at::Tensor& x) { return fused_module->forward(x); }, dtype, models, shape);
+      };
+      for (const auto& shape : std::vector<std::vector<std::int64_t>>{{2, 3, 8, 8}, {3, 2, 9, 7}}) {
+        pool(FusedMaxPool2d(torch::nn::MaxPool2dOptions(2)), torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)),
+             shape);
+        for (const auto& o : {torch::nn::MaxPool2dOptions(3).stride(2).padding(1),
+                              torch::nn::MaxPool2dOptions(2).ceil_mode(true),
+                              torch::nn::MaxPool2dOptions({3, 2}).stride(1).dilation(2)}) {
+          pool(FusedMaxPool2d(o), torch::nn::MaxPool2d(o), shape);
+        }
+        for (const auto& o : {torch::nn::AvgPool2dOptions(3).stride(2).padding(1),
+                              torch::nn::AvgPool2dOptions(3).stride(2).padding(1).count_include_pad(false),
+                              torch::nn::AvgPool2dOptions(2).ceil_mode(true).divisor_override(3)}) {
+          pool(FusedAvgPool2d(o), torch::nn::AvgPool2d(o), shape);
+        }
+        for (const auto& o : {torch::nn::AdaptiveAvgPool2dOptions({3, 2}), torch::nn::AdaptiveAvgPool2dOptions(1)}) {
+          pool(FusedAdaptiveAvgPool2d(o), torch::nn::AdaptiveAvgPool2d(o), shape);
+        }
+      }
     }
   }
   EXPECT_THROW(activation_from_name("relu6"), std::invalid_argument);

@@ -68,23 +68,40 @@ TEST_P(FusedBatchNormTest, BatchNorm2dMatchesPlainModules) {
   }
 }
 
+// Both layouts BatchNorm1d takes (after Linear: matmul; after Conv1d: conv),
+// with and without a length dimension, under both strategies.
 TEST_P(FusedBatchNormTest, BatchNorm1dMatchesPlainModules) {
   const auto [dtype, models] = param();
   at::manual_seed(5);
-  for (const auto& shape : std::vector<std::vector<std::int64_t>>{{6, 4}, {5, 4, 3}}) {
-    const auto options = torch::nn::BatchNormOptions(4);
-    FusedBatchNorm1d fused(models, options, at::TensorOptions().dtype(dtype));
-    std::vector<torch::nn::BatchNorm1d> plains;
-    for (std::int64_t b = 0; b < models; ++b) {
-      plains.emplace_back(options);
-      plains.back()->to(dtype);
-      torch::NoGradGuard no_grad;
-      plains.back()->weight.uniform_(0.5, 1.5);
-      fused->load_slot(b, plains.back());
+  for (const Layout layout : {Layout::kMatmul, Layout::kConv}) {
+    for (const Strategy strategy : {Strategy::kFused, Strategy::kPerModel}) {
+      for (const auto& shape : std::vector<std::vector<std::int64_t>>{{6, 4}, {5, 4, 3}}) {
+        SCOPED_TRACE(::testing::Message() << (layout == Layout::kConv ? "conv" : "matmul") << " layout, "
+                                          << to_string(strategy) << ", shape " << c10::IntArrayRef(shape));
+        const auto options = torch::nn::BatchNormOptions(4).momentum(0.3);
+        FusedBatchNorm1d fused(models, options, at::TensorOptions().dtype(dtype), layout);
+        fused->set_strategy(strategy);
+        std::vector<torch::nn::BatchNorm1d> plains;
+        for (std::int64_t b = 0; b < models; ++b) {
+          plains.emplace_back(options);
+          plains.back()->to(dtype);
+          torch::NoGradGuard no_grad;
+          plains.back()->weight.uniform_(0.5, 1.5);
+          plains.back()->bias.uniform_(-1, 1);
+          fused->load_slot(b, plains.back());
+        }
+        if (layout == Layout::kConv) {
+          train_then_eval(
+              fused, plains, dtype, shape,
+              [](const std::vector<at::Tensor>& xs) { return stack_to_conv(at::stack(xs)); },
+              [models = models](const at::Tensor& y, std::int64_t b) { return conv_to_stack(y, models)[b]; });
+        } else {
+          train_then_eval(
+              fused, plains, dtype, shape, [](const std::vector<at::Tensor>& xs) { return at::stack(xs); },
+              [](const at::Tensor& y, std::int64_t b) { return y[b]; });
+        }
+      }
     }
-    train_then_eval(
-        fused, plains, dtype, shape, [](const std::vector<at::Tensor>& xs) { return at::stack(xs); },
-        [](const at::Tensor& y, std::int64_t b) { return y[b]; });
   }
 }
 
@@ -116,6 +133,20 @@ TEST(FusedBatchNorm, SlotsRoundTripAndSeed) {
   test::expect_seeded_slot(fused, 0, 3, [&] { return torch::nn::BatchNorm2d(options); });
   EXPECT_THROW(FusedBatchNorm2d(2, torch::nn::BatchNormOptions(3).momentum(c10::nullopt)),
                std::invalid_argument);
+  for (const Layout layout : {Layout::kMatmul, Layout::kConv}) {
+    FusedBatchNorm1d fused1d(3, options, at::TensorOptions(), layout);
+    torch::nn::BatchNorm1d plain1d(options);
+    {
+      torch::NoGradGuard no_grad;
+      plain1d->running_mean.uniform_();
+      plain1d->running_var.uniform_(1, 2);
+      plain1d->num_batches_tracked.fill_(7);
+      plain1d->weight.uniform_();
+      plain1d->bias.uniform_();
+    }
+    test::expect_round_trip(fused1d, plain1d, 2);
+    test::expect_seeded_slot(fused1d, 1, 4, [&] { return torch::nn::BatchNorm1d(options); });
+  }
 }
 
 // The direct kernel against at::batch_norm on the same tensors: with and without

@@ -10,35 +10,64 @@
 namespace hfta::fusion {
 namespace {
 
+// The rates given as a list or as a [B] tensor.
 TEST(FusedDropout, EachSlotDropsAtItsOwnRate) {
   const std::vector<double> p = {0.0, 0.1, 0.5, 0.9, 1.0};
   for (at::ScalarType dtype : {at::kFloat, at::kDouble}) {
-    FusedDropout dropout(p, Layout::kMatmul);
-    at::manual_seed(0);
-    const at::Tensor x = at::ones({5, 200, 100}, at::TensorOptions().dtype(dtype));
-    const at::Tensor y = dropout->forward(x);
-    for (std::size_t b = 0; b < p.size(); ++b) {
-      const at::Tensor slot = y[b];
-      const double dropped = (slot == 0).to(at::kDouble).mean().item<double>();
-      EXPECT_NEAR(dropped, p[b], 0.01) << "slot " << b;
-      if (p[b] < 1) {
-        // Kept elements are scaled by 1/(1-p): the expectation is preserved.
-        const double kept_value = slot.max().item<double>();
-        EXPECT_NEAR(kept_value, 1.0 / (1.0 - p[b]), 1e-6 / (1.0 - p[b]));
+    for (const bool from_tensor : {false, true}) {
+      SCOPED_TRACE(from_tensor ? "rates as a tensor" : "rates as a list");
+      FusedDropout dropout = from_tensor ? FusedDropout(at::tensor(p, at::kFloat), Layout::kMatmul)
+                                         : FusedDropout(p, Layout::kMatmul);
+      at::manual_seed(0);
+      const at::Tensor x = at::ones({5, 200, 100}, at::TensorOptions().dtype(dtype));
+      const at::Tensor y = dropout->forward(x);
+      for (std::size_t b = 0; b < p.size(); ++b) {
+        const at::Tensor slot = y[b];
+        const double dropped = (slot == 0).to(at::kDouble).mean().item<double>();
+        EXPECT_NEAR(dropped, p[b], 0.01) << "slot " << b;
+        if (p[b] < 1) {
+          // Kept elements are scaled by 1/(1-p): the expectation is preserved.
+          const double kept_value = slot.max().item<double>();
+          EXPECT_NEAR(kept_value, 1.0 / (1.0 - p[b]), 1e-6 / (1.0 - p[b]));
+        }
       }
+    }
+  }
+  EXPECT_THROW(FusedDropout(at::ones({2, 2}), Layout::kMatmul), std::invalid_argument);
+}
+
+// The fraction of positions where two models' masks agree: 0.5 when independent at p = 0.5.
+void expect_independent(const at::Tensor& masks) {
+  for (std::int64_t a = 0; a < masks.size(0); ++a) {
+    for (std::int64_t b = a + 1; b < masks.size(0); ++b) {
+      const double agree = (masks[a] == masks[b]).to(at::kDouble).mean().item<double>();
+      EXPECT_NEAR(agree, 0.5, 0.03) << a << " vs " << b;
     }
   }
 }
 
 TEST(FusedDropout, MasksAreIndependentAcrossModels) {
-  FusedDropout dropout(std::vector<double>(4, 0.5), Layout::kMatmul);
   at::manual_seed(1);
-  const at::Tensor mask = dropout->forward(at::ones({4, 100, 100})) != 0;
-  for (int a = 0; a < 4; ++a) {
-    for (int b = a + 1; b < 4; ++b) {
-      const double agree = (mask[a] == mask[b]).to(at::kDouble).mean().item<double>();
-      EXPECT_NEAR(agree, 0.5, 0.02) << a << " vs " << b;  // 0.5 when independent
+  FusedDropout dropout(std::vector<double>(4, 0.5), Layout::kMatmul);
+  expect_independent(dropout->forward(at::ones({4, 100, 100})) != 0);
+  // The conv layout, element-wise and whole channels (Dropout2d), seeded or not.
+  for (const bool seeded : {false, true}) {
+    SCOPED_TRACE(seeded ? "seeded slots" : "the default generator");
+    FusedDropout conv(std::vector<double>(4, 0.5), Layout::kConv);
+    FusedDropout conv2d(std::vector<double>(4, 0.5), Layout::kConv, /*channels=*/true);
+    if (seeded) {
+      for (std::int64_t b = 0; b < 4; ++b) conv->seed_slot(b, 7), conv2d->seed_slot(b, 8 + b);
+      conv->seed_slot(3, 9);  // equal seeds give equal masks; one differing seed must still be independent
     }
+    const at::Tensor elements = conv_to_stack(conv->forward(at::ones({50, 4 * 8, 5, 5})), 4) != 0;
+    if (seeded) {
+      EXPECT_TRUE(at::equal(elements[0], elements[1]));  // the same seed: the same masks, fused or not
+      expect_independent(at::stack({elements[0], elements[3]}));
+    } else {
+      expect_independent(elements);
+    }
+    const at::Tensor channels = conv_to_stack(conv2d->forward(at::ones({600, 4 * 4, 2, 2})), 4) != 0;
+    expect_independent(channels.select(3, 0).select(3, 0));  // one entry per channel
   }
 }
 

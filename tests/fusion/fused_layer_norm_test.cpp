@@ -87,15 +87,27 @@ TEST(FusedLayerNorm, SlotsRoundTripAndSeed) {
 }
 
 TEST(FusedEmbedding, SlotsRoundTripSeedAndPerModelIndices) {
-  const auto options = torch::nn::EmbeddingOptions(10, 4);
-  FusedEmbedding fused(3, options);
-  torch::nn::Embedding plain(options);
-  test::expect_round_trip(fused, plain, 0);
-  test::expect_seeded_slot(fused, 2, 11, [&] { return torch::nn::Embedding(options); });
-  const at::Tensor idx = at::randint(0, 10, {3, 5}, at::kLong);
-  const at::Tensor y = fused->forward_per_model(idx);
-  for (std::int64_t b = 0; b < 3; ++b) {
-    EXPECT_TRUE(at::equal(y[b], fused->extract_slot(b)->forward(idx[b])));
+  // With padding_idx the plain module zeroes that row when built: so must a seeded slot.
+  for (const auto& options : {torch::nn::EmbeddingOptions(10, 4), torch::nn::EmbeddingOptions(10, 4).padding_idx(3)}) {
+    FusedEmbedding fused(3, options);
+    torch::nn::Embedding plain(options);
+    test::expect_round_trip(fused, plain, 0);
+    test::expect_seeded_slot(fused, 2, 11, [&] { return torch::nn::Embedding(options); });
+    if (options.padding_idx()) EXPECT_EQ(fused->extract_slot(2)->weight[3].abs().sum().item<double>(), 0.0);
+    // Each model its own indices: values and gradients equal each plain slot's.
+    const at::Tensor idx = at::randint(0, 10, {3, 5}, at::kLong);
+    idx[1][0] = 3;
+    fused->zero_grad();
+    const at::Tensor y = fused->forward_per_model(idx);
+    const at::Tensor g = at::randn_like(y);
+    y.backward(g);
+    for (std::int64_t b = 0; b < 3; ++b) {
+      auto alone = fused->extract_slot(b);
+      const at::Tensor yb = alone->forward(idx[b]);
+      yb.backward(g[b]);
+      EXPECT_TRUE(at::equal(y[b], yb));
+      EXPECT_TRUE(at::allclose(fused->weight.grad()[b], alone->weight.grad(), 1e-6, 1e-6)) << "slot " << b;
+    }
   }
 }
 

@@ -84,5 +84,38 @@ TEST(FusedEncoderLayer, SlotsRoundTripAndSeed) {
   test::expect_seeded_slot(fused, 1, 33, [&] { return torch::nn::TransformerEncoderLayer(options); });
 }
 
+// set_dropout(b, p) reaches every dropout of model b only: the other models
+// still equal plain layers without dropout, while b's output is dropped at its
+// rate (its residual path keeps the input where the last dropout keeps it).
+TEST(FusedEncoderLayer, EachModelHasItsOwnDropoutRate) {
+  at::manual_seed(12);
+  const std::int64_t e = 8, n = 4, l = 10, models = 3;
+  const auto options = torch::nn::TransformerEncoderLayerOptions(e, 2).dim_feedforward(16).dropout(0.0);
+  FusedTransformerEncoderLayer fused(models, options, at::TensorOptions().dtype(at::kDouble));
+  std::vector<torch::nn::TransformerEncoderLayer> plains;
+  for (std::int64_t b = 0; b < models; ++b) {
+    plains.emplace_back(options);
+    plains.back()->to(at::kDouble);
+    fused->load_slot(b, plains.back());
+  }
+  fused->set_dropout(1, 0.4);
+  for (const auto& d : {fused->dropout, fused->dropout1, fused->dropout2, fused->self_attn->attn_dropout}) {
+    EXPECT_EQ(d->p(), (std::vector<double>{0.0, 0.4, 0.0}));
+  }
+  fused->train();
+  const at::Tensor x = at::randn({models, n, l, e}, at::kDouble);
+  const at::Tensor y = fused->forward(x);
+  for (std::int64_t b = 0; b < models; ++b) {
+    plains[b]->train();
+    const at::Tensor alone = plains[b]->forward(x[b].transpose(0, 1)).transpose(0, 1);
+    if (b == 1) {
+      EXPECT_GT(test::relative_error(y[b], alone), 1e-2) << "model 1's dropout did not act";
+    } else {
+      HFTA_EXPECT_CLOSE(y[b], alone, at::kDouble);
+    }
+  }
+  EXPECT_THROW(fused->set_dropout(0, -0.1), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace hfta::fusion

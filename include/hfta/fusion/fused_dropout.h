@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
@@ -26,6 +27,8 @@ namespace hfta::fusion {
 class FusedDropoutImpl : public torch::nn::Module {
  public:
   FusedDropoutImpl(std::vector<double> p, Layout layout, bool channels = false);
+  /// The same, with the rates as a [B] tensor (of any floating dtype and device).
+  FusedDropoutImpl(const at::Tensor& p, Layout layout, bool channels = false);
 
   at::Tensor forward(const at::Tensor& x);
 
