@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "equivalence.h"
 #include "hfta/fusion/fused_conv.h"
 #include "hfta/fusion/layout.h"
@@ -47,6 +49,32 @@ TEST_P(FusedConvTest, Conv2dMatchesPlainModules) {
   check<FusedConv2d>(torch::nn::Conv2dOptions(8, 4, 3).padding(1), models, dtype, {2, 8, 6, 6});
   // Depthwise: in float32 channels-last or NCHW, as the strategy says.
   check<FusedConv2d>(torch::nn::Conv2dOptions(6, 6, 3).padding(1).groups(6), models, dtype, {2, 6, 7, 7});
+}
+
+// Random shapes from a seeded stream: channels, kernel, stride, padding,
+// dilation and groups, with an input large enough for one output pixel.
+TEST_P(FusedConvTest, RandomShapesMatchPlainModules) {
+  const auto [dtype, models] = param();
+  at::manual_seed(4);
+  std::mt19937 rng(static_cast<unsigned>(10 + models));
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int draw = 0; draw < 3; ++draw) {
+    const int groups = pick(1, 3), in = groups * pick(1, 4), out = groups * pick(1, 4);
+    const int kernel = pick(1, 4), stride = pick(1, 2), padding = pick(0, kernel - 1), dilation = pick(1, 2);
+    const int size = dilation * (kernel - 1) + 1 + pick(0, 6), n = pick(1, 4);
+    SCOPED_TRACE(::testing::Message() << "in " << in << " out " << out << " kernel " << kernel << " stride " << stride
+                                      << " padding " << padding << " dilation " << dilation << " groups " << groups
+                                      << " size " << size << " batch " << n);
+    check<FusedConv2d>(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).dilation(dilation)
+                           .groups(groups).bias(draw != 1),
+                       models, dtype, {n, in, size, size + pick(0, 3)});
+    check<FusedConv1d>(torch::nn::Conv1dOptions(in, out, kernel).stride(stride).padding(padding).dilation(dilation)
+                           .groups(groups),
+                       models, dtype, {n, in, size});
+    check<FusedConvTranspose2d>(torch::nn::ConvTranspose2dOptions(in, out, kernel).stride(stride).groups(groups)
+                                    .output_padding(stride - 1).bias(draw != 2),
+                                models, dtype, {n, in, pick(1, 5), pick(1, 5)});
+  }
 }
 
 TEST_P(FusedConvTest, Conv1dMatchesPlainModules) {

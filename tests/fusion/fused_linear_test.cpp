@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "equivalence.h"
 #include "hfta/fusion/fused_linear.h"
 #include "hfta/fusion/slot_state.h"
@@ -12,8 +14,12 @@ class FusedLinearTest : public test::OpTest {};
 TEST_P(FusedLinearTest, MatchesPlainLinearLayers) {
   const auto [dtype, models] = param();
   at::manual_seed(models);
-  for (const auto& [in, out, n, bias] : std::vector<std::tuple<int, int, int, bool>>{
-           {7, 5, 4, true}, {33, 17, 9, false}, {64, 64, 32, true}}) {
+  // Fixed shapes (odd, vector-wide, square), then random ones drawn from a seeded stream.
+  std::vector<std::tuple<int, int, int, bool>> shapes = {{7, 5, 4, true}, {33, 17, 9, false}, {64, 64, 32, true}};
+  std::mt19937 rng(static_cast<unsigned>(models));
+  std::uniform_int_distribution<int> size(1, 48);
+  for (int draw = 0; draw < 3; ++draw) shapes.emplace_back(size(rng), size(rng), size(rng) % 12 + 1, draw % 2 == 0);
+  for (const auto& [in, out, n, bias] : shapes) {
     SCOPED_TRACE(std::to_string(in) + "->" + std::to_string(out));
     std::vector<torch::nn::Linear> plains;
     FusedLinear fused(models, in, out, bias, at::TensorOptions().dtype(dtype));
