@@ -99,9 +99,8 @@ ClassificationData bench_data(const Args& a) {
     const double mask_prob = o.count("mask_prob") ? std::stod(o.at("mask_prob")) : 0.15;
     return to_device(a.model == "bert" ? load_masked_text_data(t, mask_prob) : load_text_data(t), at::Device(a.device));
   }
-  FashionMnistOptions f;
-  f.limit = 8192, f.validation_size = 8, f.pad_to_32 = a.model == "resnet18" || a.model == "dcgan";
-  f.tanh_range = a.model == "dcgan";
+  FashionMnistOptions f = fashion_mnist_options(a.model);  // the images the model trains on (MobileNetV3: 32x32)
+  f.limit = 8192, f.validation_size = 8;
   return to_device(load_fashion_mnist_data(f), at::Device(a.device));
 }
 

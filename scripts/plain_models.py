@@ -1,7 +1,8 @@
-"""PyTorch forms of hfta-tune's models whose plain form is not one stock
-nn.Sequential of torch.nn layers: a trial's state_dict.pt loads into them with
-load_state_dict. The layer order and names match the C++ plain forms
-(trainers/transformer_lm.h, trainers/bert.h, trainers/dcgan.h, trainers/pointnet.h).
+"""PyTorch forms of every model of hfta-tune's zoo: a trial's state_dict.pt
+loads into them with load_state_dict, and they compute what the trial's
+LibTorch plain form computes. The layer order and names match the C++ plain
+forms (trainers/array_classifier.h, resnet18.h, mobilenet_v3.h, pointnet.h,
+dcgan.h, transformer_lm.h, bert.h).
 
     import sys; sys.path.insert(0, "scripts")
     import torch, plain_models
@@ -14,6 +15,127 @@ after them (trainers/text_corpus.h).
 """
 import torch
 from torch import nn
+
+ACTIVATIONS = {"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU, "silu": nn.SiLU, "swish": nn.SiLU,
+               "hardswish": nn.Hardswish, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
+
+
+def mlp(inputs=784, depth=2, width=256, activation="relu", dropout=0.0, classes=10):
+    """images [N, 1, 28, 28] (or any [N, ...] of `inputs` values) -> logits [N, classes]."""
+    layers = [nn.Flatten()]
+    for d in range(depth):
+        layers += [nn.Linear(inputs if d == 0 else width, width), ACTIVATIONS[activation](), nn.Dropout(dropout)]
+    layers.append(nn.Linear(width if depth else inputs, classes))
+    return nn.Sequential(*layers)
+
+
+def cnn(width=1, activation="relu", dropout=0.0, classes=10):
+    """LeNet-5 at `width` times its channels: images [N, 1, 28, 28] -> logits [N, classes]."""
+    act = ACTIVATIONS[activation]
+    return nn.Sequential(
+        nn.Conv2d(1, 6 * width, 5, padding=2), act(), nn.MaxPool2d(2),
+        nn.Conv2d(6 * width, 16 * width, 5), act(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(16 * width * 25, 120), act(), nn.Dropout(dropout),
+        nn.Linear(120, 84), act(), nn.Linear(84, classes),
+    )
+
+
+class BasicBlock(nn.Module):
+    """torchvision's BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x))."""
+
+    def __init__(self, inputs, outputs, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(outputs)
+        self.conv2 = nn.Conv2d(outputs, outputs, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(outputs)
+        self.downsample = None
+        if stride != 1 or inputs != outputs:
+            self.downsample = nn.Sequential(nn.Conv2d(inputs, outputs, 1, stride, bias=False),
+                                            nn.BatchNorm2d(outputs))
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+
+def resnet18(width=64, small_input=False, classes=10):
+    """torchvision's ResNet-18 with one input channel and `width` stem channels:
+    images [N, 1, H, W] (32x32: Fashion-MNIST padded) -> logits [N, classes]; the
+    small-input form has a 3x3 stem of stride 1 and no max pooling."""
+    layers = [nn.Conv2d(1, width, 3, 1, 1, bias=False) if small_input else nn.Conv2d(1, width, 7, 2, 3, bias=False),
+              nn.BatchNorm2d(width), nn.ReLU()]
+    if not small_input:
+        layers.append(nn.MaxPool2d(3, 2, 1))
+    inputs = width
+    for multiplier, stride in ((1, 1), (2, 2), (4, 2), (8, 2)):
+        for block in range(2):
+            layers.append(BasicBlock(inputs, width * multiplier, stride if block == 0 else 1))
+            inputs = width * multiplier
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(inputs, classes)]
+    return nn.Sequential(*layers)
+
+
+def _divisible(v):
+    """torchvision's _make_divisible(v, 8)."""
+    n = max(8, int(v + 4) // 8 * 8)
+    return n + 8 if n < 0.9 * v else n
+
+
+def _conv_bn(inputs, outputs, kernel, stride, groups):
+    return nn.Sequential(nn.Conv2d(inputs, outputs, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False),
+                         nn.BatchNorm2d(outputs))
+
+
+# (inputs, kernel, expanded, outputs, squeeze-and-excite, hardswish, stride): torchvision's table.
+MOBILENET_V3_SMALL_BLOCKS = [
+    (16, 3, 16, 16, True, False, 2), (16, 3, 72, 24, False, False, 2), (24, 3, 88, 24, False, False, 1),
+    (24, 5, 96, 40, True, True, 2), (40, 5, 240, 40, True, True, 1), (40, 5, 240, 40, True, True, 1),
+    (40, 5, 120, 48, True, True, 1), (48, 5, 144, 48, True, True, 1), (48, 5, 288, 96, True, True, 2),
+    (96, 5, 576, 96, True, True, 1), (96, 5, 576, 96, True, True, 1),
+]
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV3's block: [expand 1x1], depthwise kxk, [squeeze-and-excite], project 1x1, [+ x]."""
+
+    def __init__(self, inputs, kernel, expanded, outputs, se, hardswish, stride, width_mult):
+        super().__init__()
+        i, e, o = _divisible(inputs * width_mult), _divisible(expanded * width_mult), _divisible(outputs * width_mult)
+        self.expand = _conv_bn(i, e, 1, 1, 1) if e != i else None
+        self.depthwise = _conv_bn(e, e, kernel, stride, e)
+        self.se_fc1 = self.se_fc2 = None
+        if se:
+            squeeze = _divisible(e // 4)
+            self.se_fc1 = nn.Conv2d(e, squeeze, 1)
+            self.se_fc2 = nn.Conv2d(squeeze, e, 1)
+        self.project = _conv_bn(e, o, 1, 1, 1)
+        self.act = nn.Hardswish() if hardswish else nn.ReLU()
+        self.residual = stride == 1 and i == o
+
+    def forward(self, x):
+        y = x if self.expand is None else self.act(self.expand(x))
+        y = self.act(self.depthwise(y))
+        if self.se_fc1 is not None:
+            s = nn.functional.adaptive_avg_pool2d(y, 1)
+            y = y * nn.functional.hardsigmoid(self.se_fc2(torch.relu(self.se_fc1(s))))
+        y = self.project(y)
+        return y + x if self.residual else y
+
+
+def mobilenet_v3_small(width_mult=1.0, dropout=0.2, classes=10):
+    """torchvision's mobilenet_v3_small with one input channel and PyTorch's
+    default batch norms: images [N, 1, 32, 32] -> logits [N, classes]."""
+    stem = _divisible(16 * width_mult)
+    last_in = _divisible(96 * width_mult)
+    hidden = _divisible(1024 * width_mult)
+    return nn.Sequential(
+        nn.Conv2d(1, stem, 3, 2, 1, bias=False), nn.BatchNorm2d(stem), nn.Hardswish(),
+        *[InvertedResidual(*block, width_mult) for block in MOBILENET_V3_SMALL_BLOCKS],
+        nn.Conv2d(last_in, 6 * last_in, 1, bias=False), nn.BatchNorm2d(6 * last_in), nn.Hardswish(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Linear(6 * last_in, hidden), nn.Hardswish(), nn.Dropout(dropout), nn.Linear(hidden, classes),
+    )
 
 
 class TokenPositionEmbedding(nn.Module):

@@ -91,10 +91,14 @@ ClassificationData load_classification_data(const std::string& model, const Mode
     o.seq_len = integer(model, options, "seq_len");
     return load_masked_text_data(o, std::stod(option(model, options, "mask_prob")));
   }
+  return load_fashion_mnist_data(fashion_mnist_options(model));
+}
+
+FashionMnistOptions fashion_mnist_options(const std::string& model) {
   FashionMnistOptions o;
   o.pad_to_32 = model == "resnet18" || model == "mobilenet_v3_small" || model == "dcgan";
   o.tanh_range = model == "dcgan";
-  return load_fashion_mnist_data(o);
+  return o;
 }
 
 }  // namespace hfta::trainers

@@ -16,9 +16,12 @@
 #include <torch/serialize.h>
 
 #include "hfta/core/trial_export.h"
+#include "hfta/trainers/array_classifier.h"
 #include "hfta/trainers/bert.h"
 #include "hfta/trainers/dcgan.h"
+#include "hfta/trainers/mobilenet_v3.h"
 #include "hfta/trainers/pointnet.h"
+#include "hfta/trainers/resnet18.h"
 #include "hfta/trainers/transformer_lm.h"
 
 namespace hfta::core {
@@ -150,6 +153,41 @@ TEST(TrialExport, DcganStateDictLoadsIntoThePythonForm) {
   model->forward(at::randn({16, 8, 1, 1}));  // running statistics move away from their defaults
   expect_python_form_matches(model, "dcgan(nz=8, ngf=4, ndf=4)", at::arange(16, at::kFloat).reshape({2, 8, 1, 1}) / 8.0 - 1,
                              "torch.arange(16, dtype=torch.float32).reshape(2, 8, 1, 1) / 8.0 - 1");
+}
+
+// The image classifiers, as a sweep trains them (an array's slot, with running
+// statistics moved by training), in PyTorch: plain_models.mlp, cnn, resnet18 and
+// mobilenet_v3_small give the same logits.
+TEST(TrialExport, ImageClassifierStateDictsLoadIntoThePythonForms) {
+  if (run_python("import torch").find("Error") != std::string::npos) {
+    GTEST_SKIP() << kPython << " cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  }
+  torch::manual_seed(8);
+  auto images = [](std::int64_t side) {
+    return std::pair{at::cos(at::arange(2 * side * side, at::kFloat)).reshape({2, 1, side, side}),
+                     "torch.cos(torch.arange(" + std::to_string(2 * side * side) +
+                         ", dtype=torch.float32)).reshape(2, 1, " + std::to_string(side) + ", " +
+                         std::to_string(side) + ")"};
+  };
+  struct Case {
+    std::shared_ptr<trainers::ArrayClassifier> array;
+    std::string python;
+    std::int64_t side;
+  };
+  const std::vector<Case> cases = {
+      {std::make_shared<trainers::FusedMlp>(2, 784, 2, 16, "gelu", 0.1), "mlp(784, 2, 16, \"gelu\", 0.1)", 28},
+      {std::make_shared<trainers::FusedCnn>(2, 2, "leaky_relu", 0.2), "cnn(2, \"leaky_relu\", 0.2)", 28},
+      {std::make_shared<trainers::FusedResNet18>(2, 4, true), "resnet18(4, small_input=True)", 28},
+      {std::make_shared<trainers::FusedResNet18>(2, 4, false), "resnet18(4)", 32},
+      {std::make_shared<trainers::FusedMobileNetV3Small>(2, 0.25, 0.2), "mobilenet_v3_small(0.25, 0.2)", 32},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.python);
+    c.array->train();
+    c.array->forward(at::randn({8, 1, c.side, c.side}) * 2 + 1);  // running statistics move from their defaults
+    const auto [x, python_x] = images(c.side);
+    expect_python_form_matches(c.array->extract_slot(1), c.python, x, python_x);
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "hfta/trainers/array_classifier.h"
 #include "hfta/trainers/classification_data.h"
+#include "hfta/trainers/fashion_mnist_data.h"
 
 namespace hfta::trainers {
 
@@ -27,8 +28,12 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
                                                  const ModelOptions& options, std::int64_t classes,
                                                  const at::TensorOptions& tensor_options = {});
 
-/// The dataset `model` trains on: Fashion-MNIST (padded to 32x32 for ResNet-18
-/// and MobileNetV3),
+/// How `model` reads Fashion-MNIST: padded to 32x32 for the models whose stems
+/// and strides expect it (ResNet-18, MobileNetV3, DCGAN), pixels in [-1, 1] for
+/// DCGAN's tanh generator, standardised otherwise.
+FashionMnistOptions fashion_mnist_options(const std::string& model);
+
+/// The dataset `model` trains on: Fashion-MNIST (fashion_mnist_options),
 /// the text corpus in sequences of `seq_len` for language models (masked with
 /// `mask_prob`, from a fixed seed, for BERT),
 /// or point clouds with the `points` option, generated from a fixed seed so
