@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/utils/clip_grad.h>
@@ -90,7 +91,7 @@ TEST(ArrayTrainer, EvaluatesPerTrialAndStopsDivergedModels) {
   std::vector<SlotTrial> trials = {{0, 1, 0.05, 0.9}, {1, 2, 1e6, 0.0}, {2, 3, 0.01, 0.0}};
   ArrayTrainerOptions o;
   o.batch_size = 64;
-  o.divergence = 100;
+  o.divergence = 1.8;
   ArrayTrainer trainer(std::make_shared<FusedMlp>(3, 784, 1, 32, "relu", 0.1), trials, o, data());
   trainer.train(30);
   const auto metrics = trainer.evaluate();
@@ -108,6 +109,72 @@ TEST(ArrayTrainer, EvaluatesPerTrialAndStopsDivergedModels) {
   // (Its weights hold NaN or Inf, which only equal themselves with equal_nan.)
   EXPECT_TRUE(at::allclose(trainer.extract(1)->parameters()[0], frozen, 0, 0, true));
   EXPECT_FALSE(at::equal(trainer.extract(0)->parameters()[0], moving));
+}
+
+// Patience and min_delta, replayed independently from the metrics each
+// evaluation reports: a trial stops at the evaluation where it has gone
+// `patience` evaluations without beating its best by more than min_delta, not
+// before and not after, and is not reported again. Watched here: val_loss,
+// minimised, so "beating" means falling.
+TEST(ArrayTrainer, EarlyStoppingStopsEachTrialExactlyWhenItsPatienceRunsOut) {
+  // A learning rate of 0 never improves after the first evaluation: it must stop at the third.
+  std::vector<SlotTrial> trials = {{0, 1, 0.0}, {1, 2, 0.05, 0.9}, {2, 3, 0.01}, {3, 4, 0.002}};
+  ArrayTrainerOptions o;
+  o.batch_size = 64;
+  o.patience = 2;
+  o.min_delta = 0.01;
+  o.metric = "val_loss";
+  o.maximize = false;
+  o.compact_fraction = 2.0;  // never compact: the survivors' slots stay put (compaction has its own test)
+  ArrayTrainer trainer(std::make_shared<FusedMlp>(4, 784, 1, 16, "relu", 0.0), trials, o, data());
+  std::map<std::int64_t, double> best;
+  std::map<std::int64_t, int> bad;
+  std::map<std::int64_t, int> stopped_at;
+  for (int e = 0; e < 12; ++e) {
+    trainer.train(4);
+    for (const auto& m : trainer.evaluate()) {
+      ASSERT_EQ(stopped_at.count(m.trial_id), 0u) << "trial " << m.trial_id << " reported after it stopped";
+      const double v = -m.val_loss;
+      bool stop = false;
+      if (!best.count(m.trial_id) || v > best[m.trial_id] + o.min_delta) {
+        best[m.trial_id] = v, bad[m.trial_id] = 0;
+      } else {
+        stop = ++bad[m.trial_id] >= o.patience;
+      }
+      EXPECT_EQ(m.status, stop ? SlotStatus::kStopped : SlotStatus::kRunning) << "trial " << m.trial_id << " at evaluation " << e;
+      if (m.status != SlotStatus::kRunning) stopped_at[m.trial_id] = e;
+    }
+  }
+  ASSERT_EQ(stopped_at.count(0), 1u);
+  EXPECT_EQ(stopped_at[0], 2);
+  EXPECT_LT(stopped_at.size(), trials.size()) << "every trial stopped: nothing tells patience from always stopping";
+}
+
+// Divergence is caught by a non-finite loss with no bound set, and by the bound
+// alone while the loss is still finite.
+TEST(ArrayTrainer, DivergenceIsANonFiniteLossOrOneAboveTheBound) {
+  std::vector<SlotTrial> trials = {{0, 1, 0.05, 0.9}, {1, 2, 1e12, 0.9}};
+  ArrayTrainerOptions o;
+  o.batch_size = 64;
+  o.compact_fraction = 2.0;
+  ArrayTrainer unbounded(std::make_shared<FusedMlp>(2, 784, 1, 16, "relu", 0.0), trials, o, data());
+  unbounded.train(20);
+  const auto m = unbounded.evaluate();
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_FALSE(std::isfinite(m[1].train_loss) && std::isfinite(m[1].val_loss)) << m[1].train_loss;
+  EXPECT_EQ(m[1].status, SlotStatus::kDiverged);
+  EXPECT_EQ(m[0].status, SlotStatus::kRunning);
+  // A bound below every early loss: a finite loss above it diverges, one below stays.
+  o.divergence = 1.8;
+  ArrayTrainer bounded(std::make_shared<FusedMlp>(2, 784, 1, 16, "relu", 0.0), {{0, 1, 0.05, 0.9}, {1, 2, 0.0}}, o,
+                       data());
+  bounded.train(20);
+  const auto b = bounded.evaluate();
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_LT(b[0].train_loss, 1.8);
+  EXPECT_EQ(b[0].status, SlotStatus::kRunning);
+  EXPECT_TRUE(std::isfinite(b[1].train_loss) && b[1].train_loss > 1.8) << b[1].train_loss;  // untrained: about ln 10
+  EXPECT_EQ(b[1].status, SlotStatus::kDiverged);
 }
 
 TEST(ArrayTrainer, PerModelSchedulesAndGradientClipping) {
