@@ -54,6 +54,16 @@ void expect_resnet18_as_alone_in_float64(const at::Device& device) {
 
 TEST(ResNet18, ArrayEqualsEachTrialTrainedAloneInFloat64) { expect_resnet18_as_alone_in_float64(at::kCPU); }
 
+// ResNet-18 is compared in float64 only. Its float32 training is not
+// reproducible even by plain LibTorch at 1e-4: the same trial trained twice
+// alone, with 2 threads and then 1 (which changes only the kernels' summation
+// order), differs in its loss by 0.6% to 33% within 100 SGD steps (measured at
+// widths 4 and 8, batches 16 and 64, learning rates 0.001-0.05; float64 runs
+// are bit-identical across thread counts). Its batch norms over few values
+// per channel amplify float32 rounding, so no array can match a float32 run
+// closer than plain LibTorch matches itself; the CNN (no batch norm) is held
+// to 1e-4 in float32 (array_trainer_test).
+
 TEST(ResNet18, ArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
   HFTA_SKIP_WITHOUT_GPU();
   expect_resnet18_as_alone_in_float64(at::kCUDA);
