@@ -69,6 +69,8 @@ json to_json(const SweepConfig& s) {
                  {"loss", s.task.loss},
                  {"precision", s.task.precision},
                  {"options", options}};
+  // Only when given: 0 stands for the dataset's default, which a sweep file cannot write.
+  if (s.task.validation_size > 0) out["task"]["validation_size"] = s.task.validation_size;
 
   out["metric"] = {{"name", s.metric.name}, {"goal", to_string(s.metric.goal)}};
   out["budget"] = {

@@ -80,7 +80,7 @@ void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "task", true);
   if (!node) return nullptr;
-  if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "precision", "options"})) {
+  if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "precision", "validation_size", "options"})) {
     if (!node->IsMap()) return nullptr;
   }
   TaskOptions& task = sweep.task;
@@ -113,6 +113,20 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
       task.precision = fusion::precision_names()[*i];
       task.precision_line = p->Mark().line + 1;
       task.precision_column = p->Mark().column + 1;
+    }
+  }
+  if (auto v = r.child(*node, "task", "validation_size", false)) {
+    // Fashion-MNIST's split leaves at least 10,000 images to train on; point
+    // clouds are generated, as many as asked; the text corpus splits by its own rule.
+    if (task.dataset == "fashion_mnist") {
+      read_int_in(r, v, "task.validation_size", 1, 50000, "Fashion-MNIST training images held out for validation",
+                  task.validation_size);
+    } else if (task.dataset == "point_clouds") {
+      read_int_in(r, v, "task.validation_size", 1, 100000, "generated validation clouds", task.validation_size);
+    } else if (!task.dataset.empty()) {
+      r.error(*v, "task.validation_size",
+              "dataset " + task.dataset + " has a fixed split (every 20th sequence); validation_size is for "
+              "fashion_mnist and point_clouds");
     }
   }
   if (auto l = r.child(*node, "task", "loss", false); l && model) {

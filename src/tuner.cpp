@@ -125,7 +125,7 @@ class Tuner {
     static const int cores = at::get_num_threads();
     threads_per_worker_ = std::max(1, cores / (options.devices.front().is_cpu() ? options.workers : 1));
     at::set_num_threads(threads_per_worker_);
-    data_ = trainers::load_classification_data(sweep.task.model, model_options({}));
+    data_ = trainers::load_classification_data(sweep.task.model, model_options({}), sweep.task.validation_size);
     if (!options.dir.empty()) {
       kept_.load();
       for (const auto& [key, rates] : kept_.throughput()) {

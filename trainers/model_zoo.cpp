@@ -75,10 +75,12 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
   throw std::invalid_argument("training model " + model + " is not yet available");
 }
 
-ClassificationData load_classification_data(const std::string& model, const ModelOptions& options) {
+ClassificationData load_classification_data(const std::string& model, const ModelOptions& options,
+                                            std::int64_t validation_size) {
   if (model == "pointnet") {
     PointCloudOptions o;
     o.points = integer(model, options, "points");
+    if (validation_size > 0) o.validation_size = validation_size;
     return make_point_clouds(o);
   }
   if (model == "transformer_lm") {
@@ -91,7 +93,9 @@ ClassificationData load_classification_data(const std::string& model, const Mode
     o.seq_len = integer(model, options, "seq_len");
     return load_masked_text_data(o, std::stod(option(model, options, "mask_prob")));
   }
-  return load_fashion_mnist_data(fashion_mnist_options(model));
+  FashionMnistOptions o = fashion_mnist_options(model);
+  if (validation_size > 0) o.validation_size = validation_size;
+  return load_fashion_mnist_data(o);
 }
 
 FashionMnistOptions fashion_mnist_options(const std::string& model) {

@@ -45,6 +45,8 @@ TEST(SweepLoader, FillsDefaults) {
   EXPECT_EQ(s.fusion.max_array, 64);
   EXPECT_DOUBLE_EQ(s.fusion.memory_fraction, 0.9);
   EXPECT_DOUBLE_EQ(s.fusion.min_gain, 0.1);
+  EXPECT_EQ(s.task.validation_size, 0);  // the dataset's own
+  EXPECT_EQ(load(sweep_yaml({{"task", "task:\n  model: mlp\n  validation_size: 5000\n"}})).task.validation_size, 5000);
 }
 
 TEST(SweepLoader, ReadsEveryDistribution) {

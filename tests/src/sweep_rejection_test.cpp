@@ -72,6 +72,15 @@ TEST(SweepRejection, TooManyTrialsAreRefusedBeforeAnyPlanning) {
                   "  lr: {distribution: grid", "come to 10000000 trials; at most 1000000");
 }
 
+TEST(SweepRejection, ValidationSizeOutsideItsDatasetsRangeOrOnText) {
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  validation_size: 55000\n"}}), "task.validation_size",
+                  "validation_size", "expected an integer in [1, 50000] (Fashion-MNIST training images held out");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: pointnet\n  validation_size: 0\n"}}), "task.validation_size",
+                  "validation_size", "generated validation clouds");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: transformer_lm\n  validation_size: 100\n"}}),
+                  "task.validation_size", "validation_size", "dataset text has a fixed split");
+}
+
 TEST(SweepRejection, UnknownModelOptionSuggestsTheRightOne) {
   const auto yaml = sweep_yaml({{"task", "task:\n  model: mlp\n  options:\n    widht: 64\n"}});
   expect_rejected(yaml, "task.options.widht", "widht", "did you mean 'width'?");

@@ -4,6 +4,7 @@
 
 #include "hfta/trainers/point_clouds.h"
 #include "hfta/trainers/pointnet.h"
+#include "hfta/trainers/model_zoo.h"
 #include "hfta/trainers/resnet18.h"
 #include "train_alone.h"
 
@@ -158,6 +159,24 @@ TEST(PointNet, LearnsTheShapes) {
   for (const auto& m : trainer.evaluate()) {
     EXPECT_GT(m.val_accuracy, 0.35) << "trial " << m.trial_id;
   }
+}
+
+// What a sweep trains on: the whole of Fashion-MNIST, split 50,000/10,000 by
+// default, or with task.validation_size's last N images held out; padded for
+// the models that take 32x32.
+TEST(ModelZoo, FashionMnistSplitsAsTheSweepSays) {
+  const ClassificationData d = load_classification_data("mlp", {});
+  EXPECT_EQ(d.train.size(), 50000);
+  EXPECT_EQ(d.validation.size(), 10000);
+  EXPECT_EQ(d.test.size(), 10000);
+  const ClassificationData small = load_classification_data("cnn", {}, 4000);
+  EXPECT_EQ(small.train.size(), 56000);
+  EXPECT_EQ(small.validation.size(), 4000);
+  // The held-out images are the training file's last: the default split's last 4,000.
+  EXPECT_TRUE(at::equal(small.validation.images, d.validation.images.narrow(0, 6000, 4000)));
+  EXPECT_TRUE(at::equal(small.train.images.narrow(0, 50000, 6000), d.validation.images.narrow(0, 0, 6000)));
+  EXPECT_EQ(load_classification_data("mobilenet_v3_small", {}, 100).validation.images.size(3), 32);
+  EXPECT_EQ(load_classification_data("pointnet", {{"points", "16"}}, 24).validation.size(), 24);
 }
 
 TEST(PointClouds, SeededBalancedAndShaped) {

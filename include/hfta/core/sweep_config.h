@@ -42,6 +42,9 @@ struct TaskOptions {
   std::int64_t batch_size = 64;
   std::string loss;     ///< defaults to the model's usual loss
   std::string precision = "fp32";  ///< fp32, bf16 or fp16 (autocast; fusion/mixed_precision.h)
+  /// Validation examples: Fashion-MNIST's last N training images, or N generated
+  /// point clouds; 0: the dataset's default (10,000 and 2,000).
+  std::int64_t validation_size = 0;
   std::map<std::string, search::ParamValue> options;  ///< every model option, defaults filled in
   /// Where `precision` was written (1-based; 0 when defaulted), for errors that only
   /// the device can raise (fp16 on a CPU). Not part of the sweep's identity.

@@ -38,6 +38,9 @@ FashionMnistOptions fashion_mnist_options(const std::string& model);
 /// `mask_prob`, from a fixed seed, for BERT),
 /// or point clouds with the `points` option, generated from a fixed seed so
 /// every sweep sees the same clouds.
-ClassificationData load_classification_data(const std::string& model, const ModelOptions& options);
+/// `validation_size` > 0 replaces the dataset's validation size (Fashion-MNIST,
+/// point clouds).
+ClassificationData load_classification_data(const std::string& model, const ModelOptions& options,
+                                            std::int64_t validation_size = 0);
 
 }  // namespace hfta::trainers
