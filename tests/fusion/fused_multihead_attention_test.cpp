@@ -46,10 +46,21 @@ TEST_P(FusedAttentionTest, SelfAttentionWithMasksMatchesPlainModules) {
     at::Tensor kpm = at::zeros({n, l}, at::kBool);
     kpm[1][3] = true;
     kpm[1][4] = true;
-    const at::Tensor causal =
+    // The attention mask additive (causal) or boolean (true: masked; random, no row fully masked).
+    const at::Tensor additive =
         at::triu(at::full({l, l}, -std::numeric_limits<double>::infinity(), dtype), 1);
+    at::Tensor boolean = at::rand({l, l}) < 0.4;
+    boolean.fill_diagonal_(false);
+    for (const at::Tensor& mask : {additive, boolean}) {
+    SCOPED_TRACE(mask.scalar_type() == at::kBool ? "boolean attn_mask" : "additive attn_mask");
+    // A boolean mask means what it means in PyTorch (true: -inf). LibTorch
+    // 1.13's C++ module adds the booleans as 0 and 1 instead, so the plain
+    // modules get the additive form of the same mask.
+    const at::Tensor causal = mask.scalar_type() != at::kBool
+                                  ? mask
+                                  : at::zeros({l, l}, dtype).masked_fill(mask, -std::numeric_limits<double>::infinity());
     FusedSelfAttention fused{FusedMultiheadAttention(models, options, at::TensorOptions().dtype(dtype)),
-                             kpm, causal};
+                             kpm, mask};
     std::vector<PlainSelfAttention> plains;
     std::vector<at::Tensor> inputs;
     for (std::int64_t b = 0; b < models; ++b) {
@@ -66,6 +77,7 @@ TEST_P(FusedAttentionTest, SelfAttentionWithMasksMatchesPlainModules) {
         fused, plains, inputs,
         [](const std::vector<at::Tensor>& xs) { return at::stack(xs).transpose(1, 2); },
         [](const at::Tensor& y, std::int64_t b) { return y[b].transpose(0, 1); }, dtype);
+    }
   }
 }
 
@@ -75,19 +87,51 @@ TEST_P(FusedAttentionTest, CrossAttentionAndWeightsMatchPlainModules) {
   const std::int64_t e = 6, heads = 3, n = 2, l = 4, s = 7;
   const auto options = torch::nn::MultiheadAttentionOptions(e, heads);
   FusedMultiheadAttention fused(models, options, at::TensorOptions().dtype(dtype));
+  std::vector<torch::nn::MultiheadAttention> plains;
   std::vector<at::Tensor> q, k, v;
+  auto leaf = [](const at::Tensor& t) { return t.detach().clone().requires_grad_(true); };
   for (std::int64_t b = 0; b < models; ++b) {
-    q.push_back(at::randn({l, n, e}, dtype));
-    k.push_back(at::randn({s, n, e}, dtype));
-    v.push_back(at::randn({s, n, e}, dtype));
+    plains.emplace_back(options);
+    plains.back()->to(dtype);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : plains.back()->parameters()) p.uniform_(-0.5, 0.5);
+    }
+    fused->load_slot(b, plains.back());
+    q.push_back(leaf(at::randn({l, n, e}, dtype)));
+    k.push_back(leaf(at::randn({s, n, e}, dtype)));
+    v.push_back(leaf(at::randn({s, n, e}, dtype)));
   }
-  auto fused_of = [](const std::vector<at::Tensor>& xs) { return at::stack(xs).transpose(1, 2); };
-  const auto [out, weights] = fused->forward(fused_of(q), fused_of(k), fused_of(v), {}, true);
+  auto fused_of = [&](const std::vector<at::Tensor>& xs) { return leaf(at::stack(xs).transpose(1, 2)); };
+  const at::Tensor fq = fused_of(q), fk = fused_of(k), fv = fused_of(v);
+  const auto [out, weights] = fused->forward(fq, fk, fv, {}, true);
+  std::vector<at::Tensor> upstream;
   for (std::int64_t b = 0; b < models; ++b) {
-    auto plain = fused->extract_slot(b);
-    const auto [pout, pweights] = plain->forward(q[b], k[b], v[b], {}, true);
+    const auto [pout, pweights] = plains[b]->forward(q[b], k[b], v[b], {}, true);
     HFTA_EXPECT_CLOSE(out[b].transpose(0, 1), pout, dtype);
     HFTA_EXPECT_CLOSE(weights[b], pweights, dtype);
+    upstream.push_back(at::randn_like(pout));
+    pout.backward(upstream.back());
+  }
+  out.backward(at::stack(upstream).transpose(1, 2));
+  // Gradients of the query, key and value of each model, and of its parameters.
+  for (std::int64_t b = 0; b < models; ++b) {
+    SCOPED_TRACE("slot " + std::to_string(b));
+    // The query's gradient passes softmax's backward, P * (dP - sum(P * dP)),
+    // whose difference cancels: under bfloat16 autocast the two orders of
+    // rounding part by up to twice bfloat16's usual bound there (3.3e-2 seen).
+    const double q_tolerance = fusion::autocast_enabled(c10::DeviceType::CPU) ? 2 * test::tolerance(dtype)
+                                                                              : test::tolerance(dtype);
+    EXPECT_LE(test::relative_error(fq.grad()[b].transpose(0, 1), q[b].grad()), q_tolerance);
+    HFTA_EXPECT_CLOSE(fk.grad()[b].transpose(0, 1), k[b].grad(), dtype);
+    HFTA_EXPECT_CLOSE(fv.grad()[b].transpose(0, 1), v[b].grad(), dtype);
+    const auto got = test::slot_gradients(fused, b);
+    const auto want = plains[b]->named_parameters();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].first, want[i].key());
+      HFTA_EXPECT_CLOSE(got[i].second, want[i].value().grad(), dtype);
+    }
   }
 }
 

@@ -102,7 +102,7 @@ TEST(ArrayTrainer, EvaluatesPerTrialAndStopsDivergedModels) {
   std::vector<SlotTrial> trials = {{0, 1, 0.05, 0.9}, {1, 2, 1e6, 0.0}, {2, 3, 0.01, 0.0}};
   ArrayTrainerOptions o;
   o.batch_size = 64;
-  o.divergence = 1.8;
+  o.divergence = 100;
   ArrayTrainer trainer(std::make_shared<FusedMlp>(3, 784, 1, 32, "relu", 0.1), trials, o, data());
   trainer.train(30);
   const auto metrics = trainer.evaluate();

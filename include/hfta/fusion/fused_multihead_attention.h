@@ -17,7 +17,8 @@ namespace hfta::fusion {
 /// model's batch first) -> output [B, N, L, E] and, when asked, attention weights
 /// averaged over heads [B, N, L, S]. Masks are shared by all models (they see the
 /// same batch): key_padding_mask [N, S] (true: ignore that key), attn_mask [L, S]
-/// added to the scores (boolean: true means -inf).
+/// added to the scores (boolean: true means -inf, as in PyTorch; LibTorch 1.13's
+/// C++ module would add the booleans as 0 and 1).
 /// Parameters: in_proj (a FusedLinear E -> 3E holding torch::nn::MultiheadAttention's
 /// in_proj_weight/in_proj_bias), out_proj (FusedLinear E -> E). The attention
 /// dropout rate can differ per model. Supported: kdim = vdim = embed_dim, no
