@@ -77,6 +77,23 @@ std::vector<std::pair<std::string, at::Tensor>> slot_gradients(Fused& fused, std
   return out;
 }
 
+/// B plain modules from `make()` in `dtype`, each with distinct affine
+/// parameters (weight in [0.5, 1.5], bias in [-1, 1], so slot mix-ups show),
+/// loaded into its slot of `fused`. For the norms.
+template <typename Plain, typename Fused, typename Make>
+std::vector<Plain> affine_plains(Fused& fused, std::int64_t models, at::ScalarType dtype, const Make& make) {
+  std::vector<Plain> plains;
+  for (std::int64_t b = 0; b < models; ++b) {
+    plains.push_back(make());
+    plains.back()->to(dtype);
+    torch::NoGradGuard no_grad;
+    plains.back()->weight.uniform_(0.5, 1.5);
+    plains.back()->bias.uniform_(-1, 1);
+    fused->load_slot(b, plains.back());
+  }
+  return plains;
+}
+
 /// Runs fused and plain forward and backward with the same inputs and upstream
 /// gradients and compares everything. `inputs[b]` is model b's input in the plain
 /// layout; `to_fused` builds the fused input from them; `slot_of(Y, b)` takes model

@@ -51,16 +51,8 @@ TEST_P(FusedBatchNormTest, BatchNorm2dMatchesPlainModules) {
   const auto options = torch::nn::BatchNormOptions(3).momentum(0.2);
   FusedBatchNorm2d fused(models, options, at::TensorOptions().dtype(dtype));
   fused->set_strategy(strategy);
-  std::vector<torch::nn::BatchNorm2d> plains;
-  for (std::int64_t b = 0; b < models; ++b) {
-    plains.emplace_back(options);
-    plains.back()->to(dtype);
-    // Distinct affine parameters per model, so slot mix-ups show.
-    torch::NoGradGuard no_grad;
-    plains.back()->weight.uniform_(0.5, 1.5);
-    plains.back()->bias.uniform_(-1, 1);
-    fused->load_slot(b, plains.back());
-  }
+  auto plains = test::affine_plains<torch::nn::BatchNorm2d>(fused, models, dtype,
+                                                            [&] { return torch::nn::BatchNorm2d(options); });
   train_then_eval(
       fused, plains, dtype, {4, 3, 5, 5},
       [](const std::vector<at::Tensor>& xs) { return stack_to_conv(at::stack(xs)); },
@@ -81,15 +73,8 @@ TEST_P(FusedBatchNormTest, BatchNorm1dMatchesPlainModules) {
         const auto options = torch::nn::BatchNormOptions(4).momentum(0.3);
         FusedBatchNorm1d fused(models, options, at::TensorOptions().dtype(dtype), layout);
         fused->set_strategy(strategy);
-        std::vector<torch::nn::BatchNorm1d> plains;
-        for (std::int64_t b = 0; b < models; ++b) {
-          plains.emplace_back(options);
-          plains.back()->to(dtype);
-          torch::NoGradGuard no_grad;
-          plains.back()->weight.uniform_(0.5, 1.5);
-          plains.back()->bias.uniform_(-1, 1);
-          fused->load_slot(b, plains.back());
-        }
+        auto plains = test::affine_plains<torch::nn::BatchNorm1d>(fused, models, dtype,
+                                                                  [&] { return torch::nn::BatchNorm1d(options); });
         if (layout == Layout::kConv) {
           train_then_eval(
               fused, plains, dtype, shape,

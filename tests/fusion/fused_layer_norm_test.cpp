@@ -23,15 +23,10 @@ TEST_P(FusedNormEmbeddingTest, LayerNormMatchesPlainModules) {
     const auto options = torch::nn::LayerNormOptions(normalized).eps(1e-5);
     FusedLayerNorm fused(models, options, at::TensorOptions().dtype(dtype));
     fused->set_strategy(strategy);
-    std::vector<torch::nn::LayerNorm> plains;
+    auto plains = test::affine_plains<torch::nn::LayerNorm>(fused, models, dtype,
+                                                            [&] { return torch::nn::LayerNorm(options); });
     std::vector<at::Tensor> inputs;
     for (std::int64_t b = 0; b < models; ++b) {
-      plains.emplace_back(options);
-      plains.back()->to(dtype);
-      torch::NoGradGuard no_grad;
-      plains.back()->weight.uniform_(0.5, 1.5);
-      plains.back()->bias.uniform_(-1, 1);
-      fused->load_slot(b, plains.back());
       std::vector<std::int64_t> shape = {5, 2};
       shape.insert(shape.end(), normalized.begin(), normalized.end());
       inputs.push_back(at::randn(shape, at::TensorOptions().dtype(dtype)));
