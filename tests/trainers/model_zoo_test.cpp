@@ -179,6 +179,41 @@ TEST(ModelZoo, FashionMnistSplitsAsTheSweepSays) {
   EXPECT_EQ(load_classification_data("pointnet", {{"points", "16"}}, 24).validation.size(), 24);
 }
 
+// Each cloud is scaled by 0.7-1.3, rotated uniformly and jittered by `noise`.
+TEST(PointClouds, ScaledRotatedAndJitteredAsDocumented) {
+  PointCloudOptions o;
+  o.points = 256;
+  o.train_size = 800, o.validation_size = 8, o.test_size = 8;
+  o.noise = 0;
+  const ClassificationData exact = make_point_clouds(o);
+  // Spheres (label 0, every 8th cloud) of radius 1, scaled: each cloud's radius
+  // is one number, and across clouds they spread over [0.7, 1.3].
+  const at::Tensor spheres = exact.train.images.index_select(0, at::arange(0, 800, 8));
+  const at::Tensor radii = spheres.norm(2, 1);  // [clouds, points]
+  EXPECT_LT((radii.std(1) / radii.mean(1)).max().item<double>(), 1e-6);
+  const at::Tensor scale = radii.mean(1);
+  EXPECT_GE(scale.min().item<double>(), 0.7 - 1e-9);
+  EXPECT_LE(scale.max().item<double>(), 1.3 + 1e-9);
+  EXPECT_LT(scale.min().item<double>(), 0.8);
+  EXPECT_GT(scale.max().item<double>(), 1.2);
+  // The jitter: a sphere's radii now spread by about `noise` (its radial part).
+  o.noise = 0.05;
+  const at::Tensor jittered = make_point_clouds(o).train.images.index_select(0, at::arange(0, 800, 8)).norm(2, 1);
+  EXPECT_NEAR(jittered.std(1).mean().item<double>(), 0.05, 0.01);
+  // Rotation: an ellipsoid's (label 6) long axis points anywhere: each axis
+  // component's mean |value| is about 1/2, as for directions uniform on the
+  // sphere (unrotated, the long axis would be x for every cloud).
+  at::Tensor axes = at::empty({100, 3}, at::kDouble);
+  for (std::int64_t c = 0; c < 100; ++c) {
+    const at::Tensor cloud = exact.train.images[6 + 8 * c].to(at::kDouble);  // [3, points]
+    const at::Tensor centred = cloud - cloud.mean(1, true);
+    const auto [values, vectors] = at::linalg_eigh(centred.matmul(centred.t()));
+    axes[c] = vectors.select(1, 2).abs();  // the largest eigenvalue's vector
+  }
+  const at::Tensor mean_abs = axes.mean(0);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(mean_abs[k].item<double>(), 0.5, 0.1) << "axis component " << k;
+}
+
 TEST(PointClouds, SeededBalancedAndShaped) {
   PointCloudOptions o;
   o.points = 64;
