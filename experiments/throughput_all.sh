@@ -21,7 +21,7 @@ run mlp-256-b128-t1 --model mlp --option width=256 --batch 128 --dropout 0.2 --s
 run mlp-256-b128-t2 --model mlp --option width=256 --batch 128 --dropout 0.2 --steps 20 --threads 2 \
   --models 1,2,4,8,16,32 --modes serial,fused
 # Larger models at CPU scale (GPU scale: points=1024, width=64).
-run pointnet-p128-b32 --model pointnet --option points=128 --batch 32 --steps 10 --models 1,2,4,8,16
+run pointnet-p128-b32 --model pointnet --option points=128 --batch 32 --steps 10 --models 1,2,4,8,16,32
 # With both T-Nets it trains 112 model-samples/s: arrays past 8 would take this script ten minutes more.
 run pointnet-tf-p128-b32 --model pointnet --option points=128 --option input_transform=true \
   --option feature_transform=true --batch 32 --steps 5 --models 1,2,4,8
