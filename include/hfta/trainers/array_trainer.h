@@ -13,6 +13,7 @@
 #include "hfta/fusion/lr_schedule.h"
 #include "hfta/fusion/mixed_precision.h"
 #include "hfta/trainers/array_classifier.h"
+#include "hfta/trainers/batch_stream.h"
 #include "hfta/trainers/dcgan.h"
 #include "hfta/trainers/fashion_mnist_data.h"
 
@@ -62,6 +63,12 @@ struct ArrayTrainerOptions {
   /// 65536 for fp16 only, as torch.cuda.amp's GradScaler. Scales are powers of
   /// two, so in fp32 or fp64 scaling changes no number unless a model overflows.
   double loss_scale = 0;
+  /// Training batches a background thread prepares ahead (batch_stream.h). 0:
+  /// the dataset moves to the array's device once and each batch is cut there
+  /// when needed; > 0: the dataset stays where it is given (the host) and each
+  /// batch is cut there, ahead, and copied asynchronously from pinned memory.
+  /// The batches, and so every number, are the same either way.
+  std::int64_t prefetch = 0;
 };
 
 /// A trial's state in the array.
@@ -143,8 +150,9 @@ class ArrayTrainer {
   std::vector<SlotTrial> trials_;
   ArrayTrainerOptions options_;
   at::Device device_;                 ///< where the model is: batches are cut there
-  ClassificationData device_copy_;    ///< the data on device_, when that is not the CPU
-  const ClassificationData& data_;    ///< the data on device_
+  ClassificationData device_copy_;    ///< the data on device_, when batches are cut there off the CPU
+  const ClassificationData& data_;    ///< the data batches are cut from (device_copy_, or as given)
+  std::unique_ptr<BatchStream> batches_;
   std::unique_ptr<fusion::FusedOptimizer> optimizer_;  ///< a GAN's: the discriminator's
   FusedDcgan* gan_ = nullptr;  ///< the model, when it is a GAN (adversarial steps, two optimizers)
   std::unique_ptr<fusion::FusedOptimizer> generator_optimizer_;  ///< a GAN's second optimizer
@@ -157,8 +165,7 @@ class ArrayTrainer {
   at::Tensor loss_sum_;  ///< [B] on device_: training losses since the last evaluation
   std::vector<std::int64_t> bad_evals_;
   std::vector<std::int64_t> loss_steps_;  ///< per slot: steps in loss_sum_
-  std::int64_t step_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
-  at::Tensor order_;
+  std::int64_t step_ = 0;
   std::vector<double> smoothing_;
   bool masked_ = false;  ///< labels hold kIgnoreLabel (masked language models)
   std::map<std::int64_t, torch::nn::Sequential> frozen_;  ///< stopped slots as they stopped
@@ -183,7 +190,6 @@ class ArrayTrainer {
   fusion::SlotState export_state(std::int64_t slot) const;
   void build_optimizer(std::vector<fusion::LrSchedule> schedules);
   void reseed_dropout();
-  at::Tensor order(std::int64_t epoch) const;  ///< epoch_order on device_
   void compact();
   std::int64_t slot_of(std::int64_t trial_id) const;  ///< -1: not in a slot
 };

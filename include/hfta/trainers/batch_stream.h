@@ -1,0 +1,82 @@
+// The training batches every model of an array shares, in their order: the
+// batch of step s is batch (s mod E) of epoch floor(s / E), E batches an epoch,
+// cut from epoch_order(size, seed, epoch) (classification_data.h).
+//
+// Two ways to deliver them, giving the same batches:
+// - ahead = 0: each batch is cut when asked, in the training thread, from data
+//   already on the array's device (one index_select there, no copy per step);
+// - ahead > 0: a background thread keeps up to `ahead` batches ready, cut from
+//   data wherever it is (the host, for a dataset that would not fit on the
+//   device); for a GPU each is cut into pinned host memory and copied to the
+//   device asynchronously, on the training thread's stream.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <c10/core/Device.h>
+#include <c10/core/Stream.h>
+
+#include "hfta/trainers/classification_data.h"
+
+namespace hfta::trainers {
+
+class BatchStream {
+ public:
+  /// Batches of `batch_size` rows of `train` (on any device), delivered on `device`.
+  BatchStream(Split train, std::int64_t batch_size, std::uint64_t seed, const at::Device& device, std::int64_t ahead);
+  ~BatchStream();
+  BatchStream(const BatchStream&) = delete;
+  BatchStream& operator=(const BatchStream&) = delete;
+
+  /// Continues from step `steps` (batches prepared for other steps are dropped).
+  void seek(std::int64_t steps);
+  /// The batch of the current step, on the device; the stream moves one step on.
+  /// An error the background thread met is thrown here.
+  Split next();
+  /// The batch of any step, cut in the calling thread; the stream is untouched.
+  Split at(std::int64_t step) const;
+
+  std::int64_t step() const { return step_; }
+  std::int64_t per_epoch() const { return per_epoch_; }
+  std::int64_t ahead() const { return ahead_; }
+  /// Whether batches pass through pinned host memory (host data, GPU array).
+  bool pinned() const { return pinned_; }
+  /// Batches ready and waiting (at most ahead()).
+  std::int64_t prepared();
+
+ private:
+  Split cut(std::int64_t step, const at::Tensor& order) const;
+  at::Tensor order_of(std::int64_t epoch) const;
+  Split cut_cached(std::int64_t step);  ///< cut(), keeping the epoch's order for the next step
+  void start();
+  void stop();
+  void produce(std::int64_t step);  ///< the background thread, from `step` on
+
+  Split train_;
+  std::int64_t batch_size_, per_epoch_;
+  std::uint64_t seed_;
+  at::Device device_;
+  std::int64_t ahead_;
+  bool pinned_;
+  int threads_;                       ///< the training thread's intra-op threads, for the background one
+  std::optional<c10::Stream> stream_;  ///< the training thread's stream on a GPU: copies go there
+
+  std::int64_t step_ = 0;        ///< the step next() delivers
+  std::int64_t cached_epoch_ = -1;
+  at::Tensor cached_order_;      ///< used by one thread at a time: the background one while it runs
+
+  std::mutex mutex_;
+  std::condition_variable ready_cv_, space_cv_;
+  std::deque<Split> ready_;      ///< batches of steps step_, step_ + 1, ...
+  std::exception_ptr error_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace hfta::trainers
