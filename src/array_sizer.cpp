@@ -9,6 +9,10 @@ namespace hfta::core {
 ArraySizer::ArraySizer(const SweepConfig& sweep, double available_bytes)
     : sweep_(sweep), budget_(available_bytes * sweep.fusion.memory_fraction) {}
 
+void ArraySizer::reserve(double bytes) {
+  budget_ = std::max(0.0, budget_ - bytes * sweep_.fusion.memory_fraction);
+}
+
 fusion::MemoryModel* ArraySizer::model(const std::string& key, const search::Config& example) {
   auto it = models_.find(key);
   if (it == models_.end()) {

@@ -45,6 +45,7 @@ struct Args {
   std::string device = "cpu";
   double checkpoint_every = 300;  // seconds between mid-rung checkpoints
   int workers = 0;                // arrays trained at the same time; 0: default_workers()
+  std::string prefetch = "auto";  // training batches prepared ahead by a background thread
   std::int64_t seed = -1;
   bool json = false;
   std::string format = "json";
@@ -144,6 +145,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   options.fuse = fuse;
   options.checkpoint_seconds = a.checkpoint_every;
   options.workers = workers;
+  options.prefetch = a.prefetch == "auto" ? -1 : std::stoll(a.prefetch);
   options.devices = devices;
   options.log = &out;
   options.dir = dir;
@@ -477,6 +479,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     const bool digits = !v.empty() && v.size() <= 4 && v.find_first_not_of("0123456789") == std::string::npos;
     return digits && std::stoi(v) >= 1 ? "" : "expected a whole number from 1 to 9999, got '" + v + "'";
   };
+  const auto batches = [](const std::string& v) -> std::string {
+    const bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
+    return v == "auto" || (digits && std::stoi(v) <= 64) ? "" : "expected auto or a whole number from 0 to 64, got '" + v + "'";
+  };
   const auto seed = [](const std::string& v) -> std::string {
     // The YAML seed's range: a decimal integer in [0, 2^63 - 1].
     const bool digits = !v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string::npos;
@@ -504,11 +510,16 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "Arrays trained at the same time, each in a thread with a share of the cores and memory; same results "
       "(default: one per core, at most 4)";
   run_cmd->add_option("--workers", a.workers, workers_help)->check(count);
+  const std::string prefetch_help =
+      "Training batches a background thread prepares ahead (0: each cut when needed); same results (default auto: "
+      "none on the CPU or where the dataset fits on the GPU, else 2 from pinned host memory)";
+  run_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
 
   auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   resume_cmd->add_option("--workers", a.workers, workers_help)->check(count);
+  resume_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
   resume_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,... (default cpu)");
 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");

@@ -126,6 +126,7 @@ class Tuner {
     threads_per_worker_ = std::max(1, cores / (options.devices.front().is_cpu() ? options.workers : 1));
     at::set_num_threads(threads_per_worker_);
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}), sweep.task.validation_size);
+    place_data();
     if (!options.dir.empty()) {
       kept_.load();
       for (const auto& [key, rates] : kept_.throughput()) {
@@ -304,13 +305,47 @@ class Tuner {
     if (data_.test.size() == 0 || (!saved_.count(r.id) && !restore(r.id, r.budget))) return std::nullopt;
     auto model = build(1, r.params, device_of(0));
     model->load_slot(0, saved_.at(r.id).model);
-    trainers::ClassificationData test = data_;
-    test.validation = data_.test;
-    trainers::ArrayTrainer trainer(model, {slot_of(r.id, r.params, r.seed)}, array_options(r.params), test,
-                                   /*initialise=*/false);
+    trainers::ClassificationData test = data_on(device_of(0));
+    test.validation = test.test;
+    auto o = array_options(r.params);
+    o.prefetch = prefetch_on(device_of(0));
+    trainers::ArrayTrainer trainer(model, {slot_of(r.id, r.params, r.seed)}, o, test, /*initialise=*/false);
     const auto m = trainer.evaluate().front();
     return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid};
   }
+
+  // Where each device's arrays take their batches from: one copy of the
+  // dataset on a GPU, shared by its arrays, where it fits; else the host,
+  // with batches prepared ahead (trainers/batch_stream.h).
+  void place_data() {
+    const double bytes = trainers::data_bytes(data_);
+    for (const auto& device : options_.devices) {
+      const std::string name = device.str();
+      if (prefetch_.count(name)) continue;
+      const double free = device.is_cpu() ? 0 : fusion::available_memory_bytes(device);
+      const std::int64_t ahead = trainers::batches_ahead(device, bytes, free, options_.prefetch);
+      prefetch_[name] = ahead;
+      if (!device.is_cpu() && ahead == 0) {
+        on_device_[name] = trainers::to_device(data_, device);
+        sizer_.reserve(bytes * static_cast<double>(options_.devices.size()) / options_.workers);
+      }
+      if (!device.is_cpu() || ahead > 0) {
+        std::ostringstream mb;
+        mb << std::fixed << std::setprecision(0) << bytes / (1 << 20);
+        progress_.message("dataset (" + mb.str() + " MB) " +
+                          (ahead == 0 ? "copied to " + name + " once"
+                                      : "kept on the host; batches for " + name + " prepared " +
+                                            std::to_string(ahead) + " ahead"));
+      }
+    }
+  }
+
+  // The data an array on `device` cuts its batches from, and how many it prepares ahead.
+  const trainers::ClassificationData& data_on(const c10::Device& device) const {
+    auto it = on_device_.find(device.str());
+    return it == on_device_.end() ? data_ : it->second;
+  }
+  std::int64_t prefetch_on(const c10::Device& device) const { return prefetch_.at(device.str()); }
 
   // Never promoted: the scheduler sees a failed trial as diverged, with the worst metric.
   void report_failure(std::int64_t id, double budget) {
@@ -619,7 +654,9 @@ class Tuner {
                                                        const std::vector<trainers::SlotTrial>& slots,
                                                        trainers::ArrayTrainerOptions o, bool initialise = true) {
     if (const auto* kept = kept_.strategies(key, model->models())) o.strategies = *kept;
-    auto trainer = std::make_unique<trainers::ArrayTrainer>(model, slots, o, data_, initialise);
+    const c10::Device device = model->parameters().front().device();
+    o.prefetch = prefetch_on(device);
+    auto trainer = std::make_unique<trainers::ArrayTrainer>(model, slots, o, data_on(device), initialise);
     if (o.strategies.empty() && !model->strategies().empty()) {
       kept_.keep_strategies(key, model->models(), model->strategies());
     }
@@ -809,7 +846,9 @@ class Tuner {
   std::unique_ptr<search::Searcher> searcher_;
   std::unique_ptr<search::Scheduler> scheduler_;
   search::Packer packer_;
-  trainers::ClassificationData data_;
+  trainers::ClassificationData data_;                            ///< on the host
+  std::map<std::string, trainers::ClassificationData> on_device_;  ///< its copy on a GPU, by device
+  std::map<std::string, std::int64_t> prefetch_;                   ///< batches ahead, by device
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, Saved> saved_;
   TrialStore store_;

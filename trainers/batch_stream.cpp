@@ -10,6 +10,13 @@
 
 namespace hfta::trainers {
 
+std::int64_t batches_ahead(const at::Device& device, double data_bytes, double free_device_bytes,
+                           std::int64_t asked) {
+  if (asked >= 0) return asked;
+  if (device.is_cpu() || data_bytes * 4 <= free_device_bytes) return 0;
+  return 2;
+}
+
 BatchStream::BatchStream(Split train, std::int64_t batch_size, std::uint64_t seed, const at::Device& device,
                          std::int64_t ahead)
     : train_(std::move(train)), batch_size_(batch_size), seed_(seed), device_(device), ahead_(ahead),

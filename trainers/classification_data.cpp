@@ -12,6 +12,16 @@ ClassificationData to_device(const ClassificationData& data, const at::Device& d
   return {move(data.train), move(data.validation), move(data.test), data.classes};
 }
 
+double data_bytes(const ClassificationData& data) {
+  double bytes = 0;
+  for (const Split* s : {&data.train, &data.validation, &data.test}) {
+    for (const at::Tensor* t : {&s->images, &s->labels}) {
+      if (t->defined()) bytes += static_cast<double>(t->nbytes());
+    }
+  }
+  return bytes;
+}
+
 at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
   return at::randperm(size, gen, at::TensorOptions().dtype(at::kLong));

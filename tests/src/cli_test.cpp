@@ -455,6 +455,22 @@ TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
   EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/zero --workers 0").code, 2);
 }
 
+TEST_F(Cli, BatchesPreparedAheadGiveTheSameResults) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  const Result in_place = run("run " + sweep + " --out " + dir_ + "/in-place");
+  const Result ahead = run("run " + sweep + " --out " + dir_ + "/ahead --prefetch 3");
+  ASSERT_EQ(in_place.code, 0) << in_place.err;
+  ASSERT_EQ(ahead.code, 0) << ahead.err;
+  EXPECT_EQ(in_place.out.find("prepared"), std::string::npos) << in_place.out;  // none on the CPU by default
+  EXPECT_NE(ahead.out.find("kept on the host; batches for cpu prepared 3 ahead"), std::string::npos) << ahead.out;
+  expect_same_results(dir_ + "/ahead", dir_ + "/in-place");
+  // Resumed with another count: the same again.
+  std::remove((dir_ + "/ahead/results.json").c_str());
+  const Result resumed = run("resume " + dir_ + "/ahead --prefetch 1");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  expect_same_results(dir_ + "/ahead", dir_ + "/in-place");
+}
+
 TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
   if (!torch::cuda::is_available()) {
     // Without a GPU, asking for one is refused before anything is written.
@@ -468,6 +484,13 @@ TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cpu --workers 1").code, 0);
   const Result gpu = run("run " + sweep + " --device cuda --out " + dir_ + "/gpu");
   ASSERT_EQ(gpu.code, 0) << gpu.err;
+  EXPECT_NE(gpu.out.find("copied to cuda:0 once"), std::string::npos) << gpu.out;
+  // Batches streamed from pinned host memory instead: the same numbers as batches cut on the GPU.
+  const Result streamed = run("run " + sweep + " --device cuda --prefetch 2 --out " + dir_ + "/streamed");
+  ASSERT_EQ(streamed.code, 0) << streamed.err;
+  EXPECT_NE(streamed.out.find("kept on the host; batches for cuda:0 prepared 2 ahead"), std::string::npos)
+      << streamed.out;
+  expect_same_results(dir_ + "/streamed", dir_ + "/gpu");
   const auto a = nlohmann::json::parse(slurp(dir_ + "/cpu/results.json"));
   const auto b = nlohmann::json::parse(slurp(dir_ + "/gpu/results.json"));
   ASSERT_EQ(a.at("trials").size(), b.at("trials").size());
@@ -928,7 +951,8 @@ TEST_F(Cli, BadUsageExits2) {
   EXPECT_EQ(run("validate").code, 2);
   EXPECT_EQ(run("validate " + quickstart_ + " --no-such-flag").code, 2);
   // Values the options cannot take are refused before anything is written.
-  for (const std::string flags : {"--checkpoint-every nan", "--workers 0", "--seed 9223372036854775808", "--out ''"}) {
+  for (const std::string flags : {"--checkpoint-every nan", "--workers 0", "--seed 9223372036854775808", "--out ''",
+                                  "--prefetch 65", "--prefetch -1", "--prefetch some"}) {
     const Result r = run("run " + quickstart_ + " --out " + dir_ + "/never " + flags);
     EXPECT_EQ(r.code, 2) << flags << ": " << r.err;
     EXPECT_NE(r.err.find("expected"), std::string::npos) << flags << ": " << r.err;

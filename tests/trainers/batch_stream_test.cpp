@@ -100,6 +100,19 @@ TEST(BatchStream, RefusesWhatCannotBeCut) {
                std::invalid_argument);
 }
 
+TEST(BatchStream, PreparesAheadByDefaultOnlyWhereTheDatasetStaysOnTheHost) {
+  const at::Device cpu(at::kCPU), gpu(at::kCUDA, 0);
+  EXPECT_EQ(batches_ahead(cpu, 2e8, 0), 0);       // the data is where the array is
+  EXPECT_EQ(batches_ahead(gpu, 2e8, 8e8), 0);     // a quarter of the free memory: moved there once
+  EXPECT_EQ(batches_ahead(gpu, 2e8, 7.9e8), 2);   // more: kept on the host, streamed
+  for (std::int64_t asked : {0, 1, 5}) {
+    EXPECT_EQ(batches_ahead(cpu, 2e8, 0, asked), asked);
+    EXPECT_EQ(batches_ahead(gpu, 2e8, 1e12, asked), asked);
+  }
+  ClassificationData d{{at::zeros({10, 3}), at::zeros({10}, at::kLong)}, {at::zeros({2, 3}), at::zeros({2}, at::kLong)}};
+  EXPECT_EQ(data_bytes(d), 12 * 3 * 4 + 12 * 8);  // the test split is empty
+}
+
 // Trains an MLP array with dropout (its masks follow the step), evaluates,
 // moves the stream back and forth, and returns every loss.
 std::vector<std::vector<double>> train_mlp(std::int64_t prefetch, const at::Device& device,

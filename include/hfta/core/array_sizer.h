@@ -37,6 +37,8 @@ class ArraySizer {
   void observe_throughput(const std::string& key, std::int64_t models, double models_per_second);
 
   double budget_bytes() const { return budget_; }
+  /// `bytes` of the memory measured free went to something else (the dataset's copy on the device).
+  void reserve(double bytes);
 
  private:
   fusion::MemoryModel* model(const std::string& key, const search::Config& example);

@@ -33,8 +33,12 @@ struct TunerOptions {
   /// for any number of workers.
   int workers = 1;
   /// Where arrays train: worker w on devices[w % devices.size()] (several GPUs:
-  /// one worker or more each). The dataset moves to each array's device.
+  /// one worker or more each).
   std::vector<c10::Device> devices = {c10::Device(c10::kCPU)};
+  /// Training batches prepared ahead by a background thread (trainers/batch_stream.h);
+  /// -1: batches_ahead's choice per device (on a GPU the dataset moves there
+  /// once, shared by its arrays, where it fits; else it streams from the host).
+  std::int64_t prefetch = -1;
 };
 
 /// One trial's outcome.

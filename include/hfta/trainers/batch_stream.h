@@ -26,6 +26,14 @@
 
 namespace hfta::trainers {
 
+/// How many batches a stream on `device` prepares ahead: `asked` when it is
+/// 0 or more; by default none on the CPU (the data is there already, and
+/// cutting a batch took under 1% of an array's step) or on a GPU whose free
+/// memory holds the dataset four times over (it moves there once); else 2, and
+/// the dataset stays on the host.
+std::int64_t batches_ahead(const at::Device& device, double data_bytes, double free_device_bytes,
+                           std::int64_t asked = -1);
+
 class BatchStream {
  public:
   /// Batches of `batch_size` rows of `train` (on any device), delivered on `device`.

@@ -27,6 +27,9 @@ struct ClassificationData {
   std::int64_t classes = 10;
 };
 
+/// The bytes of every split's tensors.
+double data_bytes(const ClassificationData& data);
+
 /// A copy of `data` on `device`.
 ClassificationData to_device(const ClassificationData& data, const at::Device& device);
 
