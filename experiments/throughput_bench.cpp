@@ -3,7 +3,9 @@
 //   serial      B plain LibTorch models (torch::nn + torch::optim) trained one
 //               after another in this process: the usual practice;
 //   concurrent  B processes, each training one plain model, at the same time;
-//   fused       one hfta-tune array of the B models (ArrayTrainer).
+//   fused       one hfta-tune array of the B models (ArrayTrainer);
+//   prefetched  the same array, its batches prepared --prefetch ahead by a
+//               background thread (batch_stream.h); asked for by name only.
 // Every mode trains the same model on the same batches with Adam, after warm-up
 // steps, and reports the median of repeats. Prints a table of ratios and, with
 // --json, writes the numbers with the machine, library versions and commit.
@@ -58,6 +60,7 @@ struct Args {
   double dropout = 0;  // every model's dropout rate (per-model masks in the array)
   std::vector<std::int64_t> models = {1, 2, 4, 8, 16, 32};
   std::vector<std::string> modes = {"serial", "concurrent", "fused"};
+  std::int64_t prefetch = 2;  // batches ahead in the prefetched mode
   std::int64_t concurrent_max = 0;  // concurrent only up to this B (0: every B)
   std::string json;
   std::string device = "cpu";  // or cuda, cuda:N
@@ -234,7 +237,8 @@ double serial(const Args& a, const ClassificationData& d, const std::vector<Spli
   return seconds_since(start);
 }
 
-double fused(const Args& a, const ClassificationData& d, std::int64_t models, double* peak_bytes) {
+double fused(const Args& a, const ClassificationData& d, std::int64_t models, double* peak_bytes,
+             std::int64_t prefetch = 0) {
   std::vector<SlotTrial> slots;
   for (std::int64_t b = 0; b < models; ++b) {
     SlotTrial t;
@@ -246,6 +250,7 @@ double fused(const Args& a, const ClassificationData& d, std::int64_t models, do
   o.batch_size = a.batch;
   o.record_losses = false;  // as the tuner trains
   o.precision = hfta::fusion::precision_from_name(a.precision);
+  o.prefetch = prefetch;
   ArrayTrainer trainer(make_classifier(a.model, models, model_options(a), d.classes,
                                        at::TensorOptions().device(a.device)),
                        slots, o, d);
@@ -381,7 +386,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", a.threads, "LibTorch threads for serial and fused (concurrent: 1 per process)");
   app.add_option("--profile", a.profile, "write chrome traces of the timed steps into this directory");
   app.add_option("--models", a.models, "array sizes B")->delimiter(',');
-  app.add_option("--modes", a.modes, "serial, concurrent, fused")->delimiter(',');
+  app.add_option("--modes", a.modes, "serial, concurrent, fused, prefetched")->delimiter(',');
+  app.add_option("--prefetch", a.prefetch, "batches prepared ahead in the prefetched mode");
   app.add_option("--concurrent-max", a.concurrent_max,
                  "time concurrent processes only up to this B (each GPU process holds its own context)");
   app.add_option("--json", a.json, "write the results here");
@@ -412,6 +418,7 @@ int main(int argc, char** argv) {
   const double flops_per_sample = fp ? 6.0 * fp->macs_per_sample : 0.0;
   const double peak_gflops = matmul_gflops(a);
 
+  auto has = [&](const std::string& m) { return std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end(); };
   nlohmann::json rows = nlohmann::json::array();
   std::cout << "model " << a.model << ", batch " << a.batch << ", " << a.steps << " steps x " << a.repeats
             << " repeats, " << a.device << " (matmul " << std::fixed << std::setprecision(0) << peak_gflops
@@ -420,18 +427,17 @@ int main(int argc, char** argv) {
             << "; model-samples/s (median)\n"
             << std::setw(4) << "B" << std::setw(12) << "serial" << std::setw(12) << "concurrent" << std::setw(12)
             << "fused" << std::setw(14) << "fused/serial" << std::setw(18) << "fused/concurrent" << std::setw(14)
-            << "fused GFLOP/s" << "\n";
+            << "fused GFLOP/s" << (has("prefetched") ? "  prefetched  prefetched/fused" : "") << "\n";
   // Rewritten after every B, so that a run cut short keeps the sizes it finished.
   auto write_json = [&] {
     if (a.json.empty()) return;
     nlohmann::json out = {{"benchmark", "throughput"}, {"model", a.model}, {"options", model_options(a)},
                           {"device", a.device}, {"precision", a.precision}, {"batch", a.batch}, {"steps", a.steps}, {"warmup", a.warmup},
-                          {"repeats", a.repeats}, {"threads", a.threads}, {"optimizer", "adam"}, {"dropout", a.dropout},
+                          {"repeats", a.repeats}, {"threads", a.threads}, {"prefetch", a.prefetch}, {"optimizer", "adam"}, {"dropout", a.dropout},
                           {"flops_per_sample", flops_per_sample}, {"matmul_gflops", peak_gflops},
                           {"machine", machine()}, {"results", rows}};
     std::ofstream(a.json) << out.dump(2) << "\n";
   };
-  auto has = [&](const std::string& m) { return std::find(a.modes.begin(), a.modes.end(), m) != a.modes.end(); };
   for (std::int64_t models : a.models) {
     const double samples = static_cast<double>(models * a.steps * a.batch);
     std::map<std::string, std::vector<double>> rates;
@@ -441,6 +447,7 @@ int main(int argc, char** argv) {
       if (has("serial")) rates["serial"].push_back(samples / serial(a, data, bs, models));
       if (has("concurrent") && (a.concurrent_max == 0 || models <= a.concurrent_max)) rates["concurrent"].push_back(samples / concurrent(a, models));
       if (has("fused")) rates["fused"].push_back(samples / fused(a, data, models, &peak));
+      if (has("prefetched")) rates["prefetched"].push_back(samples / fused(a, data, models, &peak, a.prefetch));
     }
     nlohmann::json row = {{"models", models}};
     for (const auto& [mode, v] : rates) row[mode] = median(v);
@@ -451,6 +458,7 @@ int main(int argc, char** argv) {
       row["fused_gflops"] = get("fused") * flops_per_sample / 1e9;
       row["fused_fraction_of_matmul"] = row["fused_gflops"].get<double>() / peak_gflops;
     }
+    if (get("prefetched") > 0 && get("fused") > 0) row["prefetched_over_fused"] = get("prefetched") / get("fused");
     if (peak > 0) row["fused_peak_bytes"] = peak;
     auto cell = [&](const char* key, int width, int precision) {
       std::ostringstream s;
@@ -461,6 +469,7 @@ int main(int argc, char** argv) {
     std::cout << std::setw(4) << models;
     cell("serial", 12, 0), cell("concurrent", 12, 0), cell("fused", 12, 0);
     cell("fused_over_serial", 14, 2), cell("fused_over_concurrent", 18, 2), cell("fused_gflops", 14, 2);
+    if (has("prefetched")) cell("prefetched", 12, 0), cell("prefetched_over_fused", 18, 2);
     std::cout << std::endl;
     rows.push_back(row);
     write_json();

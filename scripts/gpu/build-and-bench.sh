@@ -75,7 +75,7 @@ if wanted gpu-tests; then
 fi
 
 bench=$build/experiments/throughput_bench
-benches=${BENCHES:-pointnet mlp cnn resnet18 mobilenet transformer_lm bert dcgan mlp-fp16 cnn-fp16}
+benches=${BENCHES:-pointnet mlp cnn resnet18 mobilenet transformer_lm bert dcgan mlp-fp16 cnn-fp16 mlp-prefetch}
 : > "$out/bench.log"
 run() {  # name, cap in seconds, then throughput_bench arguments
   local name=$1 cap=$2
@@ -99,6 +99,8 @@ if wanted bench; then
   # Mixed precision, as task.precision trains: fp16 autocast with per-model loss scaling.
   run mlp-fp16 30 --model mlp --option width=256 --batch 128 --dropout 0.2 --steps 30 --models 1,4,16,64 --modes serial,fused --precision fp16
   run cnn-fp16 30 --model cnn --batch 32 --steps 30 --models 1,4,16,64 --modes serial,fused --precision fp16
+  # Batches streamed from pinned host memory by a background thread, against batches cut on the GPU.
+  run mlp-prefetch 20 --model mlp --option width=256 --batch 128 --steps 30 --models 1,8,64 --modes fused,prefetched
   (cd "$out" && tar czf throughput-json.tgz throughput-*.json 2>/dev/null && rm -f throughput-*.json)
 fi
 
