@@ -327,7 +327,7 @@ class Tuner {
       prefetch_[name] = ahead;
       if (!device.is_cpu() && ahead == 0) {
         on_device_[name] = trainers::to_device(data_, device);
-        sizer_.reserve(bytes * static_cast<double>(options_.devices.size()) / options_.workers);
+        sizer_.reserve(bytes / options_.workers);  // the sizer plans with each worker's share of all devices
       }
       if (!device.is_cpu() || ahead > 0) {
         std::ostringstream mb;

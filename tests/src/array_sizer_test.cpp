@@ -26,6 +26,18 @@ TEST(ArraySizer, CapacityFollowsTheMemoryBudget) {
   EXPECT_GT(*small.predicted_bytes("k", example, b_small + 1), small.budget_bytes());
 }
 
+TEST(ArraySizer, MemoryReservedForTheDatasetLeavesArraysLess) {
+  const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 1000\n  memory_fraction: 0.5\n");
+  const search::Config example;
+  ArraySizer sizer(sweep, 800.0 * (1 << 20));
+  const auto before = sizer.capacity("k", example);
+  sizer.reserve(400.0 * (1 << 20));  // the budget is half of what is free: it loses half of this
+  EXPECT_DOUBLE_EQ(sizer.budget_bytes(), 200.0 * (1 << 20));
+  EXPECT_LT(sizer.capacity("k", example), before);
+  sizer.reserve(1e12);
+  EXPECT_EQ(sizer.budget_bytes(), 0);
+}
+
 TEST(ArraySizer, MaxArrayCapsAndBertIsSizedByItsSize) {
   const SweepConfig sweep = mlp_sweep("fusion:\n  max_array: 8\n");
   ArraySizer sizer(sweep, 64.0 * (1 << 30));
