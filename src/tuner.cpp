@@ -329,13 +329,15 @@ class Tuner {
         on_device_[name] = trainers::to_device(data_, device);
         sizer_.reserve(bytes / options_.workers);  // the sizer plans with each worker's share of all devices
       }
-      if (!device.is_cpu() || ahead > 0) {
-        std::ostringstream mb;
-        mb << std::fixed << std::setprecision(0) << bytes / (1 << 20);
+      std::ostringstream mb;
+      mb << std::fixed << std::setprecision(0) << bytes / (1 << 20);
+      const std::string prepared = "batches for " + name + " prepared " + std::to_string(ahead) +
+                                   " ahead by a background thread";
+      if (device.is_cpu() && ahead > 0) progress_.message(prepared);
+      if (!device.is_cpu()) {
         progress_.message("dataset (" + mb.str() + " MB) " +
-                          (ahead == 0 ? "copied to " + name + " once"
-                                      : "kept on the host; batches for " + name + " prepared " +
-                                            std::to_string(ahead) + " ahead"));
+                          (ahead == 0 ? "copied to " + name + " once, for all its arrays"
+                                      : "kept on the host; " + prepared + ", pinned and copied asynchronously"));
       }
     }
   }
