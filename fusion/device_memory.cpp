@@ -1,6 +1,9 @@
 #include "hfta/fusion/device_memory.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -61,12 +64,21 @@ std::optional<double> take_peak_bytes(const c10::Device& device) {
 #ifdef HFTA_CUDA_MEMORY
   if (device.is_cuda()) {
     namespace allocator = c10::cuda::CUDACachingAllocator;
-    const auto stats = allocator::getDeviceStats(index_of(device));
+    // What was allocated when the count began (the dataset's shared copy, say)
+    // is not the array's: the peak is counted above it.
+    static std::mutex mutex;
+    static std::map<c10::DeviceIndex, double> baseline;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto index = index_of(device);
+    const auto stats = allocator::getDeviceStats(index);
     // allocated_bytes[0]: the aggregate over the allocator's pools (StatType::AGGREGATE,
     // whose namespace moved between LibTorch versions).
     const auto peak = static_cast<double>(stats.allocated_bytes[0].peak);
-    allocator::resetPeakStats(index_of(device));
-    return peak;
+    allocator::resetPeakStats(index);
+    double& base = baseline[index];
+    const double above = std::max(0.0, peak - base);
+    base = static_cast<double>(stats.allocated_bytes[0].current);
+    return above;
   }
 #endif
   (void)device;

@@ -320,7 +320,7 @@ class Tuner {
   void place_data() {
     const double bytes = trainers::data_bytes(data_);
     for (const auto& device : options_.devices) {
-      const std::string name = device.str();
+      const std::string name = device_key(device);
       if (prefetch_.count(name)) continue;
       const double free = device.is_cpu() ? 0 : fusion::available_memory_bytes(device);
       const std::int64_t ahead = trainers::batches_ahead(device, bytes, free, options_.prefetch);
@@ -344,10 +344,14 @@ class Tuner {
 
   // The data an array on `device` cuts its batches from, and how many it prepares ahead.
   const trainers::ClassificationData& data_on(const c10::Device& device) const {
-    auto it = on_device_.find(device.str());
+    auto it = on_device_.find(device_key(device));
     return it == on_device_.end() ? data_ : it->second;
   }
-  std::int64_t prefetch_on(const c10::Device& device) const { return prefetch_.at(device.str()); }
+  std::int64_t prefetch_on(const c10::Device& device) const { return prefetch_.at(device_key(device)); }
+  // A GPU named without an index is the first: its arrays' parameters say cuda:0.
+  static std::string device_key(const c10::Device& device) {
+    return device.is_cpu() ? "cpu" : c10::Device(device.type(), device.has_index() ? device.index() : 0).str();
+  }
 
   // Never promoted: the scheduler sees a failed trial as diverged, with the worst metric.
   void report_failure(std::int64_t id, double budget) {

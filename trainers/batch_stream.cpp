@@ -61,6 +61,12 @@ Split BatchStream::cut_cached(std::int64_t step) {
 
 Split BatchStream::next() {
   if (ahead_ == 0) return cut_cached(step_++);
+  if (stream_ && c10::impl::VirtualGuardImpl(device_.type()).getStream(device_) != *stream_) {
+    // The copies were queued on the stream of the thread that built this one;
+    // steps on another would not wait for them.
+    throw std::logic_error("batches for " + device_.str() + " are copied on the stream current when the batch "
+                           "stream was built; train on that stream");
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   ready_cv_.wait(lock, [&] { return !ready_.empty() || error_; });
   if (ready_.empty()) std::rethrow_exception(error_);
@@ -88,7 +94,12 @@ void BatchStream::start() {
   ready_.clear();
   error_ = nullptr;
   stopping_ = false;
-  if (ahead_ > 0) thread_ = std::thread([this, from = step_] { produce(from); });
+  if (ahead_ == 0) return;
+  try {
+    thread_ = std::thread([this, from = step_] { produce(from); });
+  } catch (...) {  // no thread to be had: next() says so, rather than wait for one
+    error_ = std::current_exception();
+  }
 }
 
 void BatchStream::stop() {
@@ -102,11 +113,11 @@ void BatchStream::stop() {
 }
 
 void BatchStream::produce(std::int64_t step) {
-  // The same intra-op thread count as the training thread's (OpenMP's count is per thread).
-  at::set_num_threads(threads_);
-  std::optional<c10::StreamGuard> on_stream;
-  if (stream_) on_stream.emplace(*stream_);  // copies are ordered before the steps that use them
   try {
+    // The same intra-op thread count as the training thread's (OpenMP's count is per thread).
+    at::set_num_threads(threads_);
+    std::optional<c10::StreamGuard> on_stream;
+    if (stream_) on_stream.emplace(*stream_);  // copies are ordered before the steps that use them
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);

@@ -3,7 +3,7 @@
 # taken from Debian's archive, so that API drift between Debian 12's LibTorch 1.13
 # and the GPU machine's 2.x shows here, without a GPU and before device time is
 # spent. The CUDA-only branches compile too, with the CUDA toolkit's headers.
-# Usage: scripts/gpu/check-headers.sh [SUITE [STD]]
+# Usage: [CHECK_ONLY=REGEX] scripts/gpu/check-headers.sh [SUITE [STD]]
 #   SUITE  trixie (LibTorch 2.6, the default) or sid (2.14; C++20, which 2.13 on requires)
 #   STD    the C++ standard (default c++17 for trixie, c++20 for sid)
 # Needs build/compile_commands.json (scripts/build.sh) and Debian's archive; installs nothing.
@@ -33,7 +33,7 @@ version=$(awk '/define TORCH_VERSION_(MAJOR|MINOR|PATCH) / && !seen[$2]++ {v = v
 echo "check-headers: LibTorch $version ($suite), $std"
 
 python3 - "$cache" "$std" <<'PY'
-import concurrent.futures, json, os, shlex, subprocess, sys
+import concurrent.futures, json, os, re, shlex, subprocess, sys
 cache, std = sys.argv[1:]
 headers = ["-isystem", cache + "/shim", "-isystem", cache + "/usr/include",
            "-isystem", cache + "/usr/include/torch/csrc/api/include"]
@@ -64,7 +64,9 @@ def command(entry):
         out.append(a)
     return [out[0], "-fsyntax-only", *headers, "-I" + pch, "-include", "torch_pch.h", *out[1:]]
 
-entries = [e for e in json.load(open("build/compile_commands.json")) if "c++-header" not in e["command"]]
+only = os.environ.get("CHECK_ONLY", "")  # a regular expression: only the files it matches
+entries = [e for e in json.load(open("build/compile_commands.json"))
+           if "c++-header" not in e["command"] and re.search(only, e["file"])]
 def check(entry):
     r = subprocess.run(command(entry), cwd=entry["directory"], capture_output=True, text=True)
     return entry["file"], [l for l in r.stderr.splitlines() if "error" in l]

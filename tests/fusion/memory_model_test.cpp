@@ -104,6 +104,15 @@ TEST(DeviceMemory, GpuReportsFreeMemoryAndEachArraysPeak) {
   EXPECT_GT(available_memory_bytes(gpu), before - 1e8);
   take_peak_bytes(gpu);  // this count began while the tensor lived
   EXPECT_LT(*take_peak_bytes(gpu), 1e8);  // this one after
+  // What lives when the count begins (a dataset) is not counted: only what comes on top.
+  const at::Tensor dataset = at::empty({256, 1024, 1024}, at::TensorOptions().device(gpu));
+  take_peak_bytes(gpu);
+  {
+    const at::Tensor array = at::empty({128, 1024, 1024}, at::TensorOptions().device(gpu));  // 0.5 GiB
+    const auto peak = take_peak_bytes(gpu);
+    EXPECT_GE(*peak, 512.0 * 1024 * 1024);
+    EXPECT_LT(*peak, 600.0 * 1024 * 1024);
+  }
 }
 
 }  // namespace

@@ -324,11 +324,20 @@ TEST_F(Cli, BatchesPreparedAheadGiveTheSameResults) {
   EXPECT_EQ(in_place.out.find("prepared"), std::string::npos) << in_place.out;  // none on the CPU by default
   EXPECT_NE(ahead.out.find("batches for cpu prepared 3 ahead by a background thread"), std::string::npos) << ahead.out;
   expect_same_results(dir_ + "/ahead", dir_ + "/in-place");
-  // Resumed with another count: the same again.
-  std::remove((dir_ + "/ahead/results.json").c_str());
-  const Result resumed = run("resume " + dir_ + "/ahead --prefetch 1");
+  // Cut mid-rung (after its second checkpoint, as if killed), then resumed
+  // with another count: the resumed trials seek to their checkpoints' steps.
+  std::string text = kTinySweep;
+  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
+  const std::string longer = write_sweep("long.yaml", text);
+  ASSERT_EQ(run("run " + longer + " --out " + dir_ + "/whole").code, 0);
+  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "2", 1);
+  const Result killed = run("run " + longer + " --out " + dir_ + "/cut --checkpoint-every 0 --prefetch 3");
+  unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
+  ASSERT_EQ(killed.code, 9) << killed.err;
+  const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0 --prefetch 1");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  expect_same_results(dir_ + "/ahead", dir_ + "/in-place");
+  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
+  expect_same_results(dir_ + "/cut", dir_ + "/whole");
   // Token sequences (labels [N, T]) and a GAN's images: the same too. Trials
   // alone, as array sizes follow the probe's timings, and a GAN's convolutions
   // and batch norms round differently at different sizes.

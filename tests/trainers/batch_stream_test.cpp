@@ -89,7 +89,9 @@ TEST(BatchStream, AnErrorInTheBackgroundReachesTheTrainingThread) {
   BatchStream stream(broken, 10, 7, at::kCPU, 2);
   EXPECT_THROW(stream.next(), c10::Error);
   EXPECT_THROW(stream.next(), c10::Error);
-  stream.seek(0);  // starts again, and meets it again
+  stream.seek(3);  // starts again, and meets it again
+  EXPECT_THROW(stream.next(), c10::Error);
+  stream.seek(0);
   EXPECT_THROW(stream.next(), c10::Error);
 }
 

@@ -14,8 +14,9 @@ namespace hfta::fusion {
 double available_memory_bytes(const c10::Device& device);
 
 /// On a GPU, the most bytes the caching allocator had handed to tensors since
-/// the last call (or since the start), and the count starts again; nothing on
-/// the CPU, where no allocator keeps that count.
+/// the last call (or since the start), above those it held at that call (what
+/// lived before, such as the dataset's copy, is not counted), and the count
+/// starts again; nothing on the CPU, where no allocator keeps that count.
 std::optional<double> take_peak_bytes(const c10::Device& device);
 
 }  // namespace hfta::fusion

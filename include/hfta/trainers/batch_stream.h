@@ -45,7 +45,8 @@ class BatchStream {
   /// Continues from step `steps` (batches prepared for other steps are dropped).
   void seek(std::int64_t steps);
   /// The batch of the current step, on the device; the stream moves one step on.
-  /// An error the background thread met is thrown here.
+  /// An error the background thread met is thrown here. On a GPU, call it on
+  /// the stream that was current when this was built: the copies are queued there.
   Split next();
   /// The batch of any step, cut in the calling thread; the stream is untouched.
   Split at(std::int64_t step) const;
