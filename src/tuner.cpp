@@ -141,6 +141,7 @@ class Tuner {
       if (!records_.empty()) {
         progress_.message("resuming: " + std::to_string(records_.size()) + " trial(s) have finished rungs");
       }
+      check_state();
     }
   }
 
@@ -188,7 +189,9 @@ class Tuner {
       probe_array_sizes(items);
       auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
       train_arrays(packer_.pack(items, capacity));
+      write_state();
     }
+    write_state();
     progress_.finish();
     SweepResult out = result();
     if (out.best >= 0) out.best_test = test_metrics(out.trials[static_cast<std::size_t>(out.best)]);
@@ -353,11 +356,66 @@ class Tuner {
     return device.is_cpu() ? "cpu" : c10::Device(device.type(), device.has_index() ? device.index() : 0).str();
   }
 
+  // Every result reaches the scheduler through here, and state.json lists them in order.
+  void tell_scheduler(const search::TrialResult& r) {
+    scheduler_->report(r);
+    told_.push_back(r);
+  }
+
+  // state.json: the scheduler's and searcher's state after each round, for
+  // reading. It is derived: resume rebuilds both by replaying trials/ (every
+  // random draw is a pure function of the sweep's seed and the trial's id), and
+  // says which rung results state.json holds that trials/ lost.
+  void write_state() {
+    if (options_.dir.empty()) return;
+    nlohmann::json reports = nlohmann::json::array();
+    for (const auto& r : told_) {
+      static const char* const names[] = {"completed", "stopped", "diverged", "failed"};
+      reports.push_back({{"trial", r.trial_id}, {"budget", r.budget},
+                         {"metric", std::isfinite(r.metric) ? nlohmann::json(r.metric) : nlohmann::json()},
+                         {"status", names[static_cast<int>(r.status)]}});
+    }
+    nlohmann::json state = {
+        {"format", 1},
+        {"name", sweep_.name},
+        {"finished", scheduler_->finished()},
+        {"scheduler", {{"method", to_string(sweep_.search.method)}, {"results", reports}}},
+        {"searcher", {{"kind", to_string(sweep_.search.searcher)}, {"configurations", records_.size()}, {"observations", observations_}}},
+        {"random_streams",
+         {{"seed", sweep_.seed},
+          {"scheme", "counter-based (search/rng.h): a trial's configuration and seed are functions of the sweep's "
+                     "seed and the trial's id; batch order of the seed and epoch; dropout masks of the trial's seed "
+                     "and step: no stream position to keep"}}}};
+    write_atomically(options_.dir + "/state.json", state.dump(1) + "\n");
+  }
+
+  // On resume: the rung results an earlier state.json recorded that trials/ no longer holds.
+  void check_state() {
+    std::ifstream in(options_.dir + "/state.json");
+    if (!in) return;
+    const auto state = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!state.is_object() || !state.contains("scheduler") || !state["scheduler"].contains("results")) {
+      progress_.message("state.json is damaged: rebuilt from trials/");
+      return;
+    }
+    std::vector<std::string> lost;
+    for (const auto& r : state["scheduler"]["results"]) {
+      const auto id = r.value("trial", std::int64_t{-1});
+      if (!finished(id, r.value("budget", 0.0))) lost.push_back("trial " + std::to_string(id) + " at " + nlohmann::json(r.value("budget", 0.0)).dump());
+    }
+    if (lost.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < lost.size() && i < 5; ++i) list += (i ? ", " : "") + lost[i];
+    if (lost.size() > 5) list += " and " + std::to_string(lost.size() - 5) + " more";
+    progress_.message("state.json records " + std::to_string(lost.size()) + " rung result(s) that trials/ no longer holds (" +
+                      list + "): they train again");
+  }
+
   // Never promoted: the scheduler sees a failed trial as diverged, with the worst metric.
   void report_failure(std::int64_t id, double budget) {
     const double worst = sweep_.metric.goal == Goal::kMaximize ? -std::numeric_limits<double>::infinity()
                                                                : std::numeric_limits<double>::infinity();
-    scheduler_->report({id, budget, worst, search::TrialStatus::kDiverged});
+    tell_scheduler({id, budget, worst, search::TrialStatus::kDiverged});
     reported_.insert({id, budget});
   }
 
@@ -380,8 +438,9 @@ class Tuner {
     const auto status = r.status == "completed" ? search::TrialStatus::kCompleted
                         : r.status == "stopped"  ? search::TrialStatus::kStopped
                                                  : search::TrialStatus::kDiverged;
-    scheduler_->report({id, r.budget, r.metric, status});
+    tell_scheduler({id, r.budget, r.metric, status});
     searcher_->observe(id, records_.at(id).params, r.budget, r.metric);
+    ++observations_;
     double from = 0;  // the rung it trained from: its previous one
     for (const auto& earlier : rungs_.at(id)) {
       if (earlier.budget < r.budget) from = std::max(from, earlier.budget);
@@ -812,8 +871,9 @@ class Tuner {
                                                                                : search::TrialStatus::kDiverged};
       reported_.insert({m.trial_id, array.to_budget});
       reports.push_back([this, result, params = r.params] {
-        scheduler_->report(result);
+        tell_scheduler(result);
         searcher_->observe(result.trial_id, params, result.budget, result.metric);
+        ++observations_;
       });
       progress_.result(r.metric);  // shown now: the display does not steer anything
       if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
@@ -855,6 +915,8 @@ class Tuner {
   trainers::ClassificationData data_;                            ///< on the host
   std::map<std::string, trainers::ClassificationData> on_device_;  ///< its copy on a GPU, by device
   std::map<std::string, std::int64_t> prefetch_;                   ///< batches ahead, by device
+  std::vector<search::TrialResult> told_;  ///< what the scheduler was told, in order (state.json)
+  std::int64_t observations_ = 0;          ///< results the searcher observed
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, Saved> saved_;
   TrialStore store_;

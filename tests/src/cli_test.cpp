@@ -187,6 +187,23 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_GT(test.at("loss").get<double>(), 0);
   EXPECT_NE(r.out.find("on the test split"), std::string::npos) << r.out;
   EXPECT_TRUE(exists(dir_ + "/fused/sweep.json"));
+  // state.json: every result the scheduler was told, in order (Hyperband here: 22
+  // rung results of 17 trials), and the searcher's counts.
+  const auto state = nlohmann::json::parse(slurp(dir_ + "/fused/state.json"));
+  EXPECT_EQ(state.at("format"), 1);
+  EXPECT_EQ(state.at("finished"), true);
+  EXPECT_EQ(state.at("scheduler").at("method"), "hyperband");
+  ASSERT_EQ(state.at("scheduler").at("results").size(), 22u);
+  EXPECT_EQ(state.at("searcher").at("configurations"), 17);
+  EXPECT_EQ(state.at("searcher").at("observations"), 22);
+  EXPECT_EQ(state.at("random_streams").at("seed"), 1);
+  std::map<std::int64_t, nlohmann::json> last;  // each trial's last result is where results.json leaves it
+  for (const auto& told : state.at("scheduler").at("results")) last[told.at("trial")] = told;
+  for (const auto& t : results.at("trials")) {
+    EXPECT_EQ(last.at(t.at("id")).at("budget"), t.at("budget")) << t.at("id");
+    EXPECT_EQ(last.at(t.at("id")).at("metric"), t.at("metric")) << t.at("id");
+    EXPECT_EQ(last.at(t.at("id")).at("status"), "completed") << t.at("id");
+  }
 
   // --fusion off trains each trial alone with the same math: the same metrics.
   ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
@@ -232,6 +249,28 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_TRUE(S_ISCHR(null.st_mode));
   EXPECT_EQ(run("export " + dir_ + "/nowhere").code, 2);
   EXPECT_EQ(run("status " + dir_ + "/nowhere").code, 2);
+}
+
+TEST_F(Cli, ResumeSaysWhichResultsOfStateJsonTrialsLost) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/lost").code, 0);
+  // A trial's directory is gone (its results with it): resume says so, trains it again, and ends as before.
+  std::filesystem::remove_all(dir_ + "/lost/trials/4");
+  std::remove((dir_ + "/lost/results.json").c_str());
+  const Result resumed = run("resume " + dir_ + "/lost");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("rung result(s) that trials/ no longer holds (trial 4 at 10"), std::string::npos)
+      << resumed.out;
+  expect_same_results(dir_ + "/lost", dir_ + "/whole");
+  // A damaged state.json is rebuilt from trials/.
+  std::ofstream(dir_ + "/lost/state.json") << "{\"format\": 1, \"sched";
+  std::remove((dir_ + "/lost/results.json").c_str());
+  const Result rebuilt = run("resume " + dir_ + "/lost");
+  ASSERT_EQ(rebuilt.code, 0) << rebuilt.err;
+  EXPECT_NE(rebuilt.out.find("state.json is damaged: rebuilt from trials/"), std::string::npos) << rebuilt.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/lost/state.json")).at("scheduler").at("results").size(), 22u);
+  expect_same_results(dir_ + "/lost", dir_ + "/whole");
 }
 
 TEST_F(Cli, RunRefusesWhatTheTrainerCannotTrainYetAndWritesNothing) {
