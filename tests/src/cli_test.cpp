@@ -84,6 +84,9 @@ class Cli : public ::testing::Test {
     EXPECT_EQ(again.at("best"), whole.at("best"));
   }
 
+  // Defined below kTinySweep, which it runs.
+  void expect_cut_mid_rung_resumes_as_whole(const std::string& run_flags, const std::string& resume_flags);
+
   static bool exists(const std::string& path) {
     struct stat info {};
     return ::stat(path.c_str(), &info) == 0;
@@ -156,6 +159,28 @@ parameters:
   lr: {distribution: log_uniform, min: 0.01, max: 0.5}
   momentum: {distribution: uniform, min: 0.0, max: 0.9}
 )";
+
+// kTinySweep at budgets of 60, 180 and 540 steps at batch 256 (196 steps an
+// epoch: the rungs have mid-rung checkpoints every 50 steps, and evaluation
+// points at 196 and 392, where the training-loss average restarts), run whole
+// into dir_/whole, and into dir_/cut stopped right after its second mid-rung
+// checkpoint, as if killed, then resumed: it continues a rung from its
+// checkpoint and ends as the whole run.
+void Cli::expect_cut_mid_rung_resumes_as_whole(const std::string& run_flags, const std::string& resume_flags) {
+  std::string text = kTinySweep;
+  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
+  const std::string sweep = write_sweep("long.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "2", 1);
+  const Result killed = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0 " + run_flags);
+  unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
+  ASSERT_EQ(killed.code, 9) << killed.err;
+  const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0 " + resume_flags);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  // Which trials had checkpointed where depends on the order the workers took the arrays in.
+  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
+  expect_same_results(dir_ + "/cut", dir_ + "/whole");
+}
 
 // kTinySweep with four brackets (budgets 10 to 270 steps).
 std::string longer_tiny_sweep() {
@@ -363,20 +388,8 @@ TEST_F(Cli, BatchesPreparedAheadGiveTheSameResults) {
   EXPECT_EQ(in_place.out.find("prepared"), std::string::npos) << in_place.out;  // none on the CPU by default
   EXPECT_NE(ahead.out.find("batches for cpu prepared 3 ahead by a background thread"), std::string::npos) << ahead.out;
   expect_same_results(dir_ + "/ahead", dir_ + "/in-place");
-  // Cut mid-rung (after its second checkpoint, as if killed), then resumed
-  // with another count: the resumed trials seek to their checkpoints' steps.
-  std::string text = kTinySweep;
-  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
-  const std::string longer = write_sweep("long.yaml", text);
-  ASSERT_EQ(run("run " + longer + " --out " + dir_ + "/whole").code, 0);
-  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "2", 1);
-  const Result killed = run("run " + longer + " --out " + dir_ + "/cut --checkpoint-every 0 --prefetch 3");
-  unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
-  ASSERT_EQ(killed.code, 9) << killed.err;
-  const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0 --prefetch 1");
-  ASSERT_EQ(resumed.code, 0) << resumed.err;
-  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
-  expect_same_results(dir_ + "/cut", dir_ + "/whole");
+  // Cut mid-rung, then resumed with another count: the resumed trials seek to their checkpoints' steps.
+  ASSERT_NO_FATAL_FAILURE(expect_cut_mid_rung_resumes_as_whole("--prefetch 3", "--prefetch 1"));
   // Token sequences (labels [N, T]) and a GAN's images: the same too. Trials
   // alone, as array sizes follow the probe's timings, and a GAN's convolutions
   // and batch norms round differently at different sizes.
@@ -845,22 +858,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
 }
 
 TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
-  // Budgets 60, 180 and 540 steps at batch 256 (196 steps an epoch): the rungs
-  // have mid-rung checkpoints every 50 steps, and evaluation points at 196 and
-  // 392, where the training-loss average restarts.
-  std::string text = kTinySweep;
-  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
-  const std::string sweep = write_sweep("long.yaml", text);
-  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
-  setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "2", 1);  // exits right after the second, as if killed
-  const Result killed = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0");
-  unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
-  ASSERT_EQ(killed.code, 9) << killed.err;
-  const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0");
-  ASSERT_EQ(resumed.code, 0) << resumed.err;
-  // Which trials had checkpointed where depends on the order the workers took the arrays in.
-  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
-  expect_same_results(dir_ + "/cut", dir_ + "/whole");
+  ASSERT_NO_FATAL_FAILURE(expect_cut_mid_rung_resumes_as_whole("", ""));
   // A finished rung leaves no partial checkpoint behind.
   for (const auto& t : results(dir_ + "/cut").at("trials")) {
     EXPECT_FALSE(exists(dir_ + "/cut/trials/" + t.at("id").dump() + "/partial.pt"));
