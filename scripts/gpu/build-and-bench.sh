@@ -69,7 +69,7 @@ if wanted gpu-tests; then
   {
     within 150 "$build/tests/test_trainers" --gtest_filter='*OnTheGpu*'
     within 60 "$build/tests/test_fusion" --gtest_filter='DeviceMemory.*:DeviceList.*:*OnTheGpu*'
-    within 120 "$build/tests/test_core" --gtest_filter='Cli.Cuda*:Cli.MixedPrecision*'
+    within 150 "$build/tests/test_core" --gtest_filter='Cli.Cuda*:Cli.MixedPrecision*'
   } > "$out/gpu-tests.log" 2>&1
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|error" "$out/gpu-tests.log" | head -40
 fi
