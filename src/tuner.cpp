@@ -338,7 +338,7 @@ class Tuner {
                                    " ahead by a background thread";
       if (device.is_cpu() && ahead > 0) progress_.message(prepared);
       if (!device.is_cpu()) {
-        progress_.message("dataset (" + mb.str() + " MB) " +
+        progress_.message("dataset (" + mb.str() + " MiB) " +
                           (ahead == 0 ? "copied to " + name + " once, for all its arrays"
                                       : "kept on the host; " + prepared + ", pinned and copied asynchronously"));
       }
