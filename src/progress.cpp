@@ -28,6 +28,11 @@ void Progress::replayed(double work, double metric) {
   result(metric);
 }
 
+void Progress::unreplayed(double work) {
+  work_before_ -= work;
+  --results_;
+}
+
 void Progress::array_started(std::int64_t models, double from, double to) {
   models_ = models, from_ = from, to_ = to;
   ++running_;

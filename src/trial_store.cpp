@@ -246,8 +246,10 @@ bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, to
                    problem)) {
     return true;
   }
-  std::string ignored;
-  return load_archive(dir + "/" + kPreviousCheckpoint, expected_crc, model, optimizer, &ignored);
+  std::string previous;
+  if (load_archive(dir + "/" + kPreviousCheckpoint, expected_crc, model, optimizer, &previous)) return true;
+  *problem += "; " + previous;
+  return false;
 }
 
 bool TrialStore::load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,
@@ -265,7 +267,7 @@ bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_cr
     return false;
   }
   if (crc != expected_crc) {
-    *problem = path + " is truncated or corrupt (CRC-32 mismatch)";
+    *problem = path + " does not match the rung's CRC-32 (truncated, corrupt or another rung's)";
     return false;
   }
   torch::serialize::InputArchive archive;

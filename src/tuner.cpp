@@ -175,7 +175,9 @@ class Tuner {
           if (auto mid = resume_partial(t.trial_id, from, job.budget)) {
             from = *mid;  // the rung continues from its last mid-rung checkpoint
           } else {
-            if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from)) from = repair(t.trial_id, from);
+            if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from) && !repair(t.trial_id, from)) {
+              from = 0;  // its code failed training a lost rung again: it trains this rung from the start
+            }
             // Evaluations past where it starts again (a partial rung, or all of a
             // lost checkpoint's) would be recorded twice.
             const std::int64_t start = steps_for(from, config_of(t.trial_id));
@@ -456,7 +458,8 @@ class Tuner {
     fusion::SlotState state;
     std::string problem;
     if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
-      progress_.message("trial " + std::to_string(id) + ": " + problem);
+      progress_.message("trial " + std::to_string(id) + ": no intact checkpoint at " + format_budget(budget) + ": " +
+                        problem);
       return false;
     }
     saved_[id] = {model, state, r->steps, r->progress};
@@ -470,21 +473,21 @@ class Tuner {
   }
 
   // A trial whose checkpoint at `budget` could not be loaded: falls back to
-  // its previous rung's checkpoint and trains that rung again (alone, recording
-  // what it recorded the first time), so it stands at `budget` once more.
-  // Returns where it stands: `budget`, or 0 (no earlier checkpoint loaded: it
-  // trains again from the start).
-  double repair(std::int64_t id, double budget) {
+  // its previous rung's checkpoint (repairing that one first, down to the
+  // start where none is left) and trains the lost rung again, alone, recording
+  // what it recorded the first time: the rung's evaluation, and training
+  // losses averaged over that rung's steps. Returns whether it stands at
+  // `budget` again (false: it failed while training).
+  bool repair(std::int64_t id, double budget) {
     double previous = 0;
     for (const auto& r : rungs_.at(id)) {
       if (r.budget < budget && r.status == "completed") previous = std::max(previous, r.budget);
     }
-    if (previous <= 0 || !restore(id, previous)) {
-      progress_.message("trial " + std::to_string(id) + ": training it again from the start");
-      return 0;
-    }
-    progress_.message("trial " + std::to_string(id) + ": falling back to its checkpoint at " + format_budget(previous) +
-                      " and training its rung to " + format_budget(budget) + " again");
+    if (previous > 0 && !restore(id, previous) && !repair(id, previous)) return false;
+    progress_.message("trial " + std::to_string(id) + ": " +
+                      (previous > 0 ? "falling back to its checkpoint at " + format_budget(previous) + " and training"
+                                    : "training from the start") +
+                      " its rung to " + format_budget(budget) + " again");
     auto& rungs = rungs_.at(id);
     rungs.erase(std::remove_if(rungs.begin(), rungs.end(), [&](const RungResult& r) { return r.budget >= budget; }),
                 rungs.end());
@@ -492,13 +495,14 @@ class Tuner {
     auto& h = records_.at(id).history;
     h.erase(std::remove_if(h.begin(), h.end(), [&](const nlohmann::json& e) { return e.at("step") > start; }), h.end());
     rung_start_[id] = previous;
+    progress_.unreplayed(budget - previous);
     auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
     Reports already_reported;  // the scheduler replayed this rung's result
     for (const auto& plan : packer_.pack({{id, config_of(id), previous, budget}}, capacity)) {
       train_isolating_failures(plan, already_reported, 0);
     }
     rung_start_[id] = budget;
-    return finished(id, budget) && records_.at(id).status != "failed" ? budget : 0;
+    return finished(id, budget) && records_.at(id).status != "failed";
   }
 
   // A trial killed mid-rung: loads its partial checkpoint for the rung

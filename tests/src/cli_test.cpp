@@ -888,36 +888,62 @@ TEST_F(Cli, EveryKillMidRungResumesFromTheLatestCheckpointEvenInAResumedRung) {
 
 TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
   // Budgets 10, 30, 90 and 270 steps. Stopped (after mid-rung checkpoints)
-  // until some trial is inside a rung after two finished ones; then its last
-  // rung's checkpoint is damaged and its mid-rung one lost. Resume loads the
-  // rung before (checkpoint.prev.pt), trains the lost rung again, and ends as
-  // an uninterrupted run.
+  // until some trial is inside a rung after two finished ones; then its
+  // mid-rung checkpoint is lost and its last rung's checkpoint damaged (in a
+  // copy, both of its rungs' checkpoints). Resume loads the rung before
+  // (checkpoint.prev.pt), or, with none left, trains from the start, rung by
+  // rung, recording each rung's evaluation as the uninterrupted run did.
   const std::string sweep = write_sweep("longer.yaml", longer_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   const std::string dir = dir_ + "/cut";
   setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "3", 1);
   Result r = run("run " + sweep + " --out " + dir + " --checkpoint-every 0");
-  std::string victim;
+  std::string victim, start, first, second;  // the trial, its first rung's and last two rungs' budgets ("10 steps")
   for (int i = 0; i < 40 && r.code == 9; ++i) {
     for (int id = 0; id < 64 && victim.empty(); ++id) {
       const std::string json = slurp(dir + "/trials/" + std::to_string(id) + "/trial.json");
       if (json.empty()) continue;
       const auto t = nlohmann::json::parse(json);
-      if (t.contains("partial") && t.at("rungs").size() >= 2) victim = std::to_string(id);
+      if (t.contains("partial") && t.at("rungs").size() >= 2) {
+        victim = std::to_string(id);
+        const auto& rungs = t.at("rungs");
+        start = std::to_string(rungs[0].at("budget").get<int>()) + " steps";
+        first = std::to_string(rungs[rungs.size() - 2].at("budget").get<int>()) + " steps";
+        second = std::to_string(rungs.back().at("budget").get<int>()) + " steps";
+      }
     }
     if (!victim.empty()) break;
     r = run("resume " + dir + " --checkpoint-every 0");
   }
   unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
   ASSERT_FALSE(victim.empty()) << "no trial was stopped inside its third rung";
-  const std::string trial = dir + "/trials/" + victim;
-  ASSERT_TRUE(exists(trial + "/checkpoint.prev.pt"));
-  std::system(("truncate -s 100 '" + trial + "/checkpoint.pt' && rm '" + trial + "/partial.pt'").c_str());
+  const std::string trial = "/trials/" + victim;
+  ASSERT_TRUE(exists(dir + trial + "/checkpoint.prev.pt"));
+  const std::string none_left = dir_ + "/none-left";
+  std::system(("rm '" + dir + trial + "/partial.pt' && cp -a '" + dir + "' '" + none_left + "' && truncate -s 100 '" +
+               dir + trial + "/checkpoint.pt' && truncate -s 100 '" + none_left + trial + "/checkpoint.pt' '" +
+               none_left + trial + "/checkpoint.prev.pt'")
+                  .c_str());
   const Result resumed = run("resume " + dir);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  EXPECT_NE(resumed.out.find("trial " + victim + ": falling back to its checkpoint at"), std::string::npos)
-      << resumed.out;
+  const std::string fell_back = ": falling back to its checkpoint at " + first + " and training its rung to " + second +
+                               " again";
+  EXPECT_NE(resumed.out.find("trial " + victim + fell_back), std::string::npos) << resumed.out;
   expect_same_results(dir, dir_ + "/whole");
+  const Result restarted = run("resume " + none_left);
+  ASSERT_EQ(restarted.code, 0) << restarted.err;
+  for (const std::string& said :
+       {": no intact checkpoint at " + first, ": training from the start its rung to " + start + " again", fell_back}) {
+    EXPECT_NE(restarted.out.find("trial " + victim + said), std::string::npos) << said << "\n" << restarted.out;
+  }
+  expect_same_results(none_left, dir_ + "/whole");
+  // Rungs trained again count once in the progress line: results never pass the total.
+  const std::regex count("results ([0-9]+)/([0-9]+)");
+  for (auto m = std::sregex_iterator(restarted.out.begin(), restarted.out.end(), count); m != std::sregex_iterator(); ++m) {
+    EXPECT_LE(std::stoi((*m)[1]), std::stoi((*m)[2])) << m->str();
+  }
+  EXPECT_EQ(nlohmann::json::parse(slurp(none_left + trial + "/trial.json")).at("rungs"),
+            nlohmann::json::parse(slurp(dir_ + "/whole" + trial + "/trial.json")).at("rungs"));
 }
 
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {

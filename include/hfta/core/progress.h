@@ -24,6 +24,9 @@ class Progress {
 
   /// A rung result from an earlier run, replayed on resume: `work` was done before.
   void replayed(double work, double metric);
+  /// A replayed rung result whose checkpoint was lost: it no longer counts, as
+  /// its work and result count again when its rung is trained again.
+  void unreplayed(double work);
   /// An array of `models` trials starts training from `from` to `to` (with
   /// several workers, while others may be training).
   void array_started(std::int64_t models, double from, double to);
