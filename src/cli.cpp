@@ -198,6 +198,16 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   return kExitOk;
 }
 
+// DIR's results.json, or nullopt with `damaged` set to why it cannot be read.
+std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::string& damaged) {
+  try {
+    return read_results(dir);
+  } catch (const DamagedResults& e) {
+    damaged = e.what();
+    return std::nullopt;
+  }
+}
+
 int run(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();  // from the start: a signal before training stops it at the first check
   auto sweep = load(a.sweep, err);
@@ -218,8 +228,14 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
           << (holder->empty() ? "unknown" : *holder) << "); choose another --out\n";
       return true;
     }
-    err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << dir
-        << ", or choose another --out\n";
+    std::string damaged;
+    if (results_or_damage(dir, damaged)) {
+      err << "hfta-tune run: " << dir << " already holds a finished sweep (see hfta-tune status " << dir
+          << "); choose another --out\n";
+    } else {
+      err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << dir
+          << ", or choose another --out\n";
+    }
     return true;
   };
   if (holds_a_sweep()) return kExitUsage;
@@ -257,6 +273,13 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   return train(*sweep, dir, a.fusion == "auto", a, out, err, "run", *lock);
 }
 
+// "a", "a and b", "a, b and c".
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
 // The paths of a JSON document's leaves ("search.eta"), with their values.
 void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out) {
   if (j.is_object()) {
@@ -284,9 +307,16 @@ void remove_temporary_files(const std::string& dir) {
 bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) {
   struct stat info {};
   if (::stat((dir + "/sweep.json").c_str(), &info) == 0) return true;
-  err << "hfta-tune " << verb << ": " << dir
-      << (::stat(dir.c_str(), &info) != 0 ? " does not exist" : " is not an experiment directory (no sweep.json)")
-      << "\n";
+  err << "hfta-tune " << verb << ": " << (dir.empty() ? "''" : dir);
+  if (::stat(dir.c_str(), &info) != 0) {
+    err << " does not exist\n";
+  } else if (::stat((dir + "/sweep.yaml").c_str(), &info) == 0) {
+    // What a run stopped while writing its first files leaves (run accepts the directory again).
+    err << " holds no sweep.json: the run that made it stopped before its sweep started; start it again with "
+        << "hfta-tune run SWEEP.yaml --out " << dir << "\n";
+  } else {
+    err << " is not an experiment directory (no sweep.json)\n";
+  }
   return false;
 }
 
@@ -294,10 +324,13 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   struct stat info {};
   if (!is_experiment(a.dir, "resume", err)) return kExitUsage;
-  if (read_results(a.dir)) {
+  std::string damaged;
+  if (results_or_damage(a.dir, damaged)) {
     out << a.dir << " is finished; see hfta-tune status " << a.dir << "\n";
     return kExitOk;
   }
+  // Every rung's result is in trials/: the replay writes results.json again.
+  if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
   auto recorded = load(a.dir + "/sweep.json", err);
   if (!recorded) return kExitUsage;
   std::ifstream run_file(a.dir + "/run.json");
@@ -310,6 +343,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     }
   }
   // The sweep file in the directory may have been edited since: refuse changes to the trials.
+  std::string repacked;  // the fusion keys edited, if any
   if (::stat((a.dir + "/sweep.yaml").c_str(), &info) == 0) {
     auto given = load(a.dir + "/sweep.yaml", err);
     if (!given) return kExitUsage;
@@ -319,26 +353,33 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     std::map<std::string, std::string> was, now;
     flatten(to_json(*recorded), "", was);
     flatten(to_json(*given), "", now);
-    std::vector<std::string> changed;
+    // The fusion section decides how trials are packed, never their numbers:
+    // an edit there is taken (and recorded); any other is refused.
+    std::vector<std::string> changed, packing;
+    auto differs = [&](const std::string& k) { (k.rfind("fusion.", 0) == 0 ? packing : changed).push_back(k); };
     for (const auto& [k, v] : now) {
-      if (!was.count(k) || was[k] != v) changed.push_back(k);
+      if (!was.count(k) || was[k] != v) differs(k);
     }
     for (const auto& [k, v] : was) {
-      if (!now.count(k)) changed.push_back(k);
+      if (!now.count(k)) differs(k);
     }
     if (!changed.empty()) {
-      err << "hfta-tune resume: " << a.dir << "/sweep.yaml changed since the sweep started, which would change "
-          << "its trials: ";
-      for (std::size_t i = 0; i < changed.size(); ++i) {
-        err << (i == 0 ? "" : i + 1 == changed.size() ? " and " : ", ") << changed[i];
-      }
-      err << "\n";
+      err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
+          << "what would change its trials: " << joined(changed) << "\n";
       return kExitUsage;
+    }
+    if (!packing.empty()) {
+      recorded->fusion = given->fusion;
+      repacked = joined(packing);
     }
   }
   const bool fuse = run_options.value("fusion", "auto") == "auto";
   const auto lock = lock_or_refuse(a.dir, "resume", err);
   if (!lock) return kExitUsage;
+  if (!repacked.empty()) {
+    write_atomically(a.dir + "/sweep.json", to_json(*recorded).dump(2) + "\n");
+    out << "sweep.yaml's " << repacked << " changed: how trials are packed, not their numbers; packing by it now\n";
+  }
   remove_temporary_files(a.dir);
   return train(*recorded, a.dir, fuse, a, out, err, "resume", *lock);
 }
@@ -347,7 +388,12 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   if (!is_experiment(a.dir, "status", err)) return kExitUsage;
   const auto holder = ExperimentLock::holder(a.dir);
   const bool running = holder.has_value();
-  const auto results = read_results(a.dir);
+  std::string damaged;
+  const auto results = results_or_damage(a.dir, damaged);
+  if (!damaged.empty() && !running) {  // (a resume running writes it again: its progress is shown)
+    err << "hfta-tune status: " << damaged << "; hfta-tune resume " << a.dir << " writes it again\n";
+    return kExitFailure;
+  }
   if (!results) {
     const auto trials = TrialStore(a.dir).load_all();
     std::size_t rungs = 0, partial = 0;
@@ -402,10 +448,23 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 int export_results(const Args& a, std::ostream& out, std::ostream& err) {
-  const auto results = read_results(a.dir);
-  if (!results) {
-    err << "hfta-tune export: " << a.dir << " has no results.json (not a finished sweep)\n";
-    return kExitUsage;
+  if (!is_experiment(a.dir, "export", err)) return kExitUsage;
+  std::string damaged;
+  auto results = results_or_damage(a.dir, damaged);
+  if (!damaged.empty()) {
+    err << "hfta-tune export: " << damaged << "; hfta-tune resume " << a.dir << " writes it again\n";
+    return kExitFailure;
+  }
+  if (!results) {  // running or interrupted: the trials so far
+    const auto sweep = load(a.dir + "/sweep.json", err);
+    if (!sweep) return kExitUsage;
+    SweepResult so_far;
+    so_far.finished = false;
+    for (const auto& [id, t] : TrialStore(a.dir).load_all()) so_far.trials.push_back(t.record);
+    so_far.best = best_trial(so_far.trials, sweep->metric.goal);
+    results = results_json(*sweep, so_far);
+    err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()
+        << " trial(s) so far, at the budgets they reached (\"finished\": false)\n";
   }
   const std::string text = a.format == "csv" ? results_csv(*results) : results->dump(2) + "\n";
   struct stat info {};
@@ -422,9 +481,15 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
       return kExitFailure;
     }
   } else {
-    // Atomically, through a link to the file it names (not over the link).
+    // Atomically, through a link to the file it names (not over the link),
+    // which may not exist yet.
     std::error_code ec;
-    const auto target = std::filesystem::weakly_canonical(a.output, ec);
+    std::filesystem::path named = a.output;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(named, ec))) {
+      const auto to = std::filesystem::read_symlink(named, ec);
+      if (!ec) named = to.is_absolute() ? to : named.parent_path() / to;
+    }
+    const auto target = std::filesystem::weakly_canonical(named, ec);
     try {
       write_atomically(ec ? a.output : target.string(), text);
     } catch (const StorageError& e) {

@@ -113,9 +113,28 @@ ExperimentLock::~ExperimentLock() {
 }
 
 std::optional<nlohmann::json> read_results(const std::string& dir) {
-  std::ifstream in(dir + "/results.json");
-  if (!in) return std::nullopt;
-  return nlohmann::json::parse(in);
+  const std::string path = dir + "/results.json";
+  auto damaged = [&](const std::string& why) { return DamagedResults(path + " is damaged (" + why + ")"); };
+  std::error_code ec;
+  const auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::not_found) return std::nullopt;
+  if (type != std::filesystem::file_type::regular) throw damaged("not a file");
+  std::ifstream in(path);
+  if (!in) throw damaged("cannot be read: " + cause());
+  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw damaged("not JSON: truncated or edited");
+  // What status and export read of it.
+  bool ok = j.is_object() && j.contains("format") && j["format"] == 1 && j.contains("metric") &&
+            j["metric"].is_object() && j["metric"].contains("name") && j.contains("trials") && j["trials"].is_array() &&
+            j.contains("best") && (j["best"].is_null() || (j["best"].is_object() && j["best"].contains("id")));
+  for (std::size_t i = 0; ok && i < j["trials"].size(); ++i) {
+    const auto& t = j["trials"][i];
+    ok = t.is_object() && t.contains("status") && t["status"].is_string() && t.contains("params") &&
+         t["params"].is_object();
+    for (const char* key : {"id", "budget", "metric", "seed"}) ok = ok && t.contains(key);
+  }
+  if (!ok) throw damaged("not results of format 1");
+  return j;
 }
 
 namespace {

@@ -303,6 +303,12 @@ class ParameterReader {
                    search::to_string(spec.max) + ")");
       return false;
     }
+    if (spec.distribution == Distribution::kQuantized && spec.min < spec.max && spec.q > spec.max - spec.min) {
+      r_.error(*r_.child(node, path, "q", false), path + ".q",
+               "the step q (" + search::to_string(spec.q) + ") is larger than the range max - min (" +
+                   search::to_string(spec.max - spec.min) + "): only min could be drawn");
+      return false;
+    }
     const bool log = spec.distribution == Distribution::kLogUniform ||
                      spec.distribution == Distribution::kIntLogUniform || spec.log;
     if (log && spec.min <= 0) {

@@ -197,6 +197,8 @@ class Tuner {
     progress_.finish();
     SweepResult out = result();
     if (out.best >= 0) out.best_test = test_metrics(out.trials[static_cast<std::size_t>(out.best)]);
+    // Stopped during the test evaluation: no results.json, and resume evaluates again (all else is on disk).
+    stop_if_interrupted();
     return out;
   }
 
@@ -899,13 +901,7 @@ class Tuner {
   SweepResult result() const {
     SweepResult out;
     for (const auto& [id, r] : records_) out.trials.push_back(r);
-    for (std::size_t i = 0; i < out.trials.size(); ++i) {
-      if (out.trials[i].status == "diverged" || out.trials[i].status == "failed") continue;
-      if (out.best < 0 || search::better(out.trials[i].metric, out.trials[out.best].metric, sweep_.metric.goal) ||
-          (out.trials[i].metric == out.trials[out.best].metric && out.trials[i].budget > out.trials[out.best].budget)) {
-        out.best = static_cast<std::int64_t>(i);
-      }
-    }
+    out.best = best_trial(out.trials, sweep_.metric.goal);
     return out;
   }
 
@@ -970,6 +966,17 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   return out;
 }
 
+std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal) {
+  const TrialRecord* best = nullptr;
+  for (const TrialRecord& t : trials) {
+    if (t.status == "diverged" || t.status == "failed") continue;
+    if (!best || search::better(t.metric, best->metric, goal) || (t.metric == best->metric && t.budget > best->budget)) {
+      best = &t;
+    }
+  }
+  return best ? best - trials.data() : -1;
+}
+
 SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options) {
   return Tuner(sweep, options).run();
 }
@@ -1004,6 +1011,7 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result)
   }
   return {{"format", 1},
           {"name", sweep.name},
+          {"finished", result.finished},
           {"metric", {{"name", sweep.metric.name}, {"goal", to_string(sweep.metric.goal)}}},
           {"trials", trials},
           {"best", best}};

@@ -210,7 +210,9 @@ std::optional<std::vector<double>> parse_fractions(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
+    std::string item = text.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(' '));  // "0.5, 0.75" as YAML lists are written
+    item.erase(item.find_last_not_of(' ') + 1);
     double v = 0;
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || error != std::errc() || end != item.data() + item.size() || !(v > 0 && v < 1) ||

@@ -268,6 +268,12 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   ASSERT_EQ(::lstat((dir_ + "/link.json").c_str(), &link), 0);
   EXPECT_TRUE(S_ISLNK(link.st_mode));
   EXPECT_EQ(slurp(dir_ + "/export.json").rfind("id,status", 0), 0u);
+  // A link to a file not there yet (relative to the link's folder) makes that file.
+  ::symlink("made.csv", (dir_ + "/dangling.csv").c_str());
+  ASSERT_EQ(run("export " + dir_ + "/fused --format csv --output " + dir_ + "/dangling.csv").code, 0);
+  ASSERT_EQ(::lstat((dir_ + "/dangling.csv").c_str(), &link), 0);
+  EXPECT_TRUE(S_ISLNK(link.st_mode));
+  EXPECT_EQ(slurp(dir_ + "/made.csv").rfind("id,status", 0), 0u);
   EXPECT_EQ(run("export " + dir_ + "/fused --output /dev/null").code, 0);
   struct stat null {};
   ASSERT_EQ(::stat("/dev/null", &null), 0);
@@ -471,6 +477,59 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   const Result reseeded = run("resume " + dir_ + "/cut");
   EXPECT_EQ(reseeded.code, 2);
   EXPECT_NE(reseeded.err.find("seed"), std::string::npos) << reseeded.err;
+  // The fusion section changes how trials are packed, not their numbers: taken, and recorded.
+  std::ofstream(dir_ + "/cut/sweep.yaml") << kTinySweep << "fusion: {max_array: 2}\n";
+  const Result repacked = run("resume " + dir_ + "/cut");
+  ASSERT_EQ(repacked.code, 0) << repacked.err;
+  EXPECT_NE(repacked.out.find("sweep.yaml's fusion.max_array changed"), std::string::npos) << repacked.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/sweep.json")).at("fusion").at("max_array"), 2);
+  const auto packed = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
+  for (std::size_t i = 0; i < all.at("trials").size(); ++i) {
+    EXPECT_EQ(packed.at("trials")[i].at("history"), all.at("trials")[i].at("history")) << i;
+  }
+}
+
+TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  const std::string dir = dir_ + "/done";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir).code, 0);
+  const auto whole = nlohmann::json::parse(slurp(dir + "/results.json"));
+  EXPECT_EQ(whole.at("finished"), true);
+  const Result again = run("run " + sweep + " --out " + dir);
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.err.find("already holds a finished sweep"), std::string::npos) << again.err;
+  for (const char* damage : {"{\"format\": 1, \"trials\": ", "[]", "{\"format\": 2}"}) {
+    SCOPED_TRACE(damage);
+    std::ofstream(dir + "/results.json") << damage;
+    for (const char* verb : {"status ", "export "}) {
+      const Result r = run(verb + dir);
+      EXPECT_EQ(r.code, 1) << verb;
+      EXPECT_NE(r.err.find(dir + "/results.json is damaged"), std::string::npos) << verb << r.err;
+    }
+  }
+  const Result resumed = run("resume " + dir);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("results.json is damaged (not results of format 1); writing it again"),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/results.json")), whole);
+  // Without results.json (a sweep running or interrupted), export writes the trials so far.
+  std::remove((dir + "/results.json").c_str());
+  const Result partial = run("export " + dir);
+  ASSERT_EQ(partial.code, 0) << partial.err;
+  EXPECT_NE(partial.err.find("has not finished"), std::string::npos) << partial.err;
+  const auto so_far = nlohmann::json::parse(partial.out);
+  EXPECT_EQ(so_far.at("finished"), false);
+  ASSERT_EQ(so_far.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    for (const char* key : {"id", "params", "seed", "status", "budget", "metric", "history", "files"}) {
+      EXPECT_EQ(so_far.at("trials")[i].at(key), whole.at("trials")[i].at(key)) << i << " " << key;
+    }
+  }
+  auto best = whole.at("best");
+  best.erase("test");  // evaluated at the end only
+  EXPECT_EQ(so_far.at("best"), best);
+  EXPECT_EQ(run("export " + dir + " --format csv").code, 0);
 }
 
 TEST_F(Cli, StatusSeesTheLockWithoutTakingIt) {

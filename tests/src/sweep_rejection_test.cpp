@@ -209,6 +209,13 @@ TEST(SweepRejection, QuantizedWithoutPositiveStep) {
   expect_rejected(yaml, "parameters.lr.q", "q: 0", "q > 0");
 }
 
+TEST(SweepRejection, QuantizedStepLargerThanTheRange) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr:\n    distribution: quantized\n"
+                                 "    min: 0.1\n    max: 0.5\n    q: 1\n"}});
+  expect_rejected(yaml, "parameters.lr.q", "q: 1", "only min could be drawn");
+}
+
 TEST(SweepRejection, EtaBelowTwo) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  eta: 1\n"}});
   expect_rejected(yaml, "search.eta", "eta: 1", "at least 2");

@@ -62,7 +62,8 @@ TEST(Catalog, TrainingHyperparametersHaveValidDefaults) {
 TEST(Catalog, FractionListsParseStrictly) {
   EXPECT_EQ(parse_fractions("0.5,0.75"), (std::vector<double>{0.5, 0.75}));
   EXPECT_EQ(parse_fractions("0.3"), (std::vector<double>{0.3}));
-  for (const char* bad : {"", "0.5,", "0.75,0.5", "0.5,0.5", "1", "0", "-0.1", "a", "0.5, 0.75", "0.5;0.75"}) {
+  EXPECT_EQ(parse_fractions(" 0.25, 0.5 ,0.9"), (std::vector<double>{0.25, 0.5, 0.9}));
+  for (const char* bad : {"", "0.5,", "0.75,0.5", "0.5,0.5", "1", "0", "-0.1", "a", "0.5, ", " ", "0.5;0.75"}) {
     EXPECT_FALSE(parse_fractions(bad).has_value()) << bad;
   }
 }

@@ -45,7 +45,14 @@ class ExperimentLock {
   int fd_ = -1;
 };
 
-/// DIR/results.json, when the sweep finished.
+/// results.json was found but holds no results of format 1 (truncated,
+/// edited, a directory): `resume` writes it again from the trials' files.
+struct DamagedResults : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// DIR/results.json, when the sweep finished (nullopt: there is none). Throws
+/// DamagedResults, naming the file and what is wrong with it.
 std::optional<nlohmann::json> read_results(const std::string& dir);
 
 /// Every trial as CSV: id, status, budget, metric, seed, one column per

@@ -64,7 +64,12 @@ struct SweepResult {
   std::vector<TrialRecord> trials;  ///< by trial id
   std::int64_t best = -1;           ///< index into trials
   std::optional<TestMetrics> best_test;  ///< the best trial at its final budget, on the test split
+  bool finished = true;             ///< false: the trials so far, of a sweep that runs or was interrupted
 };
+
+/// The index of the best trial by `goal` (ties: the larger budget), among
+/// those neither failed nor diverged; -1 when there is none.
+std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal);
 
 /// What in `sweep` the trainer cannot train yet (empty: all of it), as
 /// "yaml.path: reason" lines; run refuses such sweeps before writing anything.
@@ -74,7 +79,7 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep);
 /// cannot train yet.
 SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options);
 
-/// The documented results.json: {"format": 1, "name", "metric", "trials", "best"}.
+/// The documented results.json: {"format": 1, "name", "finished", "metric", "trials", "best"}.
 nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result);
 
 }  // namespace hfta::core
