@@ -413,6 +413,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
       reject(r);
     }
     if (!documents.empty()) root = documents[0];
+    apply_merge_keys(root);
   } catch (const YAML::Exception& e) {
     r.error_at(e.mark, "", "not valid YAML: " + e.msg);
     reject(r);

@@ -263,4 +263,50 @@ std::optional<size_t> YamlReader::read_enum(const YAML::Node& node, const std::s
   return std::nullopt;
 }
 
+namespace {
+
+void apply_merge_keys(YAML::Node node, int depth) {
+  if (depth > 64) return;  // an alias inside its own anchor: left as it is
+  if (node.IsSequence()) {
+    for (auto item : node) apply_merge_keys(item, depth + 1);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::set<std::string> own;
+  std::vector<YAML::Node> merged;
+  bool merges = false;
+  for (auto entry : node) {
+    apply_merge_keys(entry.second, depth + 1);
+    if (!entry.first.IsScalar()) continue;
+    if (entry.first.Scalar() != "<<") {
+      own.insert(entry.first.Scalar());
+      continue;
+    }
+    if (merges) continue;  // a second "<<" stays, and is reported as a duplicate key
+    const YAML::Node& value = entry.second;
+    bool all_maps = value.IsMap();
+    if (value.IsSequence()) {
+      all_maps = value.size() > 0;
+      for (const auto& m : value) all_maps = all_maps && m.IsMap();
+    }
+    if (!all_maps) continue;  // not a merge: reported as the unknown key "<<"
+    merges = true;
+    if (value.IsMap()) merged.push_back(value);
+    for (const auto& m : value) {
+      if (value.IsSequence()) merged.push_back(m);
+    }
+  }
+  if (!merges) return;
+  node.remove("<<");
+  for (const auto& m : merged) {
+    for (const auto& entry : m) {
+      if (entry.first.IsScalar() && own.insert(entry.first.Scalar()).second) node.force_insert(entry.first, entry.second);
+    }
+  }
+}
+
+}  // namespace
+
+void apply_merge_keys(YAML::Node node) { apply_merge_keys(std::move(node), 0); }
+
 }  // namespace hfta::core

@@ -66,4 +66,10 @@ std::string join_path(const std::string& parent, const std::string& key);
 /// What a node is, for "expected a number, got a mapping".
 std::string describe_node(const YAML::Node& node);
 
+/// Applies YAML merge keys (`<<: *defaults`, or a list of such mappings),
+/// which yaml-cpp 0.7 reads as a key named "<<": the merged mappings' entries
+/// join the mapping (an earlier mapping's over a later one's, its own over
+/// both), keeping their lines for error messages. In place, throughout `node`.
+void apply_merge_keys(YAML::Node node);
+
 }  // namespace hfta::core

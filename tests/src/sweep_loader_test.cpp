@@ -90,6 +90,37 @@ TEST(SweepLoader, ReadsEveryDistribution) {
   EXPECT_EQ(s.find_parameter("eps")->distribution, Distribution::kConst);
 }
 
+TEST(SweepLoader, MergeKeysJoinTheMappingsTheyName) {
+  // YAML's merge key: a mapping, or a list of them (the earlier first), below the mapping's own keys.
+  const SweepConfig s = load(sweep_yaml({{"parameters", R"(parameters:
+  lr: &range {distribution: log_uniform, min: 0.001, max: 0.1}
+  weight_decay:
+    <<: *range
+    min: 1.0e-5
+  momentum:
+    <<: [&unit {distribution: uniform, min: 0.0, max: 1.0}, *range]
+    max: 0.9
+  dropout: {<<: *unit, max: 0.5}
+)"}}));
+  auto param = [&](const std::string& name) {
+    for (const auto& p : s.parameters) {
+      if (p.name == name) return p;
+    }
+    ADD_FAILURE() << "no parameter " << name;
+    return search::ParameterSpec{};
+  };
+  const auto wd = param("weight_decay");
+  EXPECT_EQ(wd.distribution, Distribution::kLogUniform);
+  EXPECT_DOUBLE_EQ(wd.min, 1e-5);
+  EXPECT_DOUBLE_EQ(wd.max, 0.1);
+  const auto m = param("momentum");
+  EXPECT_EQ(m.distribution, Distribution::kUniform);
+  EXPECT_DOUBLE_EQ(m.min, 0.0);
+  EXPECT_DOUBLE_EQ(m.max, 0.9);
+  EXPECT_EQ(param("dropout").distribution, Distribution::kUniform);
+  EXPECT_DOUBLE_EQ(param("dropout").max, 0.5);
+}
+
 TEST(SweepLoader, ParametersAreSortedByNameWhateverTheFileOrder) {
   const auto a = load(sweep_yaml({{"parameters",
                                    "parameters:\n  lr: {values: [0.1]}\n  momentum: {values: [0.9]}\n"}}));

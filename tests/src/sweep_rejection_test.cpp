@@ -216,6 +216,18 @@ TEST(SweepRejection, QuantizedStepLargerThanTheRange) {
   expect_rejected(yaml, "parameters.lr.q", "q: 1", "only min could be drawn");
 }
 
+TEST(SweepRejection, AnErrorInAMergedMappingNamesWhereItWasMergedAndTheLineOfTheValue) {
+  const auto yaml = sweep_yaml({{"parameters",
+                                 "parameters:\n  lr: &range {distribution: log_uniform, min: -1, max: 0.1}\n"
+                                 "  weight_decay:\n    <<: *range\n    max: 0.01\n"}});
+  expect_rejected(yaml, "parameters.weight_decay.min", "min: -1", "min must be > 0");
+}
+
+TEST(SweepRejection, AMergeKeyOfAScalarIsAnUnknownKey) {
+  const auto yaml = sweep_yaml({{"fusion", "fusion:\n  <<: 3\n"}});
+  expect_rejected(yaml, "fusion.<<", "<<", "unknown key '<<'");
+}
+
 TEST(SweepRejection, EtaBelowTwo) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  eta: 1\n"}});
   expect_rejected(yaml, "search.eta", "eta: 1", "at least 2");
