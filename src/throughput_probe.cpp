@@ -29,8 +29,18 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
   std::map<std::int64_t, double> rates;
   double best = 0, last_gain = 0, one = 0;
   int flat = 0;  // sizes in a row without a gain
+  const double start = now();
+  double last_cost = 0;  // seconds the last size took, building it included
+  std::int64_t last_b = 1;
   const ArrayStep single = make_step(1);
   for (std::int64_t b = 1; b <= most; b = b == most ? most + 1 : std::min(2 * b, most)) {
+    // A size costs about its size's share more than the last one did.
+    const double limit = options.max_share * options.sized_steps / std::max(one, 1e-9);
+    if (b > 2 && options.sized_steps > 0 &&
+        now() - start + last_cost * static_cast<double>(b) / static_cast<double>(last_b) > limit) {
+      break;
+    }
+    const double size_start = now();
     const ArrayStep step = b == 1 ? single : make_step(b);
     step();  // warm-up: first-touch allocations, op strategy tuning
     // Each larger size's steps alternate with one model's, and its rate is
@@ -63,8 +73,9 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
     }
     // A size without a gain ends the probe when none has gained yet: the models
     // keep the device busy alone, and each larger size would cost more to time.
-    const bool gained = best > one * (1 + options.gain);
+    const bool gained = best > one * (1 + options.fuse_gain);
     if (rate < options.past_peak * best || flat >= 2 || (flat == 1 && !gained)) break;
+    last_cost = now() - size_start, last_b = b;
   }
   return rates;
 }

@@ -701,8 +701,13 @@ class Tuner {
         std::shared_ptr<trainers::ArrayTrainer> trainer = make_trainer(key, build(b, example, device_of(0)), slots, o);
         return [trainer] { trainer->train(1); };
       };
+      ProbeOptions probe;
+      probe.fuse_gain = sweep_.fusion.min_gain;
+      // The key's share of the sweep's training (the plan's, split as this round's trials are).
+      probe.sized_steps = static_cast<double>(raw_steps(
+          options_.totals.work * static_cast<double>(members.size()) / static_cast<double>(items.size()), example));
       const auto start = std::chrono::steady_clock::now();
-      keep_throughput(key, probe_throughput(make_step, most));
+      keep_throughput(key, probe_throughput(make_step, most, probe));
       // The probe's arrays leave their blocks cached; arrays of other sizes
       // trained after them ran slower (PointNet sweep: 60.9-62.4 s against
       // 56.8-57.9 s with the cache emptied here), so they start from none.
@@ -712,6 +717,9 @@ class Tuner {
       for (const auto& [b, r] : kept_.throughput().at(key)) rates += " B=" + std::to_string(b) + " " + std::to_string(std::lround(r));
       std::ostringstream seconds;
       seconds << std::fixed << std::setprecision(1) << took;
+      if (probe.sized_steps > 0) {
+        seconds << " of at most " << probe.max_share * probe.sized_steps / kept_.throughput().at(key).begin()->second;
+      }
       progress_.message("array sizes measured in " + seconds.str() + " s (model-steps/s):" + rates +
                         "; arrays of at most " + std::to_string(sizer_.capacity(key, example)));
     }

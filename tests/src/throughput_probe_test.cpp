@@ -2,6 +2,7 @@
 // past the peak; here the clock is simulated, so the test times nothing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "hfta/core/kept_measurements.h"
@@ -14,8 +15,7 @@ namespace {
 struct Simulated {
   double clock = 0;
   std::vector<std::int64_t> built;
-  std::map<std::int64_t, double> probe(double (*cost)(std::int64_t), std::int64_t most) {
-    ProbeOptions o;
+  std::map<std::int64_t, double> probe(double (*cost)(std::int64_t), std::int64_t most, ProbeOptions o = {}) {
     o.now = [this] { return clock; };
     o.seconds_each = 1.0;
     return probe_throughput(
@@ -53,6 +53,46 @@ TEST(ThroughputProbe, StopsOnAPlateau) {
   Simulated later;  // 1 -> 2 gains 33%, then two sizes in a row under 5%
   later.probe([](std::int64_t b) { return b == 1 ? 0.1 : 0.075 * static_cast<double>(b) * (b >= 4 ? 0.99 : 1.0); }, 64);
   EXPECT_EQ(later.built, (std::vector<std::int64_t>{1, 2, 4, 8}));
+}
+
+TEST(ThroughputProbe, ASmallGainEndsAtTheFirstPlateauUnlessItPaysForFusing) {
+  // PointNet's readings: two models gain 7% over one, four no more.
+  auto pointnet = [](std::int64_t b) { return b == 1 ? 0.1 : 0.0935 * static_cast<double>(b); };
+  Simulated fuses_at_5;  // 7% is a gain at the default 5%: one plateau more
+  fuses_at_5.probe(pointnet, 64);
+  EXPECT_EQ(fuses_at_5.built, (std::vector<std::int64_t>{1, 2, 4, 8}));
+  Simulated fuses_at_10;
+  ProbeOptions o;
+  o.fuse_gain = 0.1;  // a sweep's fusion.min_gain: 7% would never fuse
+  fuses_at_10.probe(pointnet, 64, o);
+  EXPECT_EQ(fuses_at_10.built, (std::vector<std::int64_t>{1, 2, 4}));
+}
+
+TEST(ThroughputProbe, CostsAtMostItsShareOfTheTrainingItSizes) {
+  // Each model 10% cheaper in every larger array: the probe would go to 64.
+  auto rising = [](std::int64_t b) { return 0.1 * static_cast<double>(b) * std::pow(0.9, std::log2(static_cast<double>(b))); };
+  Simulated unlimited;
+  unlimited.probe(rising, 64);
+  EXPECT_EQ(unlimited.built, (std::vector<std::int64_t>{1, 2, 4, 8, 16, 32, 64}));
+  // 600 model-steps of 0.1 s: 60 s alone, of which 10% is 6 s. Sizes 1 and 2
+  // take about 2 and 3 s (a second of timed steps each, their warm-ups, and
+  // size 2's steps of one model beside its own); size 4 would take about 6 s more.
+  Simulated limited;
+  ProbeOptions o;
+  o.sized_steps = 600;
+  const auto rates = limited.probe(rising, 64, o);
+  EXPECT_EQ(limited.built, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_LE(limited.clock, 6.0);
+  EXPECT_EQ(rates.size(), 2u);
+  // Sizes 1 and 2 are measured however small the training: fusing is decided on them.
+  Simulated tiny;
+  o.sized_steps = 1;
+  EXPECT_EQ(tiny.probe(rising, 64, o).size(), 2u);
+  Simulated ample;  // ten times the training: sizes up to 32 fit in its 60 s
+  o.sized_steps = 6000;
+  ample.probe(rising, 64, o);
+  EXPECT_EQ(ample.built, (std::vector<std::int64_t>{1, 2, 4, 8, 16, 32}));
+  EXPECT_LE(ample.clock, 60.0);
 }
 
 TEST(ThroughputProbe, IgnoresStepsThatOtherWorkInterrupted) {
