@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <map>
 #include <ostream>
@@ -330,6 +331,11 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   // Every rung's result is in trials/: the replay writes results.json again.
+  struct stat results {};
+  if (!damaged.empty() && ::lstat((a.dir + "/results.json").c_str(), &results) == 0 && !S_ISREG(results.st_mode)) {
+    err << "hfta-tune resume: " << damaged << "; remove it, and resume writes it again from the trials' files\n";
+    return kExitFailure;
+  }
   if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
   auto recorded = load(a.dir + "/sweep.json", err);
   if (!recorded) return kExitUsage;
@@ -377,6 +383,14 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   const auto lock = lock_or_refuse(a.dir, "resume", err);
   if (!lock) return kExitUsage;
   if (!repacked.empty()) {
+    try {  // what train() refuses with exit code 2, refused before anything is written
+      if (!precision_fits(*recorded, a.dir + "/sweep.json", fusion::parse_device_list(a.device), "resume", err)) {
+        return kExitUsage;
+      }
+    } catch (const std::invalid_argument& e) {
+      err << "hfta-tune resume: --device: " << e.what() << "\n";
+      return kExitUsage;
+    }
     write_atomically(a.dir + "/sweep.json", to_json(*recorded).dump(2) + "\n");
     out << "sweep.yaml's " << repacked << " changed: how trials are packed, not their numbers; packing by it now\n";
   }
@@ -460,7 +474,13 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
     if (!sweep) return kExitUsage;
     SweepResult so_far;
     so_far.finished = false;
-    for (const auto& [id, t] : TrialStore(a.dir).load_all()) so_far.trials.push_back(t.record);
+    for (const auto& [id, t] : TrialStore(a.dir).load_all()) {
+      so_far.trials.push_back(t.record);
+      if (t.rungs.empty()) {  // inside its first rung: nothing measured yet
+        so_far.trials.back().status = "running";
+        so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();
+      }
+    }
     so_far.best = best_trial(so_far.trials, sweep->metric.goal);
     results = results_json(*sweep, so_far);
     err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()

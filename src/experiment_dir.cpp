@@ -125,8 +125,9 @@ std::optional<nlohmann::json> read_results(const std::string& dir) {
   if (j.is_discarded()) throw damaged("not JSON: truncated or edited");
   // What status and export read of it.
   bool ok = j.is_object() && j.contains("format") && j["format"] == 1 && j.contains("metric") &&
-            j["metric"].is_object() && j["metric"].contains("name") && j.contains("trials") && j["trials"].is_array() &&
-            j.contains("best") && (j["best"].is_null() || (j["best"].is_object() && j["best"].contains("id")));
+            j["metric"].is_object() && j["metric"].contains("name") && j["metric"]["name"].is_string() &&
+            j.contains("trials") && j["trials"].is_array() && j.contains("best") &&
+            (j["best"].is_null() || (j["best"].is_object() && j["best"].contains("id") && j["best"].contains("metric")));
   for (std::size_t i = 0; ok && i < j["trials"].size(); ++i) {
     const auto& t = j["trials"][i];
     ok = t.is_object() && t.contains("status") && t["status"].is_string() && t.contains("params") &&

@@ -176,7 +176,8 @@ class Tuner {
             from = *mid;  // the rung continues from its last mid-rung checkpoint
           } else {
             if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from) && !repair(t.trial_id, from)) {
-              from = 0;  // its code failed training a lost rung again: it trains this rung from the start
+              report_failure(t.trial_id, job.budget);  // it failed training a lost rung again: it stays failed
+              continue;
             }
             // Evaluations past where it starts again (a partial rung, or all of a
             // lost checkpoint's) would be recorded twice.
@@ -479,7 +480,7 @@ class Tuner {
   // start where none is left) and trains the lost rung again, alone, recording
   // what it recorded the first time: the rung's evaluation, and training
   // losses averaged over that rung's steps. Returns whether it stands at
-  // `budget` again (false: it failed while training).
+  // `budget` again, still running (false: it failed, or this time stopped).
   bool repair(std::int64_t id, double budget) {
     double previous = 0;
     for (const auto& r : rungs_.at(id)) {
@@ -504,7 +505,8 @@ class Tuner {
       train_isolating_failures(plan, already_reported, 0);
     }
     rung_start_[id] = budget;
-    return finished(id, budget) && records_.at(id).status != "failed";
+    const RungResult* again = finished(id, budget);
+    return again && again->status == "completed";
   }
 
   // A trial killed mid-rung: loads its partial checkpoint for the rung
@@ -704,8 +706,10 @@ class Tuner {
       ProbeOptions probe;
       probe.fuse_gain = sweep_.fusion.min_gain;
       // The key's share of the sweep's training (the plan's, split as this round's trials are).
-      probe.sized_steps = static_cast<double>(raw_steps(
-          options_.totals.work * static_cast<double>(members.size()) / static_cast<double>(items.size()), example));
+      if (options_.totals.work > 0) {
+        probe.sized_steps = std::max<double>(1, static_cast<double>(raw_steps(
+            options_.totals.work * static_cast<double>(members.size()) / static_cast<double>(items.size()), example)));
+      }
       const auto start = std::chrono::steady_clock::now();
       keep_throughput(key, probe_throughput(make_step, most, probe));
       // The probe's arrays leave their blocks cached; arrays of other sizes
@@ -977,7 +981,8 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
 std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal) {
   const TrialRecord* best = nullptr;
   for (const TrialRecord& t : trials) {
-    if (t.status == "diverged" || t.status == "failed") continue;
+    // Not diverged, failed, or still in its first rung (an unfinished sweep's).
+    if ((t.status != "completed" && t.status != "stopped") || t.budget <= 0 || std::isnan(t.metric)) continue;
     if (!best || search::better(t.metric, best->metric, goal) || (t.metric == best->metric && t.budget > best->budget)) {
       best = &t;
     }

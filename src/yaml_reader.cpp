@@ -265,40 +265,44 @@ std::optional<size_t> YamlReader::read_enum(const YAML::Node& node, const std::s
 
 namespace {
 
-void apply_merge_keys(YAML::Node node, int depth) {
-  if (depth > 64) return;  // an alias inside its own anchor: left as it is
+// `seen`: the collections already walked. An alias names its anchor's node, so
+// a node is walked once however often it is named (aliases of aliases would
+// otherwise multiply the walk), and never from inside itself.
+void apply_merge_keys(YAML::Node node, std::vector<YAML::Node>& seen) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  for (const auto& s : seen) {
+    if (s.is(node)) return;
+  }
+  seen.push_back(node);
   if (node.IsSequence()) {
-    for (auto item : node) apply_merge_keys(item, depth + 1);
+    for (auto item : node) apply_merge_keys(item, seen);
     return;
   }
-  if (!node.IsMap()) return;
   std::set<std::string> own;
   std::vector<YAML::Node> merged;
-  bool merges = false;
+  bool merge_key_seen = false, merges = false;
   for (auto entry : node) {
-    apply_merge_keys(entry.second, depth + 1);
+    apply_merge_keys(entry.second, seen);
     if (!entry.first.IsScalar()) continue;
     if (entry.first.Scalar() != "<<") {
       own.insert(entry.first.Scalar());
       continue;
     }
-    if (merges) continue;  // a second "<<" stays, and is reported as a duplicate key
+    if (merge_key_seen) continue;  // a second "<<" stays, reported as a duplicate key
+    merge_key_seen = true;
     const YAML::Node& value = entry.second;
-    bool all_maps = value.IsMap();
-    if (value.IsSequence()) {
-      all_maps = value.size() > 0;
-      for (const auto& m : value) all_maps = all_maps && m.IsMap();
-    }
-    if (!all_maps) continue;  // not a merge: reported as the unknown key "<<"
-    merges = true;
+    merges = value.IsMap() || (value.IsSequence() && value.size() > 0);
+    for (const auto& m : value) merges = merges && (value.IsMap() || m.IsMap());
+    if (!merges) continue;  // not a merge: "<<" stays, reported as an unknown key
     if (value.IsMap()) merged.push_back(value);
     for (const auto& m : value) {
       if (value.IsSequence()) merged.push_back(m);
     }
   }
   if (!merges) return;
-  node.remove("<<");
+  node.remove("<<");  // the first, the one merged
   for (const auto& m : merged) {
+    if (m.is(node)) continue;  // merged into itself: adds nothing (and is not read while it grows)
     for (const auto& entry : m) {
       if (entry.first.IsScalar() && own.insert(entry.first.Scalar()).second) node.force_insert(entry.first, entry.second);
     }
@@ -307,6 +311,9 @@ void apply_merge_keys(YAML::Node node, int depth) {
 
 }  // namespace
 
-void apply_merge_keys(YAML::Node node) { apply_merge_keys(std::move(node), 0); }
+void apply_merge_keys(YAML::Node node) {
+  std::vector<YAML::Node> seen;
+  apply_merge_keys(std::move(node), seen);
+}
 
 }  // namespace hfta::core

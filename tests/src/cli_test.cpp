@@ -478,10 +478,17 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   EXPECT_EQ(reseeded.code, 2);
   EXPECT_NE(reseeded.err.find("seed"), std::string::npos) << reseeded.err;
   // The fusion section changes how trials are packed, not their numbers: taken, and recorded.
+  // (The first bracket's nine trials are lost, so they train again, at most two an array.)
   std::ofstream(dir_ + "/cut/sweep.yaml") << kTinySweep << "fusion: {max_array: 2}\n";
+  std::remove((dir_ + "/cut/results.json").c_str());
+  for (int id = 0; id < 9; ++id) std::filesystem::remove_all(dir_ + "/cut/trials/" + std::to_string(id));
+  EXPECT_EQ(run("resume " + dir_ + "/cut --device cuda:0").code, 2);  // refused before sweep.json is rewritten
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/sweep.json")).at("fusion").at("max_array"), 64);
   const Result repacked = run("resume " + dir_ + "/cut");
   ASSERT_EQ(repacked.code, 0) << repacked.err;
   EXPECT_NE(repacked.out.find("sweep.yaml's fusion.max_array changed"), std::string::npos) << repacked.out;
+  EXPECT_NE(repacked.out.find("array of 2 trial(s)"), std::string::npos) << repacked.out;
+  EXPECT_FALSE(std::regex_search(repacked.out, std::regex("array of ([3-9]|[1-9][0-9]+) trial"))) << repacked.out;
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/sweep.json")).at("fusion").at("max_array"), 2);
   const auto packed = nlohmann::json::parse(slurp(dir_ + "/cut/results.json"));
   for (std::size_t i = 0; i < all.at("trials").size(); ++i) {
@@ -530,6 +537,22 @@ TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
   best.erase("test");  // evaluated at the end only
   EXPECT_EQ(so_far.at("best"), best);
   EXPECT_EQ(run("export " + dir + " --format csv").code, 0);
+  // A trial inside its first rung has measured nothing: running, and never the best.
+  auto trial = nlohmann::json::parse(slurp(dir + "/trials/0/trial.json"));
+  trial["rungs"] = nlohmann::json::array();
+  trial["history"] = nlohmann::json::array();
+  std::ofstream(dir + "/trials/0/trial.json") << trial.dump();
+  const std::string minimized = std::regex_replace(slurp(dir + "/sweep.json"), std::regex("\"maximize\""), "\"minimize\"");
+  std::ofstream(dir + "/sweep.json") << minimized;
+  const auto running = nlohmann::json::parse(run("export " + dir).out);
+  EXPECT_EQ(running.at("trials")[0].at("status"), "running");
+  EXPECT_TRUE(running.at("trials")[0].at("metric").is_null());
+  EXPECT_NE(running.at("best").at("id"), 0);
+  // results.json as a directory: resume refuses it before replaying anything.
+  std::filesystem::create_directory(dir + "/results.json");
+  const Result refused = run("resume " + dir);
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("results.json is damaged (not a file); remove it"), std::string::npos) << refused.err;
 }
 
 TEST_F(Cli, StatusSeesTheLockWithoutTakingIt) {

@@ -228,6 +228,26 @@ TEST(SweepRejection, AMergeKeyOfAScalarIsAnUnknownKey) {
   expect_rejected(yaml, "fusion.<<", "<<", "unknown key '<<'");
 }
 
+TEST(SweepRejection, AliasesNamingAliasesAreWalkedOnce) {
+  // Ten levels of ten aliases each: 10^10 paths, one node each level.
+  std::string bomb = "x0: &x0 [1, 2]\n";
+  for (int level = 1; level <= 10; ++level) {
+    const std::string prev = "*x" + std::to_string(level - 1);
+    bomb += "x" + std::to_string(level) + ": &x" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) bomb += (i ? ", " : "") + prev;
+    bomb += "]\n";
+  }
+  expect_rejected(sweep_yaml({{"x0", bomb}}), "x0", "x0:", "unknown key 'x0'");
+}
+
+TEST(SweepRejection, QuantizedStepThatSpansTheRangeExactlyIsAccepted) {
+  // 0.3 - 0.1 is 0.19999999999999998 in floating point: still two values, 0.1 and 0.3.
+  EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"parameters",
+                                                  "parameters:\n  lr:\n    distribution: quantized\n"
+                                                  "    min: 0.1\n    max: 0.3\n    q: 0.2\n"}}),
+                                    "sweep.yaml"));
+}
+
 TEST(SweepRejection, EtaBelowTwo) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  eta: 1\n"}});
   expect_rejected(yaml, "search.eta", "eta: 1", "at least 2");

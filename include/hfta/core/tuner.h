@@ -68,7 +68,7 @@ struct SweepResult {
 };
 
 /// The index of the best trial by `goal` (ties: the larger budget), among
-/// those neither failed nor diverged; -1 when there is none.
+/// those completed or stopped at a budget above 0; -1 when there is none.
 std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal);
 
 /// What in `sweep` the trainer cannot train yet (empty: all of it), as
