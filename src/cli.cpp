@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -12,12 +13,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -45,6 +49,7 @@ struct Args {
   std::string fusion = "auto";
   std::string device = "cpu";
   double checkpoint_every = 300;  // seconds between mid-rung checkpoints
+  std::string time_limit;         // --time-limit as given ("" or "0": none)
   int workers = 0;                // arrays trained at the same time; 0: default_workers()
   std::string prefetch = "auto";  // training batches prepared ahead by a background thread
   std::int64_t seed = -1;
@@ -52,6 +57,32 @@ struct Args {
   std::string format = "json";
   std::string output;
 };
+
+// Seconds in "90", "90s", "1.5m", "2h" or "1h30m" (units in that order, each
+// once), or nullopt. "" is 0: no limit.
+std::optional<double> duration_seconds(const std::string& text) {
+  if (text.empty()) return 0.0;
+  static const std::pair<char, double> units[] = {{'h', 3600}, {'m', 60}, {'s', 1}};
+  double total = 0;
+  std::size_t next_unit = 0, at = 0;
+  while (at < text.size()) {
+    char* end = nullptr;
+    if (!std::isdigit(static_cast<unsigned char>(text[at])) && text[at] != '.') return std::nullopt;
+    const double n = std::strtod(text.c_str() + at, &end);
+    at = static_cast<std::size_t>(end - text.c_str());
+    if (at == text.size()) {  // a bare number: seconds, alone
+      if (next_unit > 0) return std::nullopt;
+      total += n;
+      break;
+    }
+    while (next_unit < std::size(units) && units[next_unit].first != text[at]) ++next_unit;
+    if (next_unit == std::size(units)) return std::nullopt;
+    total += n * units[next_unit++].second;
+    ++at;
+  }
+  if (!std::isfinite(total) || total < 0) return std::nullopt;
+  return total;
+}
 
 // Loads the sweep, printing every problem; nullopt means exit 2.
 // The trainer's refusals too, so that validate and plan agree with run.
@@ -125,6 +156,46 @@ std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char*
   return lock;
 }
 
+// The five best trials, best first, as `run` ends.
+void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, std::ostream& out) {
+  std::vector<const TrialRecord*> ranked;
+  for (const auto& t : trials) {
+    if (!std::isnan(t.metric)) ranked.push_back(&t);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* x, const auto* y) {
+    return search::better(x->metric, y->metric, sweep.metric.goal);
+  });
+  out << "\nbest trials (" << sweep.metric.name << ", " << to_string(sweep.metric.goal) << "):\n";
+  for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
+    out << "  trial " << ranked[i]->id << "  " << sweep.metric.name << " " << ranked[i]->metric << "  budget "
+        << ranked[i]->budget << "  " << ranked[i]->status << "  {";
+    bool first = true;
+    for (const auto& [k, v] : ranked[i]->params) {
+      out << (first ? "" : ", ") << k << ": " << search::to_string(v);
+      first = false;
+    }
+    out << "}\n";
+  }
+  if (ranked.empty()) out << "  none has a result yet\n";
+}
+
+// An unfinished sweep's trials, each at the budget it reached, and the best of
+// them; `rungs`, when given, counts their finished rungs.
+SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std::size_t* rungs = nullptr) {
+  SweepResult so_far;
+  so_far.finished = false;
+  for (const auto& [id, t] : TrialStore(dir).load_all()) {
+    if (rungs) *rungs += t.rungs.size();
+    so_far.trials.push_back(t.record);
+    if (t.rungs.empty()) {  // inside its first rung: nothing measured yet
+      so_far.trials.back().status = "running";
+      so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+  so_far.best = best_trial(so_far.trials, sweep.metric.goal);
+  return so_far;
+}
+
 // Trains the sweep in `dir`, whose lock the caller holds.
 int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
           std::ostream& err, const char* verb, const ExperimentLock& /*held*/) {
@@ -160,6 +231,16 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   try {
     result = run_sweep(sweep, options);
   } catch (const Interrupted&) {
+    if (time_limit_reached()) {  // as asked: the trials so far, and how to go on
+      std::size_t rungs = 0;
+      const SweepResult so_far = trials_so_far(dir, sweep, &rungs);
+      out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit) << " reached: stopped after a checkpoint, with " << rungs << " of "
+          << options.totals.results << " rung results";
+      print_best(sweep, so_far.trials, out);
+      out << "continue with hfta-tune resume " << dir << "; hfta-tune export " << dir
+          << " writes the trials so far\n";
+      return kExitOk;
+    }
     err << "hfta-tune " << verb << ": stopped by " << interrupt_name()
         << "; finished rungs and the checkpoints of the trials in training are kept: hfta-tune resume " << dir
         << "\n";
@@ -170,23 +251,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitFailure;
   }
   write_atomically(dir + "/results.json", results_json(sweep, result).dump(2) + "\n");
-  // The best trials, best first.
-  std::vector<const TrialRecord*> ranked;
-  for (const auto& t : result.trials) ranked.push_back(&t);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* x, const auto* y) {
-    return search::better(x->metric, y->metric, sweep.metric.goal);
-  });
-  out << "\nbest trials (" << sweep.metric.name << ", " << to_string(sweep.metric.goal) << "):\n";
-  for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
-    out << "  trial " << ranked[i]->id << "  " << sweep.metric.name << " " << ranked[i]->metric << "  budget "
-        << ranked[i]->budget << "  " << ranked[i]->status << "  {";
-    bool first = true;
-    for (const auto& [k, v] : ranked[i]->params) {
-      out << (first ? "" : ", ") << k << ": " << search::to_string(v);
-      first = false;
-    }
-    out << "}\n";
-  }
+  print_best(sweep, result.trials, out);
   if (result.best_test) {
     out << "best trial " << result.trials[static_cast<std::size_t>(result.best)].id << " on the test split: ";
     if (std::isnan(result.best_test->fid)) {
@@ -211,6 +276,7 @@ std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::str
 
 int run(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();  // from the start: a signal before training stops it at the first check
+  stop_after(duration_seconds(a.time_limit).value_or(0));  // the limit counts from the start too
   auto sweep = load(a.sweep, err);
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
@@ -323,6 +389,7 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
 
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
+  stop_after(duration_seconds(a.time_limit).value_or(0));
   struct stat info {};
   if (!is_experiment(a.dir, "resume", err)) return kExitUsage;
   std::string damaged;
@@ -472,16 +539,7 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
   if (!results) {  // running or interrupted: the trials so far
     const auto sweep = load(a.dir + "/sweep.json", err);
     if (!sweep) return kExitUsage;
-    SweepResult so_far;
-    so_far.finished = false;
-    for (const auto& [id, t] : TrialStore(a.dir).load_all()) {
-      so_far.trials.push_back(t.record);
-      if (t.rungs.empty()) {  // inside its first rung: nothing measured yet
-        so_far.trials.back().status = "running";
-        so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();
-      }
-    }
-    so_far.best = best_trial(so_far.trials, sweep->metric.goal);
+    const SweepResult so_far = trials_so_far(a.dir, *sweep);
     results = results_json(*sweep, so_far);
     err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()
         << " trial(s) so far, at the budgets they reached (\"finished\": false)\n";
@@ -600,11 +658,20 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "none on the CPU or where the dataset fits on the GPU, else 2 from pinned host memory)";
   run_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
 
+  const auto duration = [](const std::string& v) -> std::string {
+    return duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
+  };
+  const std::string time_limit_help =
+      "Stop after this long (90s, 30m, 2h, 1h30m; from the command's start) as Ctrl-C would, after a checkpoint, "
+      "print the best trials so far and exit 0; resume continues";
+  run_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
+
   auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   resume_cmd->add_option("--workers", a.workers, workers_help)->check(count);
   resume_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
+  resume_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
   resume_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,... (default cpu)");
 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");

@@ -3,12 +3,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <csignal>
+#include <limits>
 
 namespace hfta::core {
 namespace {
 
 std::atomic<int> received{0};
+// steady_clock ticks; max: no limit.
+std::atomic<std::int64_t> deadline{std::numeric_limits<std::int64_t>::max()};
+
+std::int64_t now() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
 extern "C" void on_signal(int sig) {
   received = sig;
@@ -29,13 +36,23 @@ void catch_interrupts() {
   ::sigaction(SIGTERM, &action, nullptr);
 }
 
-bool interrupted() { return received != 0; }
+void stop_after(double seconds) {
+  using ticks = std::chrono::steady_clock::duration;
+  deadline = seconds > 0 ? now() + std::chrono::duration_cast<ticks>(std::chrono::duration<double>(seconds)).count()
+                         : std::numeric_limits<std::int64_t>::max();
+}
+
+bool signalled() { return received != 0; }
+
+bool time_limit_reached() { return !signalled() && now() >= deadline; }
+
+bool interrupted() { return signalled() || now() >= deadline; }
 
 const char* interrupt_name() {
   switch (received.load()) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
-    default: return "";
+    default: return time_limit_reached() ? "the time limit" : "";
   }
 }
 

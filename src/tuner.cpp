@@ -62,6 +62,9 @@ std::set<std::int64_t> fault_injection() {
   return out;
 }
 
+// A count a test sets in the environment variable `name` (0 when unset).
+int env_count(const char* name) { return std::getenv(name) ? std::atoi(std::getenv(name)) : 0; }
+
 // A model option's catalog default, as written in YAML; null when the model has no such option.
 const std::string* model_default(const SweepConfig& s, const std::string& name) {
   const auto* model = trainers::find_model(s.task.model);
@@ -198,8 +201,10 @@ class Tuner {
     progress_.finish();
     SweepResult out = result();
     if (out.best >= 0) out.best_test = test_metrics(out.trials[static_cast<std::size_t>(out.best)]);
-    // Stopped during the test evaluation: no results.json, and resume evaluates again (all else is on disk).
-    stop_if_interrupted();
+    // Stopped by a signal during the test evaluation: no results.json, and
+    // resume evaluates again (all else is on disk). A time limit that passed
+    // meanwhile lets the finished sweep write its results.
+    if (signalled()) throw Interrupted();
     return out;
   }
 
@@ -844,6 +849,7 @@ class Tuner {
         progress_.advanced(work_per_step * static_cast<double>(n));
         advanced += work_per_step * static_cast<double>(n);
         if (interrupt_after_pieces_ > 0 && --interrupt_after_pieces_ == 0) std::raise(SIGINT);
+        if (time_up_after_pieces_ > 0 && --time_up_after_pieces_ == 0) stop_after(1e-9);
         if (piece + n < chunk) {
           checkpoint_if_due(done + piece + n);
           stop_if_interrupted_at(done + piece + n);
@@ -941,11 +947,11 @@ class Tuner {
   std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
   std::map<std::int64_t, double> rung_start_;      ///< where each trial's current rung began
   // Tests: the process exits (as if killed) after this many mid-rung checkpoints.
-  int exit_after_checkpoints_ = std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")
-                                    ? std::atoi(std::getenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS")) : 0;
-  // Tests: the process sends itself SIGINT after this many pieces of training (inside a rung, for sure).
-  int interrupt_after_pieces_ = std::getenv("HFTA_TUNE_SIGINT_AFTER_PIECES")
-                                    ? std::atoi(std::getenv("HFTA_TUNE_SIGINT_AFTER_PIECES")) : 0;
+  int exit_after_checkpoints_ = env_count("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
+  // Tests: the process sends itself SIGINT, or its time limit passes, after
+  // this many pieces of training (inside a rung, for sure).
+  int interrupt_after_pieces_ = env_count("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  int time_up_after_pieces_ = env_count("HFTA_TUNE_TIME_UP_AFTER_PIECES");
   const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
   const bool gan_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kGan;

@@ -939,6 +939,54 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   expect_same_results(dir_ + "/at-end", dir_ + "/whole");
 }
 
+TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
+  std::string text = kTinySweep;
+  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
+  const std::string sweep = write_sweep("long.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+
+  // The limit passes inside a rung, for sure (after the third piece of
+  // training, one worker): stopped as Ctrl-C stops, but asked for.
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
+  const Result limited = run("run " + sweep + " --out " + dir_ + "/limited --workers 1 --time-limit 1h30m");
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_EQ(limited.code, 0) << limited.err;
+  // (How many rungs ended first depends on the array sizes the probe chose.)
+  EXPECT_TRUE(std::regex_search(
+      limited.out, std::regex("time limit of 1h30m reached: stopped after a checkpoint, with [0-9] of 22 rung results")))
+      << limited.out;
+  EXPECT_NE(limited.out.find("continue with hfta-tune resume " + dir_ + "/limited"), std::string::npos);
+  EXPECT_FALSE(exists(dir_ + "/limited/results.json"));  // written when the sweep finishes
+  EXPECT_NE(run("status " + dir_ + "/limited").out.find("interrupted"), std::string::npos);
+  const Result resumed = run("resume " + dir_ + "/limited");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
+  expect_same_results(dir_ + "/limited", dir_ + "/whole");
+
+  // On the clock: a limit shorter than start-up stops before the first array,
+  // and each resume under it too; then one without ends as one run.
+  const Result at_once = run("run " + sweep + " --out " + dir_ + "/at-once --time-limit 0.001s");
+  ASSERT_EQ(at_once.code, 0) << at_once.err;
+  EXPECT_NE(at_once.out.find("time limit of 0.001s reached: stopped after a checkpoint, with 0 of 22 rung results"),
+            std::string::npos)
+      << at_once.out;
+  EXPECT_NE(at_once.out.find("none has a result yet"), std::string::npos) << at_once.out;
+  ASSERT_EQ(run("resume " + dir_ + "/at-once --time-limit 0.001").code, 0);
+  EXPECT_FALSE(exists(dir_ + "/at-once/results.json"));
+  ASSERT_EQ(run("resume " + dir_ + "/at-once --time-limit 2h").code, 0);
+  expect_same_results(dir_ + "/at-once", dir_ + "/whole");
+
+  // A limit that is no duration is bad usage: nothing is written.
+  for (const char* bad : {"10x", "-5", "1h1h", "30m2h", "m"}) {
+    const Result r = run("run " + sweep + " --out " + dir_ + "/bad --time-limit " + bad);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--time-limit: expected a duration such as 90s, 30m, 2h or 1h30m, got '" + std::string(bad) + "'"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(exists(dir_ + "/bad")) << bad;
+  }
+}
+
 TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
   ASSERT_NO_FATAL_FAILURE(expect_cut_mid_rung_resumes_as_whole("", ""));
   // A finished rung leaves no partial checkpoint behind.

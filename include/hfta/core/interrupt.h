@@ -2,6 +2,7 @@
 // mid-write: the arrays in training save a mid-rung checkpoint and the
 // process exits 1, resumable, saying so. A second signal kills at once (the
 // default action), for a user who will not wait for the checkpoint.
+// A time limit (--time-limit) stops a sweep the same way once it passes.
 #pragma once
 
 #include <stdexcept>
@@ -16,10 +17,21 @@ struct Interrupted : std::runtime_error {
 /// Catches SIGINT and SIGTERM from here on (once; later calls do nothing more).
 void catch_interrupts();
 
+/// Stops the sweep as a signal would once `seconds` have passed from now
+/// (0: never, the default).
+void stop_after(double seconds);
+
 /// Whether SIGINT or SIGTERM arrived since catch_interrupts().
+bool signalled();
+
+/// Whether the time limit passed and no signal came first.
+bool time_limit_reached();
+
+/// Whether a signal arrived or the time limit passed.
 bool interrupted();
 
-/// The signal's name ("SIGINT" or "SIGTERM"), or "" when none arrived.
+/// The signal's name ("SIGINT" or "SIGTERM"), "the time limit", or "" when
+/// nothing stopped the sweep.
 const char* interrupt_name();
 
 /// Throws Interrupted when a signal arrived.
