@@ -156,15 +156,15 @@ std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char*
   return lock;
 }
 
-// The five best trials, best first, as `run` ends.
+// The five best trials, best first, as `run` ends: of those that may be best
+// (best_trial's), so the first is results.json's best.
 void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, std::ostream& out) {
   std::vector<const TrialRecord*> ranked;
   for (const auto& t : trials) {
-    if (!std::isnan(t.metric)) ranked.push_back(&t);
+    if (may_be_best(t)) ranked.push_back(&t);
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* x, const auto* y) {
-    return search::better(x->metric, y->metric, sweep.metric.goal);
-  });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const auto* x, const auto* y) { return ranks_before(*x, *y, sweep.metric.goal); });
   out << "\nbest trials (" << sweep.metric.name << ", " << to_string(sweep.metric.goal) << "):\n";
   for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
     out << "  trial " << ranked[i]->id << "  " << sweep.metric.name << " " << ranked[i]->metric << "  budget "
@@ -176,7 +176,7 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
     }
     out << "}\n";
   }
-  if (ranked.empty()) out << "  none has a result yet\n";
+  if (ranked.empty()) out << "  none yet (failed and diverged trials do not count)\n";
 }
 
 // An unfinished sweep's trials, each at the budget it reached, and the best of

@@ -1,9 +1,11 @@
 #include "hfta/core/experiment_dir.h"
 
+#include <cmath>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -141,7 +143,9 @@ std::optional<nlohmann::json> read_results(const std::string& dir) {
 namespace {
 
 std::string csv_field(const nlohmann::json& v) {
-  if (v.is_null()) return "";
+  // No value, as JSON writes a NaN (null): an empty field. (Results built in
+  // memory, for a sweep not finished, still hold the NaN.)
+  if (v.is_null() || (v.is_number_float() && std::isnan(v.get<double>()))) return "";
   std::string s = v.is_string() ? v.get<std::string>() : v.dump();
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string quoted = "\"";
@@ -160,7 +164,7 @@ std::string results_csv(const nlohmann::json& results) {
   std::ostringstream out;
   out << "id,status,budget,metric,seed";
   for (const auto& p : params) out << "," << csv_field(p);
-  out << ",best,weights,state_dict\n";
+  out << ",best,weights,state_dict,error\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
         << t.at("seed");
@@ -168,6 +172,7 @@ std::string results_csv(const nlohmann::json& results) {
     out << "," << (t.at("id") == best_id ? "true" : "false");
     const nlohmann::json files = t.value("files", nlohmann::json::object());
     for (const char* f : {"weights", "state_dict"}) out << "," << (files.contains(f) ? csv_field(files.at(f)) : "");
+    out << "," << csv_field(t.value("error", nlohmann::json()));
     out << "\n";
   }
   return out.str();

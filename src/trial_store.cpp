@@ -89,8 +89,8 @@ trainers::SlotProgress progress_of(const nlohmann::json& j) {
 }
 
 nlohmann::json rung_json(const RungResult& r) {
-  return {{"budget", r.budget}, {"metric", r.metric}, {"status", r.status}, {"steps", r.steps},
-          {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
+  return {{"budget", r.budget}, {"reached", r.reached}, {"metric", r.metric}, {"status", r.status},
+          {"steps", r.steps}, {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
 }
 
 
@@ -141,7 +141,8 @@ StoredTrial read_trial(const nlohmann::json& j) {
   if (j.contains("partial")) t.partial = partial_of(j.at("partial"));
   for (const auto& r : j.at("rungs")) {
     t.rungs.push_back({r.at("budget"), number_or_nan(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
-                       r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{}});
+                       r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{},
+                       r.contains("reached") ? r.at("reached").get<double>() : r.at("budget").get<double>()});
   }
   if (!t.rungs.empty()) {
     t.record.budget = reached_budget(t.rungs);
@@ -156,7 +157,7 @@ StoredTrial read_trial(const nlohmann::json& j) {
 double reached_budget(const std::vector<RungResult>& rungs) {
   double reached = 0;
   for (const auto& r : rungs) {
-    if (r.status != "failed") reached = std::max(reached, r.budget);
+    if (r.status != "failed") reached = std::max(reached, r.reached);
   }
   return reached;
 }

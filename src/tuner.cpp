@@ -442,7 +442,7 @@ class Tuner {
   void replay(std::int64_t id, const RungResult& r) {
     if (r.status == "failed") {
       report_failure(id, r.budget);
-      progress_.replayed(0, r.metric);
+      progress_.replayed(0, std::numeric_limits<double>::quiet_NaN());
       return;
     }
     const auto status = r.status == "completed" ? search::TrialStatus::kCompleted
@@ -455,7 +455,7 @@ class Tuner {
     for (const auto& earlier : rungs_.at(id)) {
       if (earlier.budget < r.budget) from = std::max(from, earlier.budget);
     }
-    progress_.replayed(r.budget - from, r.metric);
+    progress_.replayed(r.budget - from, r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric);
   }
 
   // Loads a trial's checkpoint from disk into saved_, checking its CRC.
@@ -877,7 +877,9 @@ class Tuner {
     for (std::int64_t id : array.trial_ids) {
       const auto& m = latest.at(id);
       TrialRecord& r = records_.at(m.trial_id);
-      r.budget = array.to_budget;
+      // A trial that stopped or diverged reached the evaluation where it did.
+      const bool ran_through = m.status == trainers::SlotStatus::kRunning;
+      r.budget = ran_through ? array.to_budget : std::min(array.to_budget, budget_of(m.step, r.params));
       r.metric = metric_of(m);
       r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
                  : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
@@ -885,7 +887,7 @@ class Tuner {
       const auto progress = m.status == trainers::SlotStatus::kRunning ? trainer.progress(id) : trainers::SlotProgress{};
       Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};
       if (!options_.dir.empty()) {
-        RungResult rung{array.to_budget, r.metric, r.status, to, 0, progress};
+        RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
         rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
       }
       saved_[m.trial_id] = std::move(saved);  // once on disk: a retried array must not start from it
@@ -899,12 +901,18 @@ class Tuner {
         searcher_->observe(result.trial_id, params, result.budget, result.metric);
         ++observations_;
       });
-      progress_.result(r.metric);  // shown now: the display does not steer anything
-      if (std::isnan(best) || search::better(r.metric, best, sweep_.metric.goal)) best = r.metric;
+      progress_.result(shown_metric(r));  // shown now: the display does not steer anything
+      if (std::isnan(best) || search::better(shown_metric(r), best, sweep_.metric.goal)) best = shown_metric(r);
     }
     ended = true;
     progress_.array_finished(models, array.from_budget, array.to_budget, to - from,
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), best);
+  }
+
+  // The metric the progress line may call best: none for a diverged trial,
+  // which is never best (best_trial), however good its last evaluation looked.
+  static double shown_metric(const TrialRecord& r) {
+    return r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric;
   }
 
   double metric_of(const trainers::SlotMetrics& m) const {
@@ -984,14 +992,18 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   return out;
 }
 
+bool may_be_best(const TrialRecord& t) {
+  return (t.status == "completed" || t.status == "stopped") && t.budget > 0 && !std::isnan(t.metric);
+}
+
+bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal) {
+  return search::better(a.metric, b.metric, goal) || (a.metric == b.metric && a.budget > b.budget);
+}
+
 std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal) {
   const TrialRecord* best = nullptr;
   for (const TrialRecord& t : trials) {
-    // Not diverged, failed, or still in its first rung (an unfinished sweep's).
-    if ((t.status != "completed" && t.status != "stopped") || t.budget <= 0 || std::isnan(t.metric)) continue;
-    if (!best || search::better(t.metric, best->metric, goal) || (t.metric == best->metric && t.budget > best->budget)) {
-      best = &t;
-    }
+    if (may_be_best(t) && (!best || ranks_before(t, *best, goal))) best = &t;
   }
   return best ? best - trials.data() : -1;
 }

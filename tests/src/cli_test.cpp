@@ -249,7 +249,7 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_NE(status.out.find("finished, 17 trials (17 completed)"), std::string::npos) << status.out;
   const Result csv = run("export " + dir_ + "/fused --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict\n", 0), 0u) << csv.out;
+  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict,error\n", 0), 0u) << csv.out;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 18);
   EXPECT_NE(csv.out.find(",true,trials/"), std::string::npos);  // the best trial is marked
   // Every trial's weights are exported for C++ and Python.
@@ -728,6 +728,10 @@ TEST_F(Cli, ATrialThatThrowsFailsAloneWithItsMessageAndTheSweepGoesOn) {
     }
   }
   EXPECT_NE(faulty.at("best").at("id"), 2);
+  // The CSV names the error, in its last field: trial 2 has neither metric nor files.
+  const Result csv = run("export " + dir_ + "/faulty --format csv");
+  EXPECT_TRUE(std::regex_search(csv.out, std::regex("\n2,failed,0(\\.0)?,,[0-9]+,[^\n]*,false,,,[^\n]*injected fault")))
+      << csv.out;
 
   // Resumed, without the fault: the failed trial is not trained again, it stays failed.
   std::remove((dir_ + "/faulty/results.json").c_str());
@@ -785,6 +789,43 @@ early_stopping: {patience: 2, min_delta: 0.02}
     EXPECT_EQ(t.at("metric"), whole.at("trials")[i].at("metric"));
   }
   EXPECT_EQ(promoted, 1);
+}
+
+TEST_F(Cli, ATrialThatStopsEarlyReportsTheBudgetItReached) {
+  // 196 steps an epoch, an evaluation at each: with patience 1 and a min_delta
+  // no second epoch improves by, the two learning trials stop at their second
+  // evaluation (step 392); lr 60 diverges at its first (step 196). A rung of
+  // 980 steps is what they were given, not what they trained.
+  const std::string sweep = write_sweep("stops.yaml", R"(name: stops
+seed: 3
+task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
+metric: {name: val_loss, goal: minimize}
+budget: {unit: steps, min: 980, max: 980}
+search: {method: grid}
+parameters:
+  lr: {distribution: grid, values: [0.01, 0.1, 60.0]}
+early_stopping: {patience: 1, min_delta: 0.5, divergence: 10}
+)");
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/stops").code, 0);
+  const auto trials = results(dir_ + "/stops").at("trials");
+  ASSERT_EQ(trials.size(), 3u);
+  const std::vector<std::pair<std::string, double>> want = {{"stopped", 392}, {"stopped", 392}, {"diverged", 196}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("trial " + std::to_string(i));
+    EXPECT_EQ(trials[i].at("status"), want[i].first);
+    EXPECT_EQ(trials[i].at("budget"), want[i].second);
+    EXPECT_EQ(trials[i].at("history").back().at("step"), want[i].second);
+    // trial.json: the rung it was given (which resume replays), and where it ended.
+    const auto rung = nlohmann::json::parse(slurp(dir_ + "/stops/trials/" + std::to_string(i) + "/trial.json"))
+                          .at("rungs")
+                          .back();
+    EXPECT_EQ(rung.at("budget"), 980);
+    EXPECT_EQ(rung.at("reached"), want[i].second);
+    EXPECT_EQ(rung.at("steps"), want[i].second);
+  }
+  // The CSV says the same.
+  const Result csv = run("export " + dir_ + "/stops --format csv");
+  EXPECT_NE(csv.out.find("\n2,diverged,196.0,,"), std::string::npos) << csv.out;
 }
 
 TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
@@ -970,7 +1011,7 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
   EXPECT_NE(at_once.out.find("time limit of 0.001s reached: stopped after a checkpoint, with 0 of 22 rung results"),
             std::string::npos)
       << at_once.out;
-  EXPECT_NE(at_once.out.find("none has a result yet"), std::string::npos) << at_once.out;
+  EXPECT_NE(at_once.out.find("none yet (failed and diverged trials do not count)"), std::string::npos) << at_once.out;
   ASSERT_EQ(run("resume " + dir_ + "/at-once --time-limit 0.001").code, 0);
   EXPECT_FALSE(exists(dir_ + "/at-once/results.json"));
   ASSERT_EQ(run("resume " + dir_ + "/at-once --time-limit 2h").code, 0);

@@ -26,6 +26,10 @@ struct RungResult {
   std::int64_t steps = 0;       ///< training steps reached
   std::uint32_t checkpoint_crc = 0;  ///< CRC-32 of checkpoint.pt as written after this rung
   trainers::SlotProgress progress;   ///< early stopping and plateau state at the rung's end
+  /// The budget trained: `budget`, or less for a trial that stopped or
+  /// diverged inside the rung (where it did). Trials of files written before
+  /// this field read `budget`.
+  double reached = 0;
 };
 
 /// A rung in progress: where a trial stood at an evaluation point inside it.
@@ -43,7 +47,7 @@ struct StoredTrial {
   std::optional<PartialRung> partial;  ///< the rung it was in when the run stopped, if checkpointed
 };
 
-/// The budget a trial reached: its last rung's that did not fail (0: none did).
+/// The budget a trial reached: the most its rungs that did not fail reached (0: none did).
 double reached_budget(const std::vector<RungResult>& rungs);
 
 class TrialStore {

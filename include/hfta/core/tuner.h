@@ -67,8 +67,15 @@ struct SweepResult {
   bool finished = true;             ///< false: the trials so far, of a sweep that runs or was interrupted
 };
 
-/// The index of the best trial by `goal` (ties: the larger budget), among
-/// those completed or stopped at a budget above 0; -1 when there is none.
+/// Whether the trial may be named best: completed or stopped at a budget
+/// above 0 with a metric (not diverged, failed, or inside its first rung).
+bool may_be_best(const TrialRecord& t);
+
+/// Whether `a` ranks before `b` by `goal` (ties: the larger budget first).
+bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal);
+
+/// The index of the first trial by ranks_before among those that may be
+/// best; -1 when there is none.
 std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal);
 
 /// What in `sweep` the trainer cannot train yet (empty: all of it), as
