@@ -6,8 +6,12 @@
 namespace hfta::search {
 namespace {
 
-constexpr double kGamma = 0.25;     // share of results counted as good
+constexpr double kGamma = 0.25;     // share of results counted as good (at least two)
 constexpr int kCandidates = 24;     // draws from the good density per parameter
+constexpr double kBandwidthFactor = 3;  // BOHB's: candidates are drawn this much wider
+// BOHB's random fraction: this share of proposals is random search's, so that
+// regions no good result is near are still explored.
+constexpr double kRandomFraction = 1.0 / 3.0;
 
 bool log_scale(const ParameterSpec& p) {
   return p.distribution == Distribution::kLogUniform ||
@@ -41,35 +45,43 @@ ParamValue from_model(const ParameterSpec& p, double t) {
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
-// A Parzen estimator over [lo, hi]: truncated Gaussians at the points plus a
-// uniform prior, equally weighted.
+// A kernel density over [lo, hi], as BOHB's: a truncated Gaussian at each
+// point, of the normal reference bandwidth (1.06 sd n^-1/5, at least a
+// thousandth of the range). No uniform prior: with one, the few points of a
+// budget that only survivors reach left both densities flat but for the
+// prior, whose larger share in the good one made the ends of the range win
+// the ratio, so TPE proposed whole brackets at the edges of the space.
 struct Parzen {
   std::vector<double> points;
-  double lo, hi, sigma;
+  double lo, hi, bandwidth;
 
   Parzen(std::vector<double> pts, double lo_, double hi_) : points(std::move(pts)), lo(lo_), hi(hi_) {
-    const double n = static_cast<double>(points.size()) + 1.0;
-    sigma = std::max((hi - lo) * std::pow(n, -0.2) * 0.5, (hi - lo) * 1e-3);
+    const double n = static_cast<double>(points.size());
+    double mean = 0, var = 0;
+    for (double x : points) mean += x / n;
+    for (double x : points) var += (x - mean) * (x - mean) / n;
+    bandwidth = std::max(1.06 * std::sqrt(var) * std::pow(n, -0.2), (hi - lo) * 1e-3);
   }
 
   double density(double t) const {
-    double sum = 1.0 / (hi - lo);  // the prior
+    double sum = 0;
     for (double mu : points) {
-      const double z = normal_cdf((hi - mu) / sigma) - normal_cdf((lo - mu) / sigma);
-      const double d = (t - mu) / sigma;
-      sum += std::exp(-0.5 * d * d) / (sigma * std::sqrt(2.0 * M_PI) * std::max(z, 1e-12));
+      const double z = normal_cdf((hi - mu) / bandwidth) - normal_cdf((lo - mu) / bandwidth);
+      const double d = (t - mu) / bandwidth;
+      sum += std::exp(-0.5 * d * d) / (bandwidth * std::sqrt(2.0 * M_PI) * std::max(z, 1e-12));
     }
-    return sum / (static_cast<double>(points.size()) + 1.0);
+    return std::max(sum / static_cast<double>(points.size()), 1e-300);
   }
 
+  // Near a point, at a wider bandwidth (BOHB's bandwidth factor): candidates
+  // explore around the good results, never far from all of them.
   double draw(Rng& rng) const {
-    const std::uint64_t k = rng.below(points.size() + 1);
-    if (k == points.size()) return lo + rng.uniform() * (hi - lo);
+    const double mu = points[rng.below(points.size())];
     for (int attempt = 0; attempt < 64; ++attempt) {
-      const double t = points[k] + sigma * rng.normal();
+      const double t = mu + kBandwidthFactor * bandwidth * rng.normal();
       if (t >= lo && t <= hi) return t;
     }
-    return std::clamp(points[k], lo, hi);
+    return std::clamp(mu, lo, hi);
   }
 };
 
@@ -101,14 +113,18 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
     }
   }
   if (!model) return space_.sample(seed_, trial_id);
+  if (Rng(seed_, static_cast<std::uint64_t>(trial_id), hash_string("tpe random")).uniform() < kRandomFraction) {
+    return space_.sample(seed_, trial_id);
+  }
 
   std::vector<const Observation*> ranked;
   for (const auto& [id, o] : *model) ranked.push_back(&o);  // by id: deterministic ties
   std::stable_sort(ranked.begin(), ranked.end(), [this](const auto* a, const auto* b) {
     return better(a->metric, b->metric, goal_);
   });
+  // At least two good results (BOHB: d + 1), so the good density has a spread.
   const auto n_good = static_cast<std::size_t>(
-      std::max(1.0, std::ceil(kGamma * static_cast<double>(ranked.size()))));
+      std::max(2.0, std::ceil(kGamma * static_cast<double>(ranked.size()))));
 
   Config config;
   for (const auto& p : space_.parameters()) {

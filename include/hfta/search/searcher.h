@@ -50,9 +50,11 @@ class GridSearcher : public Searcher {
 
 /// Tree-structured Parzen estimator (Bergstra et al. 2011), as BOHB uses inside
 /// Hyperband: it models the largest budget with enough results, splits them into
-/// the best quarter and the rest, and proposes the candidate (of 24 drawn from the
-/// good density) with the highest good/rest density ratio, one parameter at a time.
-/// Until some budget has enough results it proposes what RandomSearcher would.
+/// the best quarter (at least two) and the rest, and proposes the candidate (of
+/// 24 drawn around the good results, at three times the good density's
+/// bandwidth) with the highest good/rest density ratio, one parameter at a time.
+/// A third of its proposals (BOHB's random fraction), and every one until some
+/// budget has enough results, are what RandomSearcher would propose.
 class TpeSearcher : public Searcher {
  public:
   TpeSearcher(SearchSpace space, std::uint64_t seed, Goal goal);
