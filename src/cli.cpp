@@ -518,10 +518,17 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   out << ")\n";
   if (!results->at("best").is_null()) {
     const auto& best = results->at("best");
+    // Six significant digits, as run prints them (results.json keeps every one).
+    auto number = [](const nlohmann::json& v) {
+      std::ostringstream text;
+      if (v.is_number()) text << v.get<double>(); else text << v.dump();
+      return text.str();
+    };
     out << "best: trial " << best.at("id") << ", " << results->at("metric").at("name").get<std::string>() << " "
-        << best.at("metric");
+        << number(best.at("metric"));
     if (best.contains("test")) {
-      out << "; on the test split: loss " << best.at("test").at("loss") << ", accuracy " << best.at("test").at("accuracy");
+      out << "; on the test split: loss " << number(best.at("test").at("loss")) << ", accuracy "
+          << number(best.at("test").at("accuracy"));
     }
     out << "\n";
   }

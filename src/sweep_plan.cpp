@@ -18,6 +18,14 @@ std::string mib(double bytes) {
   return out.str();
 }
 
+// "11.1111 steps", "1 epoch": six significant digits, as the progress line
+// prints budgets (plan --json keeps every digit).
+std::string budget_text(double budget, const std::string& unit) {
+  std::ostringstream out;
+  out << budget << " " << (budget == 1 ? unit.substr(0, unit.size() - 1) : unit);
+  return out.str();
+}
+
 }  // namespace
 
 SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device,
@@ -121,8 +129,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << "bracket s=" << b.s << "\n";
     for (std::size_t i = 0; i < b.rungs.size(); ++i) {
       const auto& r = b.rungs[i];
-      out << "  rung " << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to "
-          << search::to_string(r.r) << " " << unit;
+      out << "  rung " << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
       if (plan.brackets.size() > 1) out << " in round " << b.first_round + i;
       if (r.arrays) {
         out << "; " << r.arrays->size() << " array" << (r.arrays->size() == 1 ? "" : "s") << ":";
@@ -134,9 +141,8 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       out << "\n";
     }
   }
-  out << "total budget: " << search::to_string(plan.total_budget) << " " << unit
-      << " (sum of n_i r_i); trained with checkpoint resume: "
-      << search::to_string(plan.trained_budget) << " " << unit << "\n"
+  out << "total budget: " << budget_text(plan.total_budget, unit)
+      << " (sum of n_i r_i); trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n"
       << "memory: arrays planned within " << mib(plan.budget_bytes) << " ("
       << sweep.fusion.memory_fraction * 100 << "% of the free memory of " << plan.device
       << "); sizes of " << sweep.task.model << " models are "

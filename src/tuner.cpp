@@ -726,10 +726,12 @@ class Tuner {
       for (const auto& [b, r] : kept_.throughput().at(key)) rates += " B=" + std::to_string(b) + " " + std::to_string(std::lround(r));
       std::ostringstream seconds;
       seconds << std::fixed << std::setprecision(1) << took;
-      if (probe.sized_steps > 0) {
-        seconds << " of at most " << probe.max_share * probe.sized_steps / kept_.throughput().at(key).begin()->second;
+      seconds << " s";
+      if (probe.sized_steps > 0) {  // sizes 1 and 2 always run; larger ones only within the share
+        seconds << " (sizes above 2 only within " << std::defaultfloat << std::setprecision(2)
+                << probe.max_share * probe.sized_steps / kept_.throughput().at(key).begin()->second << " s)";
       }
-      progress_.message("array sizes measured in " + seconds.str() + " s (model-steps/s):" + rates +
+      progress_.message("array sizes measured in " + seconds.str() + ", model-steps/s:" + rates +
                         "; arrays of at most " + std::to_string(sizer_.capacity(key, example)));
     }
   }
