@@ -175,6 +175,45 @@ class ParameterReader {
     }
   }
 
+  // PyTorch's SGD refuses Nesterov momentum without momentum or with
+  // dampening ("Nesterov momentum requires a momentum and zero dampening"):
+  // a trial that may pair them would train what PyTorch would not. Continuous
+  // ranges count as never exactly 0 (a draw of 0 has no chance).
+  void check_nesterov(const std::vector<ParameterSpec>& params) {
+    std::map<std::string, const ParameterSpec*> by_name;
+    for (const auto& p : params) by_name[p.name] = &p;
+    const auto nesterov = by_name.find("nesterov");
+    if (nesterov == by_name.end()) return;
+    const ParameterSpec& n = *nesterov->second;
+    if (std::none_of(n.values.begin(), n.values.end(), [](const search::ParamValue& v) { return v == search::ParamValue(true); })) {
+      return;
+    }
+    // Whether `name` may take a value `bad` holds for where nesterov is sampled:
+    // by nesterov's own condition on it, else by its own distribution, else its default 0.
+    auto may_be = [&](const std::string& name, const std::function<bool(double)>& bad, bool range_bad) -> bool {
+      const auto own = std::find_if(n.when.begin(), n.when.end(), [&](const search::Condition& c) { return c.parameter == name; });
+      const ParameterSpec* p = by_name.count(name) ? by_name[name] : nullptr;
+      const std::vector<search::ParamValue>* listed = own != n.when.end() ? &own->values : p && search::is_categorical(p->distribution) ? &p->values : nullptr;
+      if (listed) {
+        return std::any_of(listed->begin(), listed->end(),
+                           [&](const search::ParamValue& v) { return search::is_numeric(v) && bad(search::as_double(v)); });
+      }
+      return p ? range_bad && p->max > 0 : bad(0);
+    };
+    std::string why, fix;
+    if (may_be("momentum", [](double m) { return m <= 0; }, false)) {
+      why = by_name.count("momentum") ? "momentum may be 0" : "momentum is 0 in every trial (its default)";
+      fix = "give momentum values above 0, or sample nesterov only with them (when: {momentum: [...]})";
+    } else if (may_be("dampening", [](double d) { return d != 0; }, true)) {
+      why = "dampening may be other than 0";
+      fix = "leave dampening at 0 where nesterov may be true";
+    }
+    if (why.empty()) return;
+    r_.error_at(positions_["nesterov"], "parameters.nesterov",
+                "nesterov may be true where " + why + ": SGD's Nesterov momentum needs a momentum above 0 and no "
+                "dampening (PyTorch refuses it); " + fix);
+  }
+
   void check_method(const SweepConfig& sweep) {
     if (sweep.search.method != SearchMethod::kGrid) return;
     for (const auto& p : sweep.parameters) {
@@ -497,6 +536,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
             [](const auto& a, const auto& b) { return a.name < b.name; });
   reader.check_conditions(sweep.parameters, seen);
   reader.check_read(sweep.parameters);
+  reader.check_nesterov(sweep.parameters);
   reader.check_method(sweep);
 }
 

@@ -36,7 +36,7 @@ TEST(SweepJson, RoundTripsEveryDistribution) {
       "beta1: {distribution: quantized, min: 0.5, max: 0.95, q: 0.05, log: true}\n  optimizer: {value: adam}",
       "warmup: {distribution: quantized, min: 0, max: 100, q: 10}",
       "schedule: {distribution: choice, values: [constant, step, cosine]}",
-      "nesterov: {distribution: choice, values: [true, false]}",
+      "nesterov: {distribution: choice, values: [true, false]}\n  momentum: {value: 0.9}",
       "label_smoothing: {distribution: const, value: 0.05}",
       "optimizer: {distribution: const, value: adam}",
       "dropout: {distribution: grid, values: [0, 0.25, 0.5]}",

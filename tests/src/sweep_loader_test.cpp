@@ -60,10 +60,11 @@ TEST(SweepLoader, ReadsEveryDistribution) {
   label_smoothing: {distribution: const, value: 0.1}
   dropout: {distribution: grid, values: [0, 0.5]}
   nesterov: {values: [true, false]}
+  momentum: {value: 0.9}
   eps: {value: 1.0e-7}
   optimizer: {values: [sgd, adam], fuse: false}
 )"}}));
-  ASSERT_EQ(s.parameters.size(), 11u);
+  ASSERT_EQ(s.parameters.size(), 12u);
   const auto* lr = s.find_parameter("lr");
   EXPECT_EQ(lr->distribution, Distribution::kUniform);
   EXPECT_DOUBLE_EQ(lr->min, 0.01);

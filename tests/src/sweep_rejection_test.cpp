@@ -81,6 +81,24 @@ TEST(SweepRejection, ValidationSizeOutsideItsDatasetsRangeOrOnText) {
                   "task.validation_size", "validation_size", "dataset text has a fixed split");
 }
 
+TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
+  // As PyTorch's SGD refuses it; continuous momentum ranges, or nesterov
+  // sampled only with momentum above 0, are taken.
+  const std::string lr = "parameters:\n  lr: {value: 0.1}\n";
+  expect_rejected(sweep_yaml({{"parameters", lr + "  nesterov: {value: true}\n"}}), "parameters.nesterov", "nesterov:",
+                  "momentum is 0 in every trial (its default)");
+  expect_rejected(sweep_yaml({{"parameters", lr + "  nesterov: {values: [true, false]}\n  momentum: {values: [0, 0.9]}\n"}}),
+                  "parameters.nesterov", "nesterov:", "momentum may be 0");
+  expect_rejected(sweep_yaml({{"parameters", lr + "  nesterov: {value: true}\n  momentum: {value: 0.9}\n"
+                                                   "  dampening: {distribution: uniform, min: 0, max: 0.5}\n"}}),
+                  "parameters.nesterov", "nesterov:", "dampening may be other than 0");
+  for (const std::string ok : {"  nesterov: {value: true}\n  momentum: {distribution: uniform, min: 0, max: 0.9}\n",
+                               "  nesterov: {values: [true, false], when: {momentum: [0.9]}}\n  momentum: {values: [0, 0.9]}\n",
+                               "  nesterov: {value: false}\n"}) {
+    EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"parameters", lr + ok}}), "sweep.yaml")) << ok;
+  }
+}
+
 TEST(SweepRejection, UnknownModelOptionSuggestsTheRightOne) {
   const auto yaml = sweep_yaml({{"task", "task:\n  model: mlp\n  options:\n    widht: 64\n"}});
   expect_rejected(yaml, "task.options.widht", "widht", "did you mean 'width'?");
