@@ -160,6 +160,12 @@ parameters:
   momentum: {distribution: uniform, min: 0.0, max: 0.9}
 )";
 
+// kTinySweep at budgets of 60, 180 and 540 steps.
+std::string long_tiny_sweep() {
+  std::string text = kTinySweep;
+  return text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
+}
+
 // kTinySweep at budgets of 60, 180 and 540 steps at batch 256 (196 steps an
 // epoch: the rungs have mid-rung checkpoints every 50 steps, and evaluation
 // points at 196 and 392, where the training-loss average restarts), run whole
@@ -167,9 +173,7 @@ parameters:
 // checkpoint, as if killed, then resumed: it continues a rung from its
 // checkpoint and ends as the whole run.
 void Cli::expect_cut_mid_rung_resumes_as_whole(const std::string& run_flags, const std::string& resume_flags) {
-  std::string text = kTinySweep;
-  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
-  const std::string sweep = write_sweep("long.yaml", text);
+  const std::string sweep = write_sweep("long.yaml", long_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "2", 1);
   const Result killed = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0 " + run_flags);
@@ -895,9 +899,7 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
 TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   // Budgets 60, 180 and 540 steps, and no mid-rung checkpoint but the one the
   // signal asks for: a resume that continues a rung continues from that one.
-  std::string text = kTinySweep;
-  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
-  const std::string sweep = write_sweep("long.yaml", text);
+  const std::string sweep = write_sweep("long.yaml", long_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   const std::string dir = dir_ + "/stopped", out = dir_ + "/interrupted-stdout", err = dir_ + "/interrupted-stderr";
   std::mt19937 rng(7);
@@ -981,9 +983,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
 }
 
 TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
-  std::string text = kTinySweep;
-  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
-  const std::string sweep = write_sweep("long.yaml", text);
+  const std::string sweep = write_sweep("long.yaml", long_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
 
   // The limit passes inside a rung, for sure (after the third piece of
@@ -1040,9 +1040,7 @@ TEST_F(Cli, EveryKillMidRungResumesFromTheLatestCheckpointEvenInAResumedRung) {
   // Each process stops right after its third mid-rung checkpoint, so every
   // resume finds one to continue from; in a rung that was itself resumed, it
   // must be recorded from the rung's start, not the resumed array's.
-  std::string text = kTinySweep;
-  text.replace(text.find("min: 10, max: 90"), 16, "min: 60, max: 540");
-  const std::string sweep = write_sweep("long.yaml", text);
+  const std::string sweep = write_sweep("long.yaml", long_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "3", 1);
   Result r = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0");
