@@ -313,9 +313,21 @@ class Tuner {
     progress_.result(r.metric);
   }
 
+  // The rung whose checkpoint holds the trial's final model: its last that did
+  // not fail (a trial that stopped inside it reached less than its budget).
+  double final_rung(std::int64_t id) const {
+    double rung = 0;
+    if (auto it = rungs_.find(id); it != rungs_.end()) {
+      for (const auto& r : it->second) {
+        if (r.status != "failed") rung = std::max(rung, r.budget);
+      }
+    }
+    return rung;
+  }
+
   // The trial's final model on the test split (held out from every search decision).
   std::optional<TestMetrics> test_metrics(const TrialRecord& r) {
-    if (data_.test.size() == 0 || (!saved_.count(r.id) && !restore(r.id, r.budget))) return std::nullopt;
+    if (data_.test.size() == 0 || (!saved_.count(r.id) && !restore(r.id, final_rung(r.id)))) return std::nullopt;
     auto model = build(1, r.params, device_of(0));
     model->load_slot(0, saved_.at(r.id).model);
     trainers::ClassificationData test = data_on(device_of(0));

@@ -830,6 +830,13 @@ early_stopping: {patience: 1, min_delta: 0.5, divergence: 10}
   // The CSV says the same.
   const Result csv = run("export " + dir_ + "/stops --format csv");
   EXPECT_NE(csv.out.find("\n2,diverged,196.0,,"), std::string::npos) << csv.out;
+  // Resumed from its files, the sweep finds the stopped best trial's final
+  // model in the rung it stopped in, and evaluates it on the test split again.
+  const auto whole = results(dir_ + "/stops");
+  ASSERT_TRUE(whole.at("best").contains("test"));
+  std::remove((dir_ + "/stops/results.json").c_str());
+  ASSERT_EQ(run("resume " + dir_ + "/stops").code, 0);
+  EXPECT_EQ(results(dir_ + "/stops"), whole);
 }
 
 TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
