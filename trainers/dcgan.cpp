@@ -175,8 +175,12 @@ at::Tensor gan_noise(const std::vector<std::uint64_t>& seeds, std::int64_t step,
 }
 
 at::Tensor per_model_bce(const at::Tensor& logits, double target) {
-  return at::binary_cross_entropy_with_logits(logits, at::full_like(logits, target), {}, {}, at::Reduction::None)
-      .mean(1);
+  // Each model's row contiguous: the discriminator's [B, N] logits are a
+  // transposed view, whose mean over N ran across the models in vector lanes
+  // and so summed in an order that changed with B (losses differing in the
+  // last bits between packings; the gradients, 1/N each, never did).
+  const at::Tensor rows = logits.contiguous();
+  return at::binary_cross_entropy_with_logits(rows, at::full_like(rows, target), {}, {}, at::Reduction::None).mean(1);
 }
 
 }  // namespace hfta::trainers
