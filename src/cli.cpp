@@ -86,9 +86,10 @@ std::optional<double> duration_seconds(const std::string& text) {
 
 // Loads the sweep, printing every problem; nullopt means exit 2.
 // The trainer's refusals too, so that validate and plan agree with run.
-std::optional<SweepConfig> load(const std::string& path, std::ostream& err) {
+// `text`, when given, receives the file as read.
+std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std::string* text = nullptr) {
   try {
-    SweepConfig sweep = load_sweep_file(path);
+    SweepConfig sweep = load_sweep_file(path, text);
     if (const auto problems = not_trainable_yet(sweep); !problems.empty()) {
       for (const auto& p : problems) err << path << ": " << p << "\n";
       err << path << ": invalid sweep (" << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
@@ -277,7 +278,8 @@ std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::str
 int run(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();  // from the start: a signal before training stops it at the first check
   stop_after(duration_seconds(a.time_limit).value_or(0));  // the limit counts from the start too
-  auto sweep = load(a.sweep, err);
+  std::string given;  // the sweep file as read, once: it may be a pipe
+  auto sweep = load(a.sweep, err, &given);
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
@@ -327,10 +329,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (!lock) return kExitUsage;
   if (holds_a_sweep()) return kExitUsage;  // the other run got there first and finished
   // The sweep as given, and as run (every default filled in): resume compares them.
-  std::ifstream given(a.sweep);
-  std::ostringstream text;
-  text << given.rdbuf();
-  write_atomically(dir + "/sweep.yaml", text.str());
+  write_atomically(dir + "/sweep.yaml", given);
   write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
   // The options resume reuses. A --seed replaces sweep.yaml's seed in sweep.json:
   // resume then accepts the seed the two disagree on.

@@ -446,7 +446,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   return sweep;
 }
 
-SweepConfig load_sweep_file(const std::string& path) {
+SweepConfig load_sweep_file(const std::string& path, std::string* text_read) {
   struct stat info {};
   std::string problem;
   if (::stat(path.c_str(), &info) != 0) {
@@ -466,6 +466,7 @@ SweepConfig load_sweep_file(const std::string& path) {
   }
   std::ostringstream text;
   text << in.rdbuf();
+  if (text_read) *text_read = text.str();
   return load_sweep_string(text.str(), path);
 }
 

@@ -1035,6 +1035,20 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
   }
 }
 
+TEST_F(Cli, ASweepReadFromAPipeIsKeptAsGiven) {
+  // Read once: a pipe has nothing left for a second read, and an empty
+  // sweep.yaml would leave the directory unresumable.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/piped";
+  const std::string cmd = "cat '" + sweep + "' | " + HFTA_TUNE_BINARY + " run /dev/stdin --out '" + dir +
+                          "' --time-limit 0.001s >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(slurp(dir + "/sweep.yaml"), kTinySweep);
+  const Result resumed = run("resume " + dir + " --time-limit 0.001s");
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("time limit of 0.001s reached"), std::string::npos) << resumed.out << resumed.err;
+}
+
 TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
   ASSERT_NO_FATAL_FAILURE(expect_cut_mid_rung_resumes_as_whole("", ""));
   // A finished rung leaves no partial checkpoint behind.
