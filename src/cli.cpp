@@ -157,6 +157,22 @@ std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char*
   return lock;
 }
 
+// A number of results.json to six significant digits, as run prints them (the file keeps every one).
+std::string number(const nlohmann::json& v) {
+  std::ostringstream text;
+  if (v.is_number()) text << v.get<double>(); else text << v.dump();
+  return text.str();
+}
+
+// results.json's best.test as run and status print it: a GAN's FID first (its
+// loss and accuracy are its discriminator's), a language model's perplexity too.
+std::string test_summary(const nlohmann::json& test) {
+  std::string text = "loss " + number(test.at("loss")) + ", accuracy " + number(test.at("accuracy"));
+  if (test.contains("perplexity")) text += ", perplexity " + number(test.at("perplexity"));
+  if (test.contains("fid")) text = "FID " + number(test.at("fid")) + " (the discriminator's " + text + ")";
+  return text;
+}
+
 // The five best trials, best first, as `run` ends: of those that may be best
 // (best_trial's), so the first is results.json's best.
 void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, std::ostream& out) {
@@ -251,15 +267,12 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
         << ")\n";
     return kExitFailure;
   }
-  write_atomically(dir + "/results.json", results_json(sweep, result).dump(2) + "\n");
+  const nlohmann::json results = results_json(sweep, result);
+  write_atomically(dir + "/results.json", results.dump(2) + "\n");
   print_best(sweep, result.trials, out);
-  if (result.best_test) {
-    out << "best trial " << result.trials[static_cast<std::size_t>(result.best)].id << " on the test split: ";
-    if (std::isnan(result.best_test->fid)) {
-      out << "loss " << result.best_test->loss << ", accuracy " << result.best_test->accuracy << "\n";
-    } else {
-      out << "FID " << result.best_test->fid << "\n";
-    }
+  if (results.at("best").contains("test")) {
+    out << "best trial " << results.at("best").at("id") << " on the test split: "
+        << test_summary(results.at("best").at("test")) << "\n";
   }
   out << "results: " << dir << "/results.json\n";
   return kExitOk;
@@ -517,18 +530,9 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   out << ")\n";
   if (!results->at("best").is_null()) {
     const auto& best = results->at("best");
-    // Six significant digits, as run prints them (results.json keeps every one).
-    auto number = [](const nlohmann::json& v) {
-      std::ostringstream text;
-      if (v.is_number()) text << v.get<double>(); else text << v.dump();
-      return text.str();
-    };
     out << "best: trial " << best.at("id") << ", " << results->at("metric").at("name").get<std::string>() << " "
         << number(best.at("metric"));
-    if (best.contains("test")) {
-      out << "; on the test split: loss " << number(best.at("test").at("loss")) << ", accuracy "
-          << number(best.at("test").at("accuracy"));
-    }
+    if (best.contains("test")) out << "; on the test split: " << test_summary(best.at("test"));
     out << "\n";
   }
   return kExitOk;
