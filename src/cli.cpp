@@ -251,7 +251,8 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     if (time_limit_reached()) {  // as asked: the trials so far, and how to go on
       std::size_t rungs = 0;
       const SweepResult so_far = trials_so_far(dir, sweep, &rungs);
-      out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit) << " reached: stopped after a checkpoint, with " << rungs << " of "
+      const bool seconds = !a.time_limit.empty() && std::isdigit(static_cast<unsigned char>(a.time_limit.back()));
+      out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit + (seconds ? " s" : "")) << " reached: stopped after a checkpoint, with " << rungs << " of "
           << options.totals.results << " rung results";
       print_best(sweep, so_far.trials, out);
       out << "continue with hfta-tune resume " << dir << "; hfta-tune export " << dir
@@ -332,7 +333,13 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
         << "); give --out a new or empty directory\n";
     return kExitUsage;
   }
-  std::filesystem::create_directories(dir, ec);
+  // Through a link to a directory not made yet: the directory it names.
+  std::filesystem::path made = dir;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(made, ec)) && !std::filesystem::exists(made, ec)) {
+    const auto to = std::filesystem::read_symlink(made, ec);
+    if (!ec) made = to.is_absolute() ? to : made.parent_path() / to;
+  }
+  std::filesystem::create_directories(made, ec);
   if (ec) {  // before anything is written: the --out given is unusable
     err << "hfta-tune run: cannot create --out " << dir << ": " << ec.message() << "\n";
     return kExitUsage;
@@ -672,8 +679,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
   };
   const std::string time_limit_help =
-      "Stop after this long (90s, 30m, 2h, 1h30m; from the command's start) as Ctrl-C would, after a checkpoint, "
-      "print the best trials so far and exit 0; resume continues";
+      "Stop after this long (90s, 30m, 2h, 1h30m, or seconds; from the command's start; 0: no limit) as Ctrl-C "
+      "would, after a checkpoint, print the best trials so far and exit 0; resume continues";
   run_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
 
   auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
@@ -716,6 +723,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
   }
 
+  // "runs/x/" names runs/x: messages then say runs/x/results.json, not runs/x//results.json.
+  for (std::string* path : {&a.dir, &a.out_dir}) {
+    while (path->size() > 1 && path->back() == '/') path->pop_back();
+  }
   if (*validate_cmd) return validate(a, out, err);
   if (*run_cmd) return run(a, out, err);
   if (*plan_cmd) return plan(a, out, err);
