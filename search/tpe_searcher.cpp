@@ -122,17 +122,21 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
   std::stable_sort(ranked.begin(), ranked.end(), [this](const auto* a, const auto* b) {
     return better(a->metric, b->metric, goal_);
   });
-  // At least two good results (BOHB: d + 1), so the good density has a spread.
-  const auto n_good = static_cast<std::size_t>(
-      std::max(2.0, std::ceil(kGamma * static_cast<double>(ranked.size()))));
-
   Config config;
   for (const auto& p : space_.parameters()) {
     if (!SearchSpace::active(p, config)) continue;
+    // Split among the results that have the parameter (a conditional one may
+    // be in few): at least two good (BOHB: d + 1), so the good density has a
+    // spread, and one bad; with fewer, propose() draws as random search.
+    std::vector<const Config*> having;
+    for (const auto* o : ranked) {
+      if (o->config.count(p.name)) having.push_back(&o->config);
+    }
+    const auto n_good = static_cast<std::size_t>(std::max(2.0, std::ceil(kGamma * static_cast<double>(having.size()))));
     std::vector<const Config*> good, bad;
-    for (std::size_t i = 0; i < ranked.size(); ++i) {
-      if (!ranked[i]->config.count(p.name)) continue;
-      (i < n_good ? good : bad).push_back(&ranked[i]->config);
+    if (having.size() > n_good) {
+      good.assign(having.begin(), having.begin() + static_cast<std::ptrdiff_t>(n_good));
+      bad.assign(having.begin() + static_cast<std::ptrdiff_t>(n_good), having.end());
     }
     Rng rng(seed_, static_cast<std::uint64_t>(trial_id), hash_string(p.name) ^ hash_string("tpe"));
     config[p.name] = propose(p, good, bad, rng);

@@ -66,10 +66,12 @@ std::optional<double> duration_seconds(const std::string& text) {
   double total = 0;
   std::size_t next_unit = 0, at = 0;
   while (at < text.size()) {
-    char* end = nullptr;
-    if (!std::isdigit(static_cast<unsigned char>(text[at])) && text[at] != '.') return std::nullopt;
-    const double n = std::strtod(text.c_str() + at, &end);
-    at = static_cast<std::size_t>(end - text.c_str());
+    // A plain decimal number: digits and at most one point (no sign, exponent or hex).
+    const std::size_t start = at;
+    while (at < text.size() && (std::isdigit(static_cast<unsigned char>(text[at])) || text[at] == '.')) ++at;
+    const std::string number = text.substr(start, at - start);
+    if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
+    const double n = std::stod(number);
     if (at == text.size()) {  // a bare number: seconds, alone
       if (next_unit > 0) return std::nullopt;
       total += n;
@@ -251,7 +253,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     if (time_limit_reached()) {  // as asked: the trials so far, and how to go on
       std::size_t rungs = 0;
       const SweepResult so_far = trials_so_far(dir, sweep, &rungs);
-      const bool seconds = !a.time_limit.empty() && std::isdigit(static_cast<unsigned char>(a.time_limit.back()));
+      const bool seconds = a.time_limit.find_first_of("hms") == std::string::npos;  // a bare number
       out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit + (seconds ? " s" : "")) << " reached: stopped after a checkpoint, with " << rungs << " of "
           << options.totals.results << " rung results";
       print_best(sweep, so_far.trials, out);
@@ -333,11 +335,14 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
         << "); give --out a new or empty directory\n";
     return kExitUsage;
   }
-  // Through a link to a directory not made yet: the directory it names.
+  // Through links to a directory not made yet: the directory they name.
   std::filesystem::path made = dir;
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(made, ec)) && !std::filesystem::exists(made, ec)) {
+  for (int hops = 0; hops < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(made, ec)) &&
+                     !std::filesystem::exists(made, ec);
+       ++hops) {
     const auto to = std::filesystem::read_symlink(made, ec);
-    if (!ec) made = to.is_absolute() ? to : made.parent_path() / to;
+    if (ec) break;
+    made = to.is_absolute() ? to : made.parent_path() / to;
   }
   std::filesystem::create_directories(made, ec);
   if (ec) {  // before anything is written: the --out given is unusable

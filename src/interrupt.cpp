@@ -38,8 +38,11 @@ void catch_interrupts() {
 
 void stop_after(double seconds) {
   using ticks = std::chrono::steady_clock::duration;
-  deadline = seconds > 0 ? now() + std::chrono::duration_cast<ticks>(std::chrono::duration<double>(seconds)).count()
-                         : std::numeric_limits<std::int64_t>::max();
+  // Beyond a century is no limit (and past about 290 years the ticks overflow,
+  // which put the deadline in the past).
+  const bool limited = seconds > 0 && seconds < 100 * 365.25 * 86400;
+  deadline = limited ? now() + std::chrono::duration_cast<ticks>(std::chrono::duration<double>(seconds)).count()
+                     : std::numeric_limits<std::int64_t>::max();
 }
 
 bool signalled() { return received != 0; }

@@ -178,35 +178,68 @@ class ParameterReader {
   // PyTorch's SGD refuses Nesterov momentum without momentum or with
   // dampening ("Nesterov momentum requires a momentum and zero dampening"):
   // a trial that may pair them would train what PyTorch would not. Continuous
-  // ranges count as never exactly 0 (a draw of 0 has no chance).
+  // ranges count as never exactly 0 (a draw of 0 has no chance); a parameter
+  // absent from a trial (its `when`) has its default there (both 0).
   void check_nesterov(const std::vector<ParameterSpec>& params) {
     std::map<std::string, const ParameterSpec*> by_name;
     for (const auto& p : params) by_name[p.name] = &p;
-    const auto nesterov = by_name.find("nesterov");
-    if (nesterov == by_name.end()) return;
-    const ParameterSpec& n = *nesterov->second;
-    if (std::none_of(n.values.begin(), n.values.end(), [](const search::ParamValue& v) { return v == search::ParamValue(true); })) {
-      return;
-    }
-    // Whether `name` may take a value `bad` holds for where nesterov is sampled:
-    // by nesterov's own condition on it, else by its own distribution, else its default 0.
-    auto may_be = [&](const std::string& name, const std::function<bool(double)>& bad, bool range_bad) -> bool {
-      const auto own = std::find_if(n.when.begin(), n.when.end(), [&](const search::Condition& c) { return c.parameter == name; });
-      const ParameterSpec* p = by_name.count(name) ? by_name[name] : nullptr;
-      const std::vector<search::ParamValue>* listed = own != n.when.end() ? &own->values : p && search::is_categorical(p->distribution) ? &p->values : nullptr;
+    if (!by_name.count("nesterov")) return;
+    const ParameterSpec& n = *by_name.at("nesterov");
+    const search::ParamValue yes = true;
+    auto holds = [](const std::vector<search::ParamValue>& values, const search::ParamValue& v) {
+      return std::any_of(values.begin(), values.end(), [&](const search::ParamValue& x) { return x == v; });
+    };
+    if (!holds(n.values, yes)) return;
+    // Where nesterov is true, nesterov's own condition on X holds.
+    auto nesterov_limits = [&](const std::string& x) -> const std::vector<search::ParamValue>* {
+      for (const auto& c : n.when) {
+        if (c.parameter == x) return &c.values;
+      }
+      return nullptr;
+    };
+    // Whether p's conditions hold in every trial where nesterov is true
+    // (each implied by nesterov = true or by nesterov's own conditions).
+    auto present_with_nesterov = [&](const ParameterSpec& p) {
+      return std::all_of(p.when.begin(), p.when.end(), [&](const search::Condition& c) {
+        if (c.parameter == "nesterov") return holds(c.values, yes);
+        const auto* limits = nesterov_limits(c.parameter);
+        return limits && std::all_of(limits->begin(), limits->end(), [&](const auto& v) { return holds(c.values, v); });
+      });
+    };
+    // Whether p may be present in some trial where nesterov is true.
+    auto may_meet_nesterov = [&](const ParameterSpec& p) {
+      return std::all_of(p.when.begin(), p.when.end(), [&](const search::Condition& c) {
+        if (c.parameter == "nesterov") return holds(c.values, yes);
+        const auto* limits = nesterov_limits(c.parameter);
+        return !limits || std::any_of(limits->begin(), limits->end(), [&](const auto& v) { return holds(c.values, v); });
+      });
+    };
+    // Whether `name`, where nesterov is true, may take a value that `bad` holds for.
+    auto may_be = [&](const std::string& name, const std::function<bool(double)>& bad) {
+      const ParameterSpec* p = by_name.count(name) ? by_name.at(name) : nullptr;
+      if (!p || !present_with_nesterov(*p)) {
+        if (bad(0)) return true;  // its default, 0, in some such trial
+        if (!p || !may_meet_nesterov(*p)) return false;
+      }
+      const auto* listed = nesterov_limits(name);
+      if (!listed && search::is_categorical(p->distribution)) listed = &p->values;
       if (listed) {
         return std::any_of(listed->begin(), listed->end(),
                            [&](const search::ParamValue& v) { return search::is_numeric(v) && bad(search::as_double(v)); });
       }
-      return p ? range_bad && p->max > 0 : bad(0);
+      if (p->distribution == search::Distribution::kQuantized) {  // min + k q: 0 when -min/q is a whole k
+        const double k = -p->min / p->q;
+        if (bad(0) && k >= 0 && std::abs(k - std::round(k)) < 1e-9 && p->min + std::round(k) * p->q <= p->max) return true;
+      }
+      return bad((p->min + p->max) / 2);  // a range: almost every draw is inside it, as its middle is
     };
     std::string why, fix;
-    if (may_be("momentum", [](double m) { return m <= 0; }, false)) {
+    if (may_be("momentum", [](double m) { return m <= 0; })) {
       why = by_name.count("momentum") ? "momentum may be 0" : "momentum is 0 in every trial (its default)";
       fix = "give momentum values above 0, or sample nesterov only with them (when: {momentum: [...]})";
-    } else if (may_be("dampening", [](double d) { return d != 0; }, true)) {
+    } else if (may_be("dampening", [](double d) { return d != 0; })) {
       why = "dampening may be other than 0";
-      fix = "leave dampening at 0 where nesterov may be true";
+      fix = "leave dampening at 0 where nesterov may be true (when: {nesterov: [false]})";
     }
     if (why.empty()) return;
     r_.error_at(positions_["nesterov"], "parameters.nesterov",

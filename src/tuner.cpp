@@ -893,7 +893,7 @@ class Tuner {
       TrialRecord& r = records_.at(m.trial_id);
       // A trial that stopped or diverged reached the evaluation where it did.
       const bool ran_through = m.status == trainers::SlotStatus::kRunning;
-      r.budget = ran_through ? array.to_budget : std::min(array.to_budget, budget_of(m.step, r.params));
+      r.budget = ran_through || m.step >= to ? array.to_budget : std::min(array.to_budget, budget_of(m.step, r.params));
       r.metric = metric_of(m);
       r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
                  : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";

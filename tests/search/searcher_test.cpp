@@ -107,6 +107,32 @@ TEST(TpeSearcher, ProposesNearHyperbandsSurvivorsNotAtTheEnds) {
   EXPECT_LT(model_distance / modelled, 0.5 * random_distance) << model_distance / modelled << " vs " << random_distance;
 }
 
+// A conditional parameter few results have is not modelled from them: with
+// one good point its kernel would be a thousandth of the range wide, and every
+// proposal the same value.
+TEST(TpeSearcher, AConditionalParameterFewResultsHaveIsDrawnAtRandom) {
+  ParameterSpec opt;
+  opt.name = "opt";
+  opt.distribution = Distribution::kChoice;
+  opt.values = {std::string("a"), std::string("b")};
+  ParameterSpec x = uniform("x", 0, 1);
+  x.when = {{"opt", {std::string("b")}}};
+  SearchSpace space({opt, x});
+  TpeSearcher tpe(space, 4, Goal::kMaximize);
+  // Ten results, two with opt b, one of them the best of all.
+  for (std::int64_t t = 0; t < 8; ++t) tpe.observe(t, {{"opt", std::string("a")}}, 1.0, 0.1 * static_cast<double>(t));
+  tpe.observe(8, {{"opt", std::string("b")}, {"x", 0.5}}, 1.0, 2.0);
+  tpe.observe(9, {{"opt", std::string("b")}, {"x", 0.9}}, 1.0, 0.0);
+  std::vector<double> xs;  // of the model's proposals (not the random third's)
+  for (std::int64_t t = 100; t < 300; ++t) {
+    const Config c = tpe.suggest(t);
+    if (c.count("x") && c != space.sample(4, t)) xs.push_back(std::get<double>(c.at("x")));
+  }
+  ASSERT_GE(xs.size(), 20u);
+  const auto piled = std::count_if(xs.begin(), xs.end(), [](double v) { return std::abs(v - 0.5) < 0.01; });
+  EXPECT_LT(piled, static_cast<std::ptrdiff_t>(xs.size() / 4)) << piled << " of " << xs.size() << " at 0.5";
+}
+
 TEST(TpeSearcher, LearnsCategoricalAndIntegerParameters) {
   ParameterSpec opt;
   opt.name = "opt";

@@ -92,9 +92,23 @@ TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
   expect_rejected(sweep_yaml({{"parameters", lr + "  nesterov: {value: true}\n  momentum: {value: 0.9}\n"
                                                    "  dampening: {distribution: uniform, min: 0, max: 0.5}\n"}}),
                   "parameters.nesterov", "nesterov:", "dampening may be other than 0");
+  // Momentum absent from nesterov's sgd trials (its default, 0, there), and a
+  // quantized momentum whose grid holds 0.
+  expect_rejected(sweep_yaml({{"parameters", lr + "  optimizer: {values: [sgd, rmsprop], fuse: false}\n"
+                                                   "  momentum: {values: [0.9], when: {optimizer: [rmsprop]}}\n"
+                                                   "  nesterov: {value: true, when: {optimizer: [sgd]}}\n"}}),
+                  "parameters.nesterov", "nesterov:", "momentum may be 0");
+  expect_rejected(sweep_yaml({{"parameters", lr + "  nesterov: {value: true}\n"
+                                                   "  momentum: {distribution: quantized, min: 0, max: 0.9, q: 0.3}\n"}}),
+                  "parameters.nesterov", "nesterov:", "momentum may be 0");
   for (const std::string ok : {"  nesterov: {value: true}\n  momentum: {distribution: uniform, min: 0, max: 0.9}\n",
                                "  nesterov: {values: [true, false], when: {momentum: [0.9]}}\n  momentum: {values: [0, 0.9]}\n",
-                               "  nesterov: {value: false}\n"}) {
+                               "  nesterov: {value: false}\n",
+                               // Dampening only where nesterov is false, as the refusal advises.
+                               "  momentum: {values: [0.9]}\n  nesterov: {values: [true, false]}\n"
+                               "  dampening: {values: [0.1], when: {nesterov: [false]}}\n",
+                               "  optimizer: {values: [sgd, adam], fuse: false}\n  momentum: {value: 0.9, when: {optimizer: [sgd]}}\n"
+                               "  nesterov: {values: [true, false], when: {optimizer: [sgd]}}\n"}) {
     EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"parameters", lr + ok}}), "sweep.yaml")) << ok;
   }
 }

@@ -18,7 +18,7 @@ struct Interrupted : std::runtime_error {
 void catch_interrupts();
 
 /// Stops the sweep as a signal would once `seconds` have passed from now
-/// (0: never, the default).
+/// (0, or more than a century: never, the default).
 void stop_after(double seconds);
 
 /// Whether SIGINT or SIGTERM arrived since catch_interrupts().
