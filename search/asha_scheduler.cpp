@@ -8,9 +8,10 @@ namespace hfta::search {
 
 AshaScheduler::AshaScheduler(std::int64_t trials, std::int64_t max_budget,
                              std::int64_t min_budget, std::int64_t eta, Goal goal,
-                             double promotion_wait)
-    : trials_(trials), eta_(eta), goal_(goal), wait_(promotion_wait) {
+                             double promotion_wait, std::int64_t waves)
+    : trials_(trials), eta_(eta), goal_(goal), wait_(promotion_wait), waves_(waves) {
   if (trials < 1) throw std::invalid_argument("ASHA needs at least one trial");
+  if (waves < 1) throw std::invalid_argument("ASHA needs at least one wave");
   const int k_max = hyperband_s_max(max_budget, min_budget, eta);
   for (int k = 0; k <= k_max; ++k) {
     Rung rung;
@@ -62,13 +63,19 @@ std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) 
     capacity -= job.trials.size();
     jobs.push_back(std::move(job));
   }
-  if (capacity > 0 && started_ < trials_) {
+  // A wave starts once the trials before it have bottom-rung results; one cut
+  // short by `capacity` goes on at the next call.
+  const bool bottom_running = std::any_of(running_.begin(), running_.end(), [](const auto& r) { return r.second == 0; });
+  const std::int64_t begin = wave_ == 0 ? 0 : wave_end(trials_, waves_, wave_ - 1);
+  const std::int64_t end = wave_end(trials_, waves_, wave_);
+  if (capacity > 0 && started_ < end && (wave_ == 0 || started_ > begin || !bottom_running)) {
     RungJob job{0, 0, rungs_[0].budget, {}};
-    while (capacity > 0 && started_ < trials_) {
+    while (capacity > 0 && started_ < end) {
       job.trials.push_back({started_, 0.0});
       running_[started_++] = 0;
       --capacity;
     }
+    if (started_ == end) ++wave_;
     jobs.push_back(std::move(job));
   }
   return jobs;

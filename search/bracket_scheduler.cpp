@@ -8,8 +8,9 @@
 namespace hfta::search {
 
 BracketScheduler::BracketScheduler(std::vector<BracketPlan> brackets, Goal goal,
-                                   std::int64_t first_trial_id)
-    : brackets_(std::move(brackets)), goal_(goal) {
+                                   std::int64_t first_trial_id, std::int64_t waves)
+    : brackets_(std::move(brackets)), goal_(goal), waves_(waves) {
+  if (waves < 1) throw std::invalid_argument("a rung needs at least one wave");
   std::int64_t next_id = first_trial_id;
   for (std::size_t b = 0; b < brackets_.size(); ++b) {
     BracketState st;
@@ -36,9 +37,15 @@ std::vector<RungJob> BracketScheduler::next_jobs(std::size_t /*capacity*/, doubl
   std::vector<RungJob> jobs;
   for (std::size_t b = 0; b < state_.size(); ++b) {
     BracketState& st = state_[b];
-    if (st.done || st.issued || brackets_[b].first_round + st.rung != round) continue;
-    st.issued = true;
-    jobs.push_back({static_cast<int>(b), st.rung, brackets_[b].rungs[st.rung].r, st.trials});
+    if (st.done || brackets_[b].first_round + st.rung != round) continue;
+    // The next part once every trial handed out so far has reported.
+    if (st.handed == st.trials.size() || st.results.size() < st.handed) continue;
+    const auto n = static_cast<std::int64_t>(st.trials.size());
+    const auto end = static_cast<std::size_t>(st.rung == 0 ? wave_end(n, waves_, st.wave++) : n);
+    jobs.push_back({static_cast<int>(b), st.rung, brackets_[b].rungs[st.rung].r,
+                    std::vector<TrialJob>(st.trials.begin() + static_cast<std::ptrdiff_t>(st.handed),
+                                          st.trials.begin() + static_cast<std::ptrdiff_t>(end))});
+    st.handed = end;
   }
   return jobs;
 }
@@ -49,10 +56,11 @@ void BracketScheduler::report(const TrialResult& result) {
     throw std::invalid_argument("result for unknown trial " + std::to_string(result.trial_id));
   }
   BracketState& st = state_[it->second];
-  const bool in_rung = std::any_of(st.trials.begin(), st.trials.end(), [&](const TrialJob& t) {
+  const auto handed = st.trials.begin() + static_cast<std::ptrdiff_t>(st.handed);
+  const bool in_rung = std::any_of(st.trials.begin(), handed, [&](const TrialJob& t) {
     return t.trial_id == result.trial_id;
   });
-  if (st.done || !st.issued || !in_rung) {
+  if (st.done || !in_rung) {
     throw std::invalid_argument("trial " + std::to_string(result.trial_id) +
                                 " is not training in a rung now");
   }
@@ -74,7 +82,7 @@ void BracketScheduler::advance(std::size_t b) {
     promoted.push_back({id, reached});
   }
   st.rung += 1;
-  st.issued = false;
+  st.handed = 0;
   st.results.clear();
   st.trials = std::move(promoted);
   if (st.trials.empty()) st.done = true;  // every trial stopped, diverged or failed

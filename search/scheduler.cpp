@@ -5,6 +5,11 @@
 
 namespace hfta::search {
 
+std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k) {
+  if (waves <= 1 || k + 1 >= waves) return n;
+  return (n * (k + 1) + waves - 1) / waves;
+}
+
 bool better(double a, double b, Goal goal) {
   if (std::isnan(a)) return false;
   if (std::isnan(b)) return true;

@@ -500,10 +500,11 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitFailure;
   }
   if (!results) {
+    // Not running: stopped by a signal, a kill or a time limit; which, the directory does not say.
     const auto trials = TrialStore(a.dir).load_all();
     std::size_t rungs = 0, partial = 0;
     for (const auto& [id, t] : trials) rungs += t.rungs.size(), partial += t.partial.has_value();
-    out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "interrupted") << ", " << trials.size()
+    out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "not running") << ", " << trials.size()
         << " trial(s) with " << rungs << " finished rung(s)";
     // Out of the plan's rung results (as the progress line counts them), and the best so far.
     std::ostringstream quiet;
@@ -513,17 +514,12 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
         for (const auto& rung : bracket.rungs) planned += static_cast<std::size_t>(rung.n);
       }
       out << " of " << planned << " planned";
-      const RungResult* best = nullptr;
-      std::int64_t best_id = -1;
-      for (const auto& [id, t] : trials) {
-        for (const auto& r : t.rungs) {
-          if (r.status == "failed" || r.status == "diverged" || std::isnan(r.metric)) continue;
-          if (!best || search::better(r.metric, best->metric, sweep->metric.goal)) best = &r, best_id = id;
-        }
-      }
-      if (best) {
-        out << ", best " << sweep->metric.name << " so far " << best->metric << " (trial " << best_id << " at "
-            << best->budget << " " << to_string(sweep->budget.unit) << ")";
+      // Ranked as run ranks them at the end: each trial at the budget it reached.
+      const SweepResult so_far = trials_so_far(a.dir, *sweep);
+      if (so_far.best >= 0) {
+        const TrialRecord& best = so_far.trials[static_cast<std::size_t>(so_far.best)];
+        out << ", best " << sweep->metric.name << " so far " << best.metric << " (trial " << best.id << " at "
+            << best.budget << " " << to_string(sweep->budget.unit) << ")";
       }
     }
     if (partial > 0) out << ", " << partial << " checkpointed mid-rung";

@@ -1,5 +1,6 @@
 #include "hfta/core/search_setup.h"
 
+#include <algorithm>
 #include <set>
 
 #include "hfta/search/asha_scheduler.h"
@@ -24,6 +25,17 @@ std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
   return std::make_unique<search::RandomSearcher>(make_search_space(sweep), sweep.seed);
 }
 
+std::int64_t trial_waves(const SweepConfig& sweep) {
+  const auto& s = sweep.search;
+  const bool one_bracket = s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha ||
+                           (s.method == SearchMethod::kRandom && s.stopping == Stopping::kNone);
+  if (s.searcher != Searcher::kTpe || !one_bracket || s.trials < 1) return 1;
+  if (s.waves > 0) return std::min(s.waves, s.trials);
+  const auto needs = static_cast<std::int64_t>(
+      search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points());
+  return std::clamp<std::int64_t>(s.trials / needs, 1, 4);
+}
+
 std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
   const auto& b = sweep.budget;
   const auto& s = sweep.search;
@@ -36,10 +48,10 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
       return std::make_unique<search::BracketScheduler>(
           std::vector<search::BracketPlan>{
               search::successive_halving_bracket(s.trials, b.max, b.min, s.eta)},
-          goal);
+          goal, 0, trial_waves(sweep));
     case SearchMethod::kAsha:
       return std::make_unique<search::AshaScheduler>(s.trials, b.max, b.min, s.eta, goal,
-                                                     s.promotion_wait);
+                                                     s.promotion_wait, trial_waves(sweep));
     case SearchMethod::kGrid: {
       const search::GridSearcher grid(make_search_space(sweep), s.repeats);
       return std::make_unique<search::BracketScheduler>(
@@ -52,7 +64,7 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
       break;
   }
   return std::make_unique<search::BracketScheduler>(
-      std::vector<search::BracketPlan>{{0, {{s.trials, double(b.max)}}}}, goal);
+      std::vector<search::BracketPlan>{{0, {{s.trials, double(b.max)}}}}, goal, 0, trial_waves(sweep));
 }
 
 std::string task_key(const SweepConfig& sweep) {

@@ -102,6 +102,7 @@ json to_json(const SweepConfig& s) {
       }
       break;
   }
+  if (s.search.waves > 0) search["waves"] = s.search.waves;  // as given: left out, trial_waves picks
   out["search"] = search;
 
   json parameters = json::object();

@@ -211,17 +211,17 @@ void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 
 void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "search", true);
-  const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",
-                                        "repeats",  "stopping", "promotion_wait", "align_brackets"};
+  const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",        "repeats",
+                                        "stopping", "waves",    "promotion_wait", "align_brackets"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
     switch (m) {
-      case SearchMethod::kRandom: return {"searcher", "trials", "stopping"};
+      case SearchMethod::kRandom: return {"searcher", "trials", "stopping", "waves"};
       case SearchMethod::kGrid: return {"repeats"};
       case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets"};
-      case SearchMethod::kSha: return {"searcher", "eta", "trials"};
-      case SearchMethod::kAsha: return {"searcher", "eta", "trials", "promotion_wait"};
+      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves"};
+      case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait"};
     }
     return {};
   };
@@ -294,6 +294,22 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (has("align_brackets")) {
     if (auto n = r.child(*node, "search", "align_brackets", false)) {
       if (auto v = r.read_bool(*n, "search.align_brackets")) s.align_brackets = *v;
+    }
+  }
+  if (has("waves")) {
+    if (auto n = r.child(*node, "search", "waves", false)) {
+      read_int_in(r, n, "search.waves", 1, 1000, "parts the new trials start in", s.waves);
+      if (s.searcher != Searcher::kTpe) {
+        r.error(*n, "search.waves",
+                "waves are for searcher: tpe (random search proposes the same trials whatever the results, so "
+                "waves would only make the arrays narrower)");
+      } else if (s.stopping == Stopping::kMedian) {
+        r.error(*n, "search.waves", "median stopping trains every trial in lockstep; waves need stopping: none");
+      } else if (s.trials > 0 && s.waves > s.trials) {
+        r.error(*n, "search.waves",
+                "expected at most search.trials (" + std::to_string(s.trials) + ") waves, got " +
+                    std::to_string(s.waves));
+      }
     }
   }
   if (has("promotion_wait")) {

@@ -45,30 +45,35 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
     plan.brackets.push_back(std::move(pb));
   }
 
-  // The first rungs' trials are known now, whichever round each starts in: pack them
-  // as training would. A model-based searcher proposes exactly what random search
-  // would until it has results.
+  // The first rungs' trials are known now, whichever round (and wave) each starts
+  // in: pack them as training would, wave by wave. A model-based searcher proposes
+  // exactly what random search would until it has results.
   auto searcher = make_searcher(sweep);
   const auto packer = make_packer(sweep, fuse);
   SweepConfig all_at_once = sweep;
   all_at_once.search.align_brackets = false;
+  all_at_once.search.waves = 1;
+  const std::int64_t waves = trial_waves(sweep);
+  auto capacity = [&](const std::string& key, const search::Config& c) { return sizer.capacity(key, c); };
   for (const auto& job : make_scheduler(all_at_once)->next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
     if (job.rung != 0) continue;
-    std::vector<search::PackItem> items;
-    for (const auto& t : job.trials) {
-      items.push_back({t.trial_id, searcher->suggest(t.trial_id), t.from_budget, job.budget});
-    }
-    std::map<std::string, search::Config> example;
-    for (const auto& item : items) example.emplace(packer.fusion_key(item.params), item.params);
-    auto capacity = [&](const std::string& key, const search::Config& c) {
-      return sizer.capacity(key, c);
-    };
+    const auto n = static_cast<std::int64_t>(job.trials.size());
     std::vector<PlannedArray> arrays;
-    for (const auto& a : packer.pack(items, capacity)) {
-      const auto models = static_cast<std::int64_t>(a.trial_ids.size());
-      arrays.push_back({a.key, models, sizer.predicted_bytes(a.key, example.at(a.key), models)});
+    for (std::int64_t wave = 0, begin = 0; wave < waves; begin = search::wave_end(n, waves, wave++)) {
+      std::vector<search::PackItem> items;
+      for (auto i = begin; i < search::wave_end(n, waves, wave); ++i) {
+        const auto& t = job.trials[static_cast<std::size_t>(i)];
+        items.push_back({t.trial_id, searcher->suggest(t.trial_id), t.from_budget, job.budget});
+      }
+      std::map<std::string, search::Config> example;
+      for (const auto& item : items) example.emplace(packer.fusion_key(item.params), item.params);
+      for (const auto& a : packer.pack(items, capacity)) {
+        const auto models = static_cast<std::int64_t>(a.trial_ids.size());
+        arrays.push_back({a.key, models, sizer.predicted_bytes(a.key, example.at(a.key), models)});
+      }
     }
     plan.brackets[job.bracket].rungs[0].arrays = std::move(arrays);
+    plan.brackets[job.bracket].rungs[0].waves = waves;
   }
   return plan;
 }
@@ -79,7 +84,7 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
   for (const auto& b : plan.brackets) {
     json rungs = json::array();
     for (const auto& r : b.rungs) {
-      json rung = {{"n", r.n}, {"r", r.r}, {"round", b.first_round + static_cast<int>(rungs.size())}};
+      json rung = {{"n", r.n}, {"r", r.r}, {"round", b.first_round + static_cast<int>(rungs.size())}, {"waves", r.waves}};
       if (r.arrays) {
         json arrays = json::array();
         for (const auto& a : *r.arrays) {
@@ -131,6 +136,12 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       const auto& r = b.rungs[i];
       out << "  rung " << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
       if (plan.brackets.size() > 1) out << " in round " << b.first_round + i;
+      if (r.waves > 1) {
+        out << " in " << r.waves << " waves of";
+        for (std::int64_t w = 0; w < r.waves; ++w) {
+          out << (w ? ", " : " ") << search::wave_end(r.n, r.waves, w) - (w ? search::wave_end(r.n, r.waves, w - 1) : 0);
+        }
+      }
       if (r.arrays) {
         out << "; " << r.arrays->size() << " array" << (r.arrays->size() == 1 ? "" : "s") << ":";
         for (const auto& a : *r.arrays) {
@@ -151,9 +162,19 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       << "\n";
   const bool rounds_of_new_trials =
       sweep.search.method == SearchMethod::kHyperband && sweep.search.align_brackets;
-  if (sweep.search.searcher == Searcher::kTpe && !rounds_of_new_trials) {
+  const std::int64_t waves = trial_waves(sweep);
+  if (sweep.search.searcher == Searcher::kTpe && waves > 1) {
+    out << "note: TPE proposes each wave of new trials from the results of the waves before (the first "
+           "wave, and any before some budget has "
+        << search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points()
+        << " results, as random search would)\n";
+  } else if (sweep.search.searcher == Searcher::kTpe && !rounds_of_new_trials) {
+    const std::string across = sweep.search.method == SearchMethod::kHyperband ? "align_brackets: true"
+                               : sweep.search.stopping == Stopping::kMedian ? "waves, which need stopping: none"
+                                                                            : "search.waves above 1";
     out << "note: every trial starts in the first round, before any result, so TPE proposes what random "
-           "search would (it learns across rounds: method hyperband with align_brackets)\n";
+           "search would (it learns across rounds: "
+        << across << ")\n";
   }
   if (sweep.search.stopping == Stopping::kMedian) {
     out << "note: median stopping trains in steps of " << sweep.budget.min << " " << unit

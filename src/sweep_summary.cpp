@@ -1,6 +1,8 @@
 #include "hfta/core/sweep_summary.h"
 
 #include <iomanip>
+
+#include "hfta/core/search_setup.h"
 #include <sstream>
 
 namespace hfta::core {
@@ -34,6 +36,7 @@ std::string search_line(const SweepConfig& s) {
       }
       break;
   }
+  if (const auto waves = trial_waves(s); waves > 1) out << ", new trials in " << waves << " waves";
   return out.str();
 }
 

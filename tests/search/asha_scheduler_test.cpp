@@ -115,5 +115,31 @@ TEST(Asha, FinishesWhenEveryTrialIsDone) {
   EXPECT_THROW(s.report({0, 9, 1.0}), std::invalid_argument);
 }
 
+TEST(Asha, WavesStartOnceEveryEarlierTrialHasABottomResultWhilePromotionsGoOn) {
+  // Nine trials in three waves, budgets 1, 3, 9, no wait: wave 0 is trials 0-2.
+  AshaScheduler s(9, 9, 1, 3, Goal::kMaximize, 0, 3);
+  auto first = s.next_jobs(std::numeric_limits<std::size_t>::max(), 0);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(ids(first[0]), (std::vector<std::int64_t>{0, 1, 2}));
+  s.report({0, 1, 0.5, TrialStatus::kCompleted});
+  // Trials 1 and 2 still train at the bottom: no new wave, and trial 0 alone
+  // (one result) is not promoted yet.
+  EXPECT_TRUE(s.next_jobs(std::numeric_limits<std::size_t>::max(), 0).empty());
+  s.report({1, 1, 0.9, TrialStatus::kCompleted});
+  s.report({2, 1, 0.1, TrialStatus::kCompleted});
+  // Three bottom results: the best (trial 1) goes up, and wave 1 starts.
+  auto second = s.next_jobs(std::numeric_limits<std::size_t>::max(), 0);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0].rung, 1);
+  EXPECT_EQ(ids(second[0]), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(second[1].rung, 0);
+  EXPECT_EQ(ids(second[1]), (std::vector<std::int64_t>{3, 4, 5}));
+  // A wave cut short by capacity goes on at the next call, even while its first part trains.
+  AshaScheduler cut(9, 9, 1, 3, Goal::kMaximize, 0, 3);
+  EXPECT_EQ(ids(cut.next_jobs(2, 0).at(0)), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(ids(cut.next_jobs(5, 0).at(0)), (std::vector<std::int64_t>{2}));
+  EXPECT_TRUE(cut.next_jobs(5, 0).empty());
+}
+
 }  // namespace
 }  // namespace hfta::search

@@ -192,5 +192,48 @@ TEST(BracketScheduler, RejectsResultsForTrialsNotRunning) {
   EXPECT_NO_THROW(s.report({0, 1, 1.0}));
 }
 
+TEST(BracketScheduler, WavesSplitTheFirstRungEvenlyLargestFirst) {
+  EXPECT_EQ(wave_end(10, 4, 0), 3);
+  EXPECT_EQ(wave_end(10, 4, 1), 5);
+  EXPECT_EQ(wave_end(10, 4, 2), 8);
+  EXPECT_EQ(wave_end(10, 4, 3), 10);
+  EXPECT_EQ(wave_end(10, 1, 0), 10);
+  EXPECT_EQ(wave_end(3, 3, 0), 1);
+}
+
+TEST(BracketScheduler, SuccessiveHalvingInWavesHandsOutEachOnceTheOneBeforeReportedAndPromotesAsAllAtOnce) {
+  const auto bracket = successive_halving_bracket(10, 9, 1, 3);
+  BracketScheduler whole({bracket}, Goal::kMaximize);
+  BracketScheduler waves({bracket}, Goal::kMaximize, 0, 4);
+  // Metrics that do not follow the ids, so the best are spread over the waves.
+  auto metric = [](std::int64_t id) { return static_cast<double>((id * 7) % 10); };
+  std::vector<std::size_t> sizes;
+  std::vector<RungJob> later;
+  for (int guard = 0; !waves.finished() && guard < 100; ++guard) {
+    auto jobs = waves.next_jobs(kAll, 0);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_TRUE(waves.next_jobs(kAll, 0).empty()) << "a wave handed out before the one before reported";
+    if (jobs[0].rung == 0) {
+      sizes.push_back(jobs[0].trials.size());
+    } else {
+      later.push_back(jobs[0]);
+    }
+    for (const auto& t : jobs[0].trials) waves.report({t.trial_id, jobs[0].budget, metric(t.trial_id)});
+  }
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{3, 2, 3, 2}));
+  std::vector<RungJob> want;
+  for (int guard = 0; !whole.finished() && guard < 100; ++guard) {
+    for (const auto& job : whole.next_jobs(kAll, 0)) {
+      for (const auto& t : job.trials) whole.report({t.trial_id, job.budget, metric(t.trial_id)});
+      if (job.rung > 0) want.push_back(job);
+    }
+  }
+  ASSERT_EQ(later.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(later[i].trials, want[i].trials);
+    EXPECT_EQ(later[i].budget, want[i].budget);
+  }
+}
+
 }  // namespace
 }  // namespace hfta::search

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <utility>
 #include <vector>
 
+#include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/searcher.h"
 
 namespace hfta::search {
@@ -67,6 +70,58 @@ TEST(TpeSearcher, ProposesNearTheOptimumOnceItHasResults) {
   EXPECT_GE(modelled, 30);  // about two thirds
   EXPECT_LE(modelled, 50);
   EXPECT_LT(model_loss / modelled, 0.35 * random_loss) << model_loss / modelled << " vs " << random_loss;
+}
+
+// Successive halving with TPE, as the tuner runs it: each wave's trials are
+// proposed when it is handed out, from every result reported before. Started
+// all at once, TPE can only propose what random search would; in four waves
+// the last must be much closer to the optimum than the first.
+TEST(TpeSearcher, LearnsFromSuccessiveHalvingsEarlierWaves) {
+  SearchSpace space({uniform("x", 0, 1), uniform("y", 0, 1)});
+  auto loss = [](const Config& c) {
+    const double x = std::get<double>(c.at("x")), y = std::get<double>(c.at("y"));
+    return (x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7);
+  };
+  // Mean loss of each wave's first-rung proposals.
+  auto run = [&](std::int64_t waves) {
+    TpeSearcher tpe(space, 11, Goal::kMinimize);
+    BracketScheduler sha({successive_halving_bracket(40, 9, 1, 3)}, Goal::kMinimize, 0, waves);
+    std::map<std::int64_t, Config> configs;
+    std::vector<double> mean_loss;
+    while (!sha.finished()) {
+      for (const auto& job : sha.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+        double sum = 0;
+        for (const auto& t : job.trials) {
+          if (!configs.count(t.trial_id)) configs[t.trial_id] = tpe.suggest(t.trial_id);
+          sum += loss(configs[t.trial_id]);
+        }
+        if (job.rung == 0) mean_loss.push_back(sum / static_cast<double>(job.trials.size()));
+        for (const auto& t : job.trials) {
+          const double metric = loss(configs[t.trial_id]);
+          tpe.observe(t.trial_id, configs[t.trial_id], job.budget, metric);
+          sha.report({t.trial_id, job.budget, metric});
+        }
+      }
+    }
+    return std::make_pair(mean_loss, configs);
+  };
+  const auto [at_once, at_once_configs] = run(1);
+  ASSERT_EQ(at_once.size(), 1u);
+  RandomSearcher random(space, 11);
+  for (const auto& [id, c] : at_once_configs) EXPECT_EQ(c, random.suggest(id));
+  const auto [waves, configs] = run(4);
+  ASSERT_EQ(waves.size(), 4u);
+  // The later waves' own proposals (not BOHB's random third) against random
+  // search's for the same trials.
+  double model_loss = 0, random_loss = 0;
+  int modelled = 0;
+  for (std::int64_t id = 10; id < 40; ++id) {
+    random_loss += loss(random.suggest(id)) / 30;
+    if (configs.at(id) != random.suggest(id)) model_loss += loss(configs.at(id)), ++modelled;
+  }
+  EXPECT_GE(modelled, 15);
+  EXPECT_LT(model_loss / modelled, 0.35 * random_loss) << model_loss / modelled << " vs " << random_loss;
+  EXPECT_LT(waves.back(), 0.7 * waves.front()) << waves[1] << ", " << waves[2] << ", " << waves.back() << " vs " << waves.front();
 }
 
 // What Hyperband gives TPE: 27 random learning rates at budget 10, the best 9

@@ -77,7 +77,7 @@ class Cli : public ::testing::Test {
     ASSERT_EQ(again.at("trials").size(), whole.at("trials").size());
     for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
       SCOPED_TRACE("trial " + whole.at("trials")[i].at("id").dump());
-      for (const char* key : {"history", "metric", "status"}) {
+      for (const char* key : {"params", "history", "metric", "status"}) {
         EXPECT_EQ(again.at("trials")[i].at(key), whole.at("trials")[i].at(key)) << key;
       }
     }
@@ -455,7 +455,7 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
     }
   }
   ASSERT_GT(removed, 0);
-  EXPECT_NE(run("status " + dir_ + "/cut").out.find("interrupted"), std::string::npos);
+  EXPECT_NE(run("status " + dir_ + "/cut").out.find("not running"), std::string::npos);
   const Result resumed = run("resume " + dir_ + "/cut");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("resuming:"), std::string::npos) << resumed.out;
@@ -580,7 +580,7 @@ TEST_F(Cli, StatusSeesTheLockWithoutTakingIt) {
   }
   // Not held: status says so, and leaves the lock file as the last holder wrote it.
   const Result free = run("status " + dir);
-  EXPECT_NE(free.out.find("interrupted"), std::string::npos) << free.out;
+  EXPECT_NE(free.out.find("not running"), std::string::npos) << free.out;
   EXPECT_EQ(slurp(dir + "/lock"), std::to_string(::getpid()));
 }
 
@@ -860,6 +860,40 @@ TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
   EXPECT_EQ(at_top, 1);  // 9 trials, eta 3: three reach 30 steps, one reaches 90
 }
 
+TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
+  std::string text = kTinySweep;
+  const std::string hyperband = "search: {method: hyperband, eta: 3}";
+  text.replace(text.find(hyperband), hyperband.size(), "search: {method: sha, eta: 3, trials: 12, searcher: tpe, waves: 3}");
+  const std::string sweep = write_sweep("waves.yaml", text);
+  const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("rung 0: 12 trials to 10 steps in 3 waves of 4, 4, 4;"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find("note: TPE proposes each wave of new trials from the results of the waves before"),
+            std::string::npos)
+      << whole.out;
+  // The first wave is random search's; TPE proposes most of the later ones
+  // from the results before them (a third stay random search's).
+  const std::string random = write_sweep("random.yaml", std::regex_replace(text, std::regex("searcher: tpe, waves: 3"), "searcher: random"));
+  ASSERT_EQ(run("run " + random + " --out " + dir_ + "/random").code, 0);
+  const auto tpe_trials = results(dir_ + "/whole").at("trials"), random_trials = results(dir_ + "/random").at("trials");
+  ASSERT_EQ(tpe_trials.size(), 12u);
+  int proposed = 0;
+  for (std::size_t i = 0; i < 12; ++i) {
+    if (i < 4) EXPECT_EQ(tpe_trials[i].at("params"), random_trials[i].at("params")) << i;
+    proposed += tpe_trials[i].at("params") != random_trials[i].at("params");
+  }
+  EXPECT_GE(proposed, 3);
+  // Stopped inside a rung, and resumed: the later waves are proposed from the
+  // same results, so the sweep ends as the whole run.
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "5", 1);
+  const Result limited = run("run " + sweep + " --out " + dir_ + "/limited --workers 1 --time-limit 1h");
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_EQ(limited.code, 0) << limited.err;
+  ASSERT_FALSE(exists(dir_ + "/limited/results.json")) << limited.out;
+  ASSERT_EQ(run("resume " + dir_ + "/limited").code, 0);
+  expect_same_results(dir_ + "/limited", dir_ + "/whole");
+}
+
 // Starts hfta-tune in the background (exec'd, so its pid is the tuner's own).
 pid_t spawn_tuner(const std::string& args, const std::string& out = "/dev/null", const std::string& err = "/dev/null") {
   const pid_t pid = fork();
@@ -951,7 +985,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
       EXPECT_EQ(f.path().string().find(".tmp"), std::string::npos) << f.path();
     }
     const Result status_now = run("status " + dir);
-    EXPECT_NE(status_now.out.find("interrupted"), std::string::npos) << status_now.out;
+    EXPECT_NE(status_now.out.find("not running"), std::string::npos) << status_now.out;
     // Whether the next process continues a rung from the signal's checkpoint.
     for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
       continued += f.path().filename() == "partial.pt";
@@ -1012,7 +1046,7 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
       << limited.out;
   EXPECT_NE(limited.out.find("continue with hfta-tune resume " + dir_ + "/limited"), std::string::npos);
   EXPECT_FALSE(exists(dir_ + "/limited/results.json"));  // written when the sweep finishes
-  EXPECT_NE(run("status " + dir_ + "/limited").out.find("interrupted"), std::string::npos);
+  EXPECT_NE(run("status " + dir_ + "/limited").out.find("not running"), std::string::npos);
   const Result resumed = run("resume " + dir_ + "/limited");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;

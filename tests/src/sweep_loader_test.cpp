@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/sweep_text.h"
+#include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_loader.h"
 
 namespace hfta::core {
@@ -193,6 +194,24 @@ TEST(SweepLoader, EachSearchMethod) {
                                      {"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01]}\n"}}));
   EXPECT_EQ(grid_sweep.search.searcher, Searcher::kGrid);
   EXPECT_EQ(grid_sweep.search.repeats, 2);
+}
+
+// TPE on methods that start trials together starts them in waves, so it learns
+// from the earlier ones: as given, or as many (up to four) as give each wave the
+// parameters + 2 results TPE models (one parameter here: 3).
+TEST(SweepLoader, TpeStartsNewTrialsInWaves) {
+  auto waves = [&](const std::string& text) { return trial_waves(load(sweep_yaml({{"search", text}}))); };
+  EXPECT_EQ(waves("search: {method: sha, trials: 27, searcher: tpe}\n"), 4);
+  EXPECT_EQ(waves("search: {method: asha, trials: 8, searcher: tpe}\n"), 2);
+  EXPECT_EQ(waves("search: {method: random, trials: 5, searcher: tpe}\n"), 1);
+  EXPECT_EQ(waves("search: {method: sha, trials: 27, searcher: tpe, waves: 9}\n"), 9);
+  EXPECT_EQ(waves("search: {method: sha, trials: 27, searcher: tpe, waves: 1}\n"), 1);
+  EXPECT_EQ(waves("search: {method: sha, trials: 27}\n"), 1);  // random search: all at once
+  EXPECT_EQ(waves("search: {method: random, trials: 27, searcher: tpe, stopping: median}\n"), 1);
+  EXPECT_EQ(waves("search: {method: hyperband, searcher: tpe}\n"), 1);  // it learns across brackets
+  // The given count is kept in the canonical form; the picked one is not (it follows the sweep).
+  EXPECT_EQ(load(sweep_yaml({{"search", "search: {method: sha, trials: 27, searcher: tpe, waves: 9}\n"}})).search.waves, 9);
+  EXPECT_EQ(load(sweep_yaml({{"search", "search: {method: sha, trials: 27, searcher: tpe}\n"}})).search.waves, 0);
 }
 
 TEST(SweepLoader, EarlyStoppingAndFusion) {

@@ -81,6 +81,20 @@ TEST(SweepRejection, ValidationSizeOutsideItsDatasetsRangeOrOnText) {
                   "task.validation_size", "validation_size", "dataset text has a fixed split");
 }
 
+TEST(SweepRejection, WavesNeedTpeStoppingNoneAndAtMostTheTrials) {
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  waves: 3\n"}}), "search.waves",
+                  "waves:", "waves are for searcher: tpe");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: random\n  trials: 9\n  searcher: tpe\n  stopping: median\n"
+                                         "  waves: 3\n"}}),
+                  "search.waves", "waves:", "waves need stopping: none");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: asha\n  trials: 9\n  searcher: tpe\n  waves: 10\n"}}),
+                  "search.waves", "waves:", "at most search.trials (9) waves, got 10");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  searcher: tpe\n  waves: 0\n"}}),
+                  "search.waves", "waves:", "expected an integer in [1, 1000]");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: hyperband\n  searcher: tpe\n  waves: 2\n"}}),
+                  "search.waves", "waves:", "not used by method hyperband");
+}
+
 TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
   // As PyTorch's SGD refuses it; continuous momentum ranges, or nesterov
   // sampled only with momentum above 0, are taken.

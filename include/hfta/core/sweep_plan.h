@@ -23,7 +23,8 @@ struct PlannedArray {
 struct PlannedRung {
   std::int64_t n = 0;
   double r = 0;
-  std::optional<std::vector<PlannedArray>> arrays;
+  std::optional<std::vector<PlannedArray>> arrays;  ///< wave by wave
+  std::int64_t waves = 1;  ///< parts its trials start in, one after another (trial_waves)
 };
 
 struct PlannedBracket {

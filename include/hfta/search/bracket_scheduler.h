@@ -12,10 +12,14 @@ namespace hfta::search {
 /// reported; it takes the best n_{i+1} completed trials, which resume from the
 /// budget they reached. Brackets run side by side in rounds (BracketPlan::first_round):
 /// a rung is handed out once every rung of an earlier round has reported. Trial ids
-/// run consecutively through the brackets' first rungs.
+/// run consecutively through the brackets' first rungs. With `waves` > 1 a
+/// bracket's first rung is handed out in that many parts (wave_end), each once the
+/// one before has reported, so a model-based searcher proposes the later waves
+/// from the earlier ones' results; promotions are the same as all at once.
 class BracketScheduler : public Scheduler {
  public:
-  BracketScheduler(std::vector<BracketPlan> brackets, Goal goal, std::int64_t first_trial_id = 0);
+  BracketScheduler(std::vector<BracketPlan> brackets, Goal goal, std::int64_t first_trial_id = 0,
+                   std::int64_t waves = 1);
 
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
   void report(const TrialResult& result) override;
@@ -27,8 +31,9 @@ class BracketScheduler : public Scheduler {
 
  private:
   struct BracketState {
-    int rung = 0;        ///< the rung now running (or next to hand out)
-    bool issued = false; ///< whether that rung's job was handed out
+    int rung = 0;             ///< the rung now running (or next to hand out)
+    std::size_t handed = 0;   ///< how many of its trials were handed out
+    std::int64_t wave = 0;    ///< the first rung's next wave
     bool done = false;
     std::vector<TrialJob> trials;                    ///< the current rung's trials
     std::map<std::int64_t, TrialResult> results;     ///< the current rung's results
@@ -39,6 +44,7 @@ class BracketScheduler : public Scheduler {
   std::vector<BracketPlan> brackets_;
   Goal goal_;
   std::int64_t trial_count_ = 0;
+  std::int64_t waves_ = 1;
   std::vector<BracketState> state_;
   std::map<std::int64_t, std::size_t> bracket_of_;
 };

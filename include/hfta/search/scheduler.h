@@ -49,6 +49,11 @@ struct TrialResult {
   TrialStatus status = TrialStatus::kCompleted;
 };
 
+/// Where wave k of `waves` ends among n new trials: waves 0..k hold the first
+/// ceil(n (k + 1) / waves) (the first waves are the larger ones, so a model-based
+/// searcher has the most results to learn from for the second).
+std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k);
+
 /// True when metric a beats b under goal; NaN loses to every number.
 bool better(double a, double b, Goal goal);
 
