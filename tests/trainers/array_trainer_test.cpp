@@ -69,17 +69,27 @@ TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
 
 // In float32 too, under either strategy (one grouped convolution and batched
 // products, or each model's own kernels): the 1e-4 holds with room
-// (measured: weights within 1e-5 of plain LibTorch's after 100 SGD steps,
-// losses within 1e-6).
+// (measured on an AMD EPYC: weights within 3e-7 of plain LibTorch's after 100
+// SGD steps, losses within 3e-7). Trials other than cnn_trials(): in float32 a
+// max-pool window whose two largest inputs, or a ReLU input near 0, lie within
+// rounding of each other can fall one way in the array and the other in
+// LibTorch's kernels (which round differently: OpenBLAS and oneDNN pick their
+// kernels by CPU), and from there the two trajectories part like any chaotic
+// ones. There, cnn_trials()'s {lr 0.01, momentum 0.8, seed 24} went from 1.4e-7
+// at step 20 to 1.7e-4 at step 40 and 0.1 at step 100, while in float64 (the
+// test above) it agrees within 1e-9: rounding, not different math. These trials
+// stay clear of such a tie here; on an Intel Xeon cnn_trials() did too.
 TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat32UnderEitherStrategy) {
   ArrayTrainerOptions o;
   o.batch_size = 32;
   o.data_seed = 6;
+  const std::vector<SlotTrial> trials = {
+      {7, 25, 0.03, 0.0, 1e-4}, {8, 22, 0.01, 0.0, 1e-3}, {9, 26, 0.01, 0.5, 0.0}, {10, 24, 0.005, 0.8, 0.0}};
   for (const auto strategy : {fusion::Strategy::kFused, fusion::Strategy::kPerModel}) {
     SCOPED_TRACE(fusion::to_string(strategy));
     auto model = std::make_shared<FusedCnn>(4, 1, "relu", 0.0, 10);
     o.strategies.assign(model->strategies().size(), strategy);
-    expect_same_as_alone(model, cnn_trials(), o, 100);
+    expect_same_as_alone(model, trials, o, 100);
   }
 }
 
