@@ -78,7 +78,7 @@ TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
 // ones. There, cnn_trials()'s {lr 0.01, momentum 0.8, seed 24} went from 1.4e-7
 // at step 20 to 1.7e-4 at step 40 and 0.1 at step 100, while in float64 (the
 // test above) it agrees within 1e-9: rounding, not different math. These trials
-// stay clear of such a tie here; on an Intel Xeon cnn_trials() did too.
+// stay clear of such a tie there (cnn_trials() did on an Intel Xeon).
 TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat32UnderEitherStrategy) {
   ArrayTrainerOptions o;
   o.batch_size = 32;
