@@ -54,13 +54,22 @@ bool MedianStopping::should_stop(std::int64_t trial_id, double budget) const {
 }
 
 MedianStoppingScheduler::MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget,
-                                                 std::int64_t min_budget, Goal goal)
-    : trials_(trials), rule_(goal, static_cast<double>(min_budget)) {
+                                                 std::int64_t min_budget, Goal goal, std::int64_t waves)
+    : trials_(trials), waves_(waves), rule_(goal, static_cast<double>(min_budget)) {
   if (trials < 1) throw std::invalid_argument("median stopping needs at least one trial");
+  if (waves < 1) throw std::invalid_argument("median stopping needs at least one wave");
   if (min_budget < 1 || max_budget < min_budget) throw std::invalid_argument("median stopping needs 1 <= min <= max");
   for (std::int64_t b = min_budget; b < max_budget; b += min_budget) budgets_.push_back(static_cast<double>(b));
   budgets_.push_back(static_cast<double>(max_budget));
-  for (std::int64_t id = 0; id < trials; ++id) alive_.push_back(id);
+  start_wave();
+}
+
+void MedianStoppingScheduler::start_wave() {
+  step_ = 0;
+  alive_.clear();
+  for (std::int64_t id = wave_ ? wave_end(trials_, waves_, wave_ - 1) : 0; id < wave_end(trials_, waves_, wave_); ++id) {
+    alive_.push_back(id);
+  }
 }
 
 std::vector<RungJob> MedianStoppingScheduler::next_jobs(std::size_t /*capacity*/, double /*now*/) {
@@ -89,9 +98,10 @@ void MedianStoppingScheduler::report(const TrialResult& result) {
   results_.clear();
   handed_out_ = false;
   ++step_;
+  if ((step_ >= budgets_.size() || alive_.empty()) && ++wave_ < waves_) start_wave();
 }
 
-bool MedianStoppingScheduler::finished() const { return step_ >= budgets_.size() || alive_.empty(); }
+bool MedianStoppingScheduler::finished() const { return wave_ >= waves_; }
 
 std::vector<BracketPlan> MedianStoppingScheduler::plan() const {
   // The most each step can hold: how many the rule stops is known only as it goes.

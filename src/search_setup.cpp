@@ -27,8 +27,7 @@ std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
 
 std::int64_t trial_waves(const SweepConfig& sweep) {
   const auto& s = sweep.search;
-  const bool one_bracket = s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha ||
-                           (s.method == SearchMethod::kRandom && s.stopping == Stopping::kNone);
+  const bool one_bracket = s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha || s.method == SearchMethod::kRandom;
   if (s.searcher != Searcher::kTpe || !one_bracket || s.trials < 1) return 1;
   if (s.waves > 0) return std::min(s.waves, s.trials);
   const auto needs = static_cast<std::int64_t>(
@@ -59,7 +58,7 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
     }
     case SearchMethod::kRandom:
       if (s.stopping == Stopping::kMedian) {
-        return std::make_unique<search::MedianStoppingScheduler>(s.trials, b.max, b.min, goal);
+        return std::make_unique<search::MedianStoppingScheduler>(s.trials, b.max, b.min, goal, trial_waves(sweep));
       }
       break;
   }

@@ -303,8 +303,6 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         r.error(*n, "search.waves",
                 "waves are for searcher: tpe (random search proposes the same trials whatever the results, so "
                 "waves would only make the arrays narrower)");
-      } else if (s.stopping == Stopping::kMedian) {
-        r.error(*n, "search.waves", "median stopping trains every trial in lockstep; waves need stopping: none");
       } else if (s.trials > 0 && s.waves > s.trials) {
         r.error(*n, "search.waves",
                 "expected at most search.trials (" + std::to_string(s.trials) + ") waves, got " +

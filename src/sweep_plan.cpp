@@ -169,16 +169,16 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points()
         << " results, as random search would)\n";
   } else if (sweep.search.searcher == Searcher::kTpe && !rounds_of_new_trials) {
-    const std::string across = sweep.search.method == SearchMethod::kHyperband ? "align_brackets: true"
-                               : sweep.search.stopping == Stopping::kMedian ? "waves, which need stopping: none"
-                                                                            : "search.waves above 1";
+    const std::string across =
+        sweep.search.method == SearchMethod::kHyperband ? "align_brackets: true" : "search.waves above 1";
     out << "note: every trial starts in the first round, before any result, so TPE proposes what random "
            "search would (it learns across rounds: "
         << across << ")\n";
   }
   if (sweep.search.stopping == Stopping::kMedian) {
     out << "note: median stopping trains in steps of " << sweep.budget.min << " " << unit
-        << "; each step's trial counts above are the most it can hold\n";
+        << "; each step's trial counts above are the most it can hold"
+        << (waves > 1 ? ", and the waves train one after another, each in these steps" : "") << "\n";
   }
   return out.str();
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "hfta/search/median_stopping.h"
@@ -64,6 +65,27 @@ TEST(MedianStoppingScheduler, TrialsBehindTheMedianStopAtAStepWhateverTheOrderOf
   const auto a = reached(forward, metric, false), b = reached(backward, metric, true);
   EXPECT_EQ(a, b);
   EXPECT_EQ(a, (std::map<std::int64_t, double>{{0, 2}, {1, 2}, {2, 2}, {3, 9}, {4, 9}, {5, 9}}));
+}
+
+TEST(MedianStoppingScheduler, WavesTrainOneAfterAnotherAndALaterWaveIsJudgedByTheEarlierCurvesToo) {
+  // Six trials in two waves of three, budgets 1, 2, 3: the first wave trains to
+  // the end (nobody stops: fewer than three others at each step), then the
+  // second, whose trial 5 falls behind the median of the five others.
+  MedianStoppingScheduler s(6, 3, 1, Goal::kMaximize, 2);
+  auto metric = [](std::int64_t id, double b) { return id == 5 ? 0.1 : 0.5 + 0.01 * static_cast<double>(id) + 0.1 * b; };
+  std::vector<std::vector<std::int64_t>> steps;
+  while (!s.finished()) {
+    auto jobs = s.next_jobs(std::numeric_limits<std::size_t>::max(), 0);
+    ASSERT_EQ(jobs.size(), 1u);
+    std::vector<std::int64_t> ids;
+    for (const auto& t : jobs[0].trials) {
+      ids.push_back(t.trial_id);
+      s.report({t.trial_id, jobs[0].budget, metric(t.trial_id, jobs[0].budget)});
+    }
+    steps.push_back(ids);
+  }
+  const std::vector<std::vector<std::int64_t>> want = {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {3, 4, 5}, {3, 4}, {3, 4}};
+  EXPECT_EQ(steps, want);
 }
 
 }  // namespace

@@ -207,7 +207,7 @@ TEST(SweepLoader, TpeStartsNewTrialsInWaves) {
   EXPECT_EQ(waves("search: {method: sha, trials: 27, searcher: tpe, waves: 9}\n"), 9);
   EXPECT_EQ(waves("search: {method: sha, trials: 27, searcher: tpe, waves: 1}\n"), 1);
   EXPECT_EQ(waves("search: {method: sha, trials: 27}\n"), 1);  // random search: all at once
-  EXPECT_EQ(waves("search: {method: random, trials: 27, searcher: tpe, stopping: median}\n"), 1);
+  EXPECT_EQ(waves("search: {method: random, trials: 27, searcher: tpe, stopping: median}\n"), 4);
   EXPECT_EQ(waves("search: {method: hyperband, searcher: tpe}\n"), 1);  // it learns across brackets
   // The given count is kept in the canonical form; the picked one is not (it follows the sweep).
   EXPECT_EQ(load(sweep_yaml({{"search", "search: {method: sha, trials: 27, searcher: tpe, waves: 9}\n"}})).search.waves, 9);

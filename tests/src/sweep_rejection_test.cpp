@@ -81,12 +81,9 @@ TEST(SweepRejection, ValidationSizeOutsideItsDatasetsRangeOrOnText) {
                   "task.validation_size", "validation_size", "dataset text has a fixed split");
 }
 
-TEST(SweepRejection, WavesNeedTpeStoppingNoneAndAtMostTheTrials) {
+TEST(SweepRejection, WavesNeedTpeAndAtMostTheTrials) {
   expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  waves: 3\n"}}), "search.waves",
                   "waves:", "waves are for searcher: tpe");
-  expect_rejected(sweep_yaml({{"search", "search:\n  method: random\n  trials: 9\n  searcher: tpe\n  stopping: median\n"
-                                         "  waves: 3\n"}}),
-                  "search.waves", "waves:", "waves need stopping: none");
   expect_rejected(sweep_yaml({{"search", "search:\n  method: asha\n  trials: 9\n  searcher: tpe\n  waves: 10\n"}}),
                   "search.waves", "waves:", "at most search.trials (9) waves, got 10");
   expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  searcher: tpe\n  waves: 0\n"}}),

@@ -39,10 +39,14 @@ class MedianStopping {
 /// every result of a step is in, MedianStopping (grace: min) stops those
 /// behind. Decided on whole steps, so the outcome does not depend on the order
 /// arrays finish in, on packing, or on interruptions. A stopped trial keeps
-/// the budget it reached, as a trial Hyperband does not promote.
+/// the budget it reached, as a trial Hyperband does not promote. With `waves`
+/// > 1 the trials train in that many parts (wave_end), one after another, each
+/// in steps as above; the rule compares a wave's trials with every trial before
+/// it too (the curves of finished trials, as Vizier's rule does).
 class MedianStoppingScheduler : public Scheduler {
  public:
-  MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget, std::int64_t min_budget, Goal goal);
+  MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget, std::int64_t min_budget, Goal goal,
+                          std::int64_t waves = 1);
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
   void report(const TrialResult& result) override;
   bool finished() const override;
@@ -55,7 +59,11 @@ class MedianStoppingScheduler : public Scheduler {
   std::vector<std::int64_t> alive_;  ///< trials training to budgets_[step_]
   std::map<std::int64_t, TrialResult> results_;  ///< this step's
   std::int64_t trials_;
+  std::int64_t waves_ = 1;
+  std::int64_t wave_ = 0;            ///< the wave alive_ belongs to
   MedianStopping rule_;
+
+  void start_wave();
 };
 
 }  // namespace hfta::search
