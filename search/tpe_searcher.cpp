@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "hfta/search/searcher.h"
 
@@ -7,7 +9,7 @@ namespace hfta::search {
 namespace {
 
 constexpr double kGamma = 0.25;     // share of results counted as good (at least two)
-constexpr int kCandidates = 24;     // draws from the good density per parameter
+constexpr int kCandidates = 24;     // candidates per proposal, each around a good result
 constexpr double kBandwidthFactor = 3;  // BOHB's: candidates are drawn this much wider
 // BOHB's random fraction: this share of proposals is random search's, so that
 // regions no good result is near are still explored.
@@ -45,49 +47,104 @@ ParamValue from_model(const ParameterSpec& p, double t) {
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
-// A kernel density over [lo, hi], as BOHB's: a truncated Gaussian at each
-// point, of the normal reference bandwidth (1.06 sd n^-1/5, at least a
-// thousandth of the range). No uniform prior: with one, the few points of a
-// budget that only survivors reach left both densities flat but for the
-// prior, whose larger share in the good one made the ends of the range win
-// the ratio, so TPE proposed whole brackets at the edges of the space.
-struct Parzen {
-  std::vector<double> points;
-  double lo, hi, bandwidth;
-
-  Parzen(std::vector<double> pts, double lo_, double hi_) : points(std::move(pts)), lo(lo_), hi(hi_) {
-    const double n = static_cast<double>(points.size());
-    double mean = 0, var = 0;
-    for (double x : points) mean += x / n;
-    for (double x : points) var += (x - mean) * (x - mean) / n;
-    bandwidth = std::max(1.06 * std::sqrt(var) * std::pow(n, -0.2), (hi - lo) * 1e-3);
-  }
-
-  double density(double t) const {
-    double sum = 0;
-    for (double mu : points) {
-      const double z = normal_cdf((hi - mu) / bandwidth) - normal_cdf((lo - mu) / bandwidth);
-      const double d = (t - mu) / bandwidth;
-      sum += std::exp(-0.5 * d * d) / (bandwidth * std::sqrt(2.0 * M_PI) * std::max(z, 1e-12));
-    }
-    return std::max(sum / static_cast<double>(points.size()), 1e-300);
-  }
-
-  // Near a point, at a wider bandwidth (BOHB's bandwidth factor): candidates
-  // explore around the good results, never far from all of them.
-  double draw(Rng& rng) const {
-    const double mu = points[rng.below(points.size())];
-    for (int attempt = 0; attempt < 64; ++attempt) {
-      const double t = mu + kBandwidthFactor * bandwidth * rng.normal();
-      if (t >= lo && t <= hi) return t;
-    }
-    return std::clamp(mu, lo, hi);
-  }
-};
+// The normal reference bandwidth of a kernel density of `points` over [lo,
+// hi], as BOHB's: 1.06 sd n^-1/5, at least a thousandth of the range. Its
+// kernels are truncated Gaussians, with no uniform prior: with one, the few
+// points of a budget that only survivors reach left both densities flat but
+// for the prior, whose larger share in the good one made the ends of the range
+// win the ratio, so TPE proposed whole brackets at the edges of the space.
+double bandwidth(const std::vector<double>& points, double lo, double hi) {
+  const double n = static_cast<double>(points.size());
+  double mean = 0, var = 0;
+  for (double x : points) mean += x / n;
+  for (double x : points) var += (x - mean) * (x - mean) / n;
+  return std::max(1.06 * std::sqrt(var) * std::pow(n, -0.2), (hi - lo) * 1e-3);
+}
 
 bool same(const ParamValue& a, const ParamValue& b) {
   if (is_numeric(a) && is_numeric(b)) return as_double(a) == as_double(b);
   return a == b;
+}
+
+// A categorical parameter's kernel: its own value this likely, the others sharing the rest.
+constexpr double kKeep = 0.8;
+
+// One parameter's kernels in the good and the bad group: for a numeric one a
+// truncated Gaussian of the group's bandwidth(), in model space; for a categorical one the kernel above. A parameter that
+// fewer than two good and one bad results have (a conditional one) is not
+// modelled: it is drawn as random search draws it.
+struct Dimension {
+  const ParameterSpec* p = nullptr;
+  bool modelled = false;
+  double lo = 0, hi = 0, good_bandwidth = 0, bad_bandwidth = 0;
+
+  Dimension(const ParameterSpec& spec, const std::vector<const Config*>& good, const std::vector<const Config*>& bad)
+      : p(&spec) {
+    auto values = [&](const std::vector<const Config*>& group) {
+      std::vector<double> out;
+      for (const Config* c : group) {
+        if (c->count(p->name)) out.push_back(is_categorical(p->distribution) ? 0.0 : to_model(*p, as_double(c->at(p->name))));
+      }
+      return out;
+    };
+    const auto g = values(good), b = values(bad);
+    modelled = p->distribution != Distribution::kConst && g.size() >= 2 && !b.empty() &&
+               !(is_categorical(p->distribution) && p->values.size() < 2);
+    if (!modelled || is_categorical(p->distribution)) return;
+    std::tie(lo, hi) = model_range(*p);
+    good_bandwidth = bandwidth(g, lo, hi);
+    bad_bandwidth = bandwidth(b, lo, hi);
+  }
+
+  // The log of the kernel, at `point` (a result) and of the group's bandwidth,
+  // of the value x; a result without the parameter counts as uniform.
+  double log_kernel(const ParamValue& x, const Config& point, double width) const {
+    if (is_categorical(p->distribution)) {
+      const double m = static_cast<double>(p->values.size());
+      if (!point.count(p->name)) return -std::log(m);
+      return std::log(same(x, point.at(p->name)) ? kKeep : (1 - kKeep) / (m - 1));
+    }
+    if (!point.count(p->name)) return -std::log(hi - lo);
+    const double mu = to_model(*p, as_double(point.at(p->name)));
+    const double d = (to_model(*p, as_double(x)) - mu) / width;
+    const double mass = normal_cdf((hi - mu) / width) - normal_cdf((lo - mu) / width);
+    return -0.5 * d * d - std::log(width * std::sqrt(2.0 * M_PI) * std::max(mass, 1e-12));
+  }
+
+  // Near a good result's value, at BOHB's wider bandwidth (a categorical one:
+  // its value, or now and then any).
+  ParamValue draw_near(const ParamValue& centre, Rng& rng) const {
+    if (is_categorical(p->distribution)) {
+      if (rng.uniform() < kKeep) return centre;
+      return p->values[rng.below(p->values.size())];
+    }
+    const double mu = to_model(*p, as_double(centre));
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      const double t = mu + kBandwidthFactor * good_bandwidth * rng.normal();
+      if (t >= lo && t <= hi) return from_model(*p, t);
+    }
+    return from_model(*p, std::clamp(mu, lo, hi));
+  }
+};
+
+// The log of a group's density at `candidate`: the mean over its results of
+// the product of their kernels in every modelled parameter (BOHB's
+// multivariate KDE), summed as a log-sum-exp.
+double log_density(const Config& candidate, const std::vector<const Config*>& group,
+                   const std::vector<Dimension>& dims, bool good) {
+  std::vector<double> terms;
+  for (const Config* point : group) {
+    double sum = 0;
+    for (const auto& d : dims) {
+      if (!d.modelled || !candidate.count(d.p->name)) continue;
+      sum += d.log_kernel(candidate.at(d.p->name), *point, good ? d.good_bandwidth : d.bad_bandwidth);
+    }
+    terms.push_back(sum);
+  }
+  const double top = *std::max_element(terms.begin(), terms.end());
+  double total = 0;
+  for (double t : terms) total += std::exp(t - top);
+  return top + std::log(total / static_cast<double>(terms.size()));
 }
 
 }  // namespace
@@ -122,80 +179,33 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
   std::stable_sort(ranked.begin(), ranked.end(), [this](const auto* a, const auto* b) {
     return better(a->metric, b->metric, goal_);
   });
-  Config config;
-  for (const auto& p : space_.parameters()) {
-    if (!SearchSpace::active(p, config)) continue;
-    // Split among the results that have the parameter (a conditional one may
-    // be in few): at least two good (BOHB: d + 1), so the good density has a
-    // spread, and one bad; with fewer, propose() draws as random search.
-    std::vector<const Config*> having;
-    for (const auto* o : ranked) {
-      if (o->config.count(p.name)) having.push_back(&o->config);
-    }
-    const auto n_good = static_cast<std::size_t>(std::max(2.0, std::ceil(kGamma * static_cast<double>(having.size()))));
-    std::vector<const Config*> good, bad;
-    if (having.size() > n_good) {
-      good.assign(having.begin(), having.begin() + static_cast<std::ptrdiff_t>(n_good));
-      bad.assign(having.begin() + static_cast<std::ptrdiff_t>(n_good), having.end());
-    }
-    Rng rng(seed_, static_cast<std::uint64_t>(trial_id), hash_string(p.name) ^ hash_string("tpe"));
-    config[p.name] = propose(p, good, bad, rng);
-  }
-  return config;
-}
+  // The best quarter (at least two) of the results against the rest.
+  const auto n_good = static_cast<std::size_t>(std::max(2.0, std::ceil(kGamma * static_cast<double>(ranked.size()))));
+  std::vector<const Config*> good, bad;
+  for (std::size_t i = 0; i < ranked.size(); ++i) (i < n_good ? good : bad).push_back(&ranked[i]->config);
+  std::vector<Dimension> dims;
+  for (const auto& p : space_.parameters()) dims.emplace_back(p, good, bad);
 
-ParamValue TpeSearcher::propose(const ParameterSpec& p, const std::vector<const Config*>& good,
-                                const std::vector<const Config*>& bad, Rng& rng) const {
-  if (p.distribution == Distribution::kConst || good.empty() || bad.empty()) {
-    return SearchSpace::draw(p, rng);
-  }
-  if (is_categorical(p.distribution)) {
-    // Category weights: counts plus one, so unseen values keep a chance.
-    auto weights = [&](const std::vector<const Config*>& group) {
-      std::vector<double> w(p.values.size(), 1.0);
-      for (const Config* c : group) {
-        for (std::size_t i = 0; i < p.values.size(); ++i) {
-          if (same(c->at(p.name), p.values[i])) w[i] += 1.0;
-        }
-      }
-      return w;
-    };
-    const auto wg = weights(good), wb = weights(bad);
-    double total_g = 0, total_b = 0;
-    for (double w : wg) total_g += w;
-    for (double w : wb) total_b += w;
-    std::size_t best = 0;
-    double best_score = -INFINITY;
-    for (int c = 0; c < kCandidates; ++c) {
-      double u = rng.uniform() * total_g;
-      std::size_t i = 0;
-      while (i + 1 < wg.size() && u >= wg[i]) u -= wg[i++];
-      const double score = std::log(wg[i] / total_g) - std::log(wb[i] / total_b);
-      if (score > best_score) {
-        best_score = score;
-        best = i;
-      }
+  // BOHB's proposal: candidates each drawn around one good result in every
+  // parameter at once, so that they keep what made it good together (one
+  // parameter at a time paired one result's large learning rate with
+  // another's large momentum, and diverged), and the best good/bad density
+  // ratio wins.
+  Rng rng(seed_, static_cast<std::uint64_t>(trial_id), hash_string("tpe"));
+  Config best;
+  double best_score = -INFINITY;
+  for (int c = 0; c < kCandidates; ++c) {
+    const Config& centre = *good[rng.below(good.size())];
+    Config candidate;
+    for (const auto& d : dims) {
+      if (!SearchSpace::active(*d.p, candidate)) continue;
+      candidate[d.p->name] = d.modelled && centre.count(d.p->name) ? d.draw_near(centre.at(d.p->name), rng)
+                                                                    : SearchSpace::draw(*d.p, rng);
     }
-    return p.values[best];
+    const double score = log_density(candidate, good, dims, true) - log_density(candidate, bad, dims, false);
+    if (score > best_score) best_score = score, best = std::move(candidate);
   }
-  const auto [lo, hi] = model_range(p);
-  auto points = [&](const std::vector<const Config*>& group) {
-    std::vector<double> out;
-    for (const Config* c : group) out.push_back(to_model(p, as_double(c->at(p.name))));
-    return out;
-  };
-  const Parzen l(points(good), lo, hi), g(points(bad), lo, hi);
-  double best_t = l.draw(rng);
-  double best_score = std::log(l.density(best_t)) - std::log(g.density(best_t));
-  for (int c = 1; c < kCandidates; ++c) {
-    const double t = l.draw(rng);
-    const double score = std::log(l.density(t)) - std::log(g.density(t));
-    if (score > best_score) {
-      best_score = score;
-      best_t = t;
-    }
-  }
-  return from_model(p, best_t);
+  return best;
 }
 
 }  // namespace hfta::search

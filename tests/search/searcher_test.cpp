@@ -72,6 +72,33 @@ TEST(TpeSearcher, ProposesNearTheOptimumOnceItHasResults) {
   EXPECT_LT(model_loss / modelled, 0.35 * random_loss) << model_loss / modelled << " vs " << random_loss;
 }
 
+// Two good regions, (0.1, 0.9) and (0.9, 0.1), as a large learning rate goes
+// with little momentum and a small one with much: proposals are drawn around
+// one good result in both parameters at once, so they stay in a region, where
+// one parameter at a time paired one region's x with the other's y about half
+// the time (the corners (0.1, 0.1) and (0.9, 0.9): here, divergence).
+TEST(TpeSearcher, KeepsWhatMadeAResultGoodTogether) {
+  SearchSpace space({uniform("x", 0, 1), uniform("y", 0, 1)});
+  auto loss = [](const Config& c) {
+    const double x = std::get<double>(c.at("x")), y = std::get<double>(c.at("y"));
+    return std::min((x - 0.1) * (x - 0.1) + (y - 0.9) * (y - 0.9), (x - 0.9) * (x - 0.9) + (y - 0.1) * (y - 0.1));
+  };
+  TpeSearcher tpe(space, 8, Goal::kMinimize);
+  for (std::int64_t t = 0; t < 40; ++t) tpe.observe(t, space.sample(8, t), 1.0, loss(space.sample(8, t)));
+  int modelled = 0, mixed = 0, near = 0;
+  for (std::int64_t t = 100; t < 200; ++t) {
+    const Config c = tpe.suggest(t);
+    if (c == space.sample(8, t)) continue;
+    ++modelled;
+    const double x = std::get<double>(c.at("x")), y = std::get<double>(c.at("y"));
+    mixed += (x < 0.35 && y < 0.35) || (x > 0.65 && y > 0.65);
+    near += loss(c) < 0.05;
+  }
+  EXPECT_GE(modelled, 50);
+  EXPECT_LE(mixed, modelled / 20) << mixed << " of " << modelled << " in a corner neither region holds";
+  EXPECT_GE(near, modelled / 2) << near << " of " << modelled;
+}
+
 // Successive halving with TPE, as the tuner runs it: each wave's trials are
 // proposed when it is handed out, from every result reported before. Started
 // all at once, TPE can only propose what random search would; in four waves

@@ -51,8 +51,9 @@ class GridSearcher : public Searcher {
 /// Tree-structured Parzen estimator (Bergstra et al. 2011), as BOHB uses inside
 /// Hyperband: it models the largest budget with enough results, splits them into
 /// the best quarter (at least two) and the rest, and proposes the candidate (of
-/// 24 drawn around the good results, at three times the good density's
-/// bandwidth) with the highest good/rest density ratio, one parameter at a time.
+/// 24, each drawn around one good result in every parameter at once, at three
+/// times the good density's bandwidth) with the highest ratio of the two
+/// groups' multivariate densities.
 /// A third of its proposals (BOHB's random fraction), and every one until some
 /// budget has enough results, are what RandomSearcher would propose.
 class TpeSearcher : public Searcher {
@@ -69,9 +70,6 @@ class TpeSearcher : public Searcher {
     Config config;
     double metric;
   };
-  ParamValue propose(const ParameterSpec& p, const std::vector<const Config*>& good,
-                     const std::vector<const Config*>& bad, Rng& rng) const;
-
   SearchSpace space_;
   std::uint64_t seed_;
   Goal goal_;
