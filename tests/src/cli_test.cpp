@@ -846,11 +846,15 @@ early_stopping: {patience: 1, min_delta: 0.5, divergence: 10}
   EXPECT_EQ(results(dir_ + "/stops"), whole);
 }
 
-TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
+// kTinySweep with another search section.
+std::string tiny_sweep_searching(const std::string& search) {
   std::string text = kTinySweep;
-  const std::string hyperband = "search: {method: hyperband, eta: 3}";
-  text.replace(text.find(hyperband), hyperband.size(), "search: {method: asha, eta: 3, trials: 9, promotion_wait: 30}");
-  const std::string sweep = write_sweep("asha.yaml", text);
+  const std::string hyperband = "{method: hyperband, eta: 3}";
+  return text.replace(text.find(hyperband), hyperband.size(), search);
+}
+
+TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
+  const std::string sweep = write_sweep("asha.yaml", tiny_sweep_searching("{method: asha, eta: 3, trials: 9, promotion_wait: 30}"));
   const Result r = run("run " + sweep + " --out " + dir_ + "/asha");
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   const auto results = nlohmann::json::parse(slurp(dir_ + "/asha/results.json"));
@@ -861,9 +865,7 @@ TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
 }
 
 TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
-  std::string text = kTinySweep;
-  const std::string hyperband = "search: {method: hyperband, eta: 3}";
-  text.replace(text.find(hyperband), hyperband.size(), "search: {method: sha, eta: 3, trials: 12, searcher: tpe, waves: 3}");
+  const std::string text = tiny_sweep_searching("{method: sha, eta: 3, trials: 12, searcher: tpe, waves: 3}");
   const std::string sweep = write_sweep("waves.yaml", text);
   const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
   ASSERT_EQ(whole.code, 0) << whole.err;
