@@ -8,7 +8,8 @@
 # accuracy of the trials after the first wave (those TPE proposes from
 # results; random search's are the same trial ids), and the wall-clock ratio
 # tpe/random (waves train narrower arrays). Writes the table to
-# experiments/results/searcher-sha-<device>.md and the numbers as JSON beside it.
+# experiments/results/searcher-sha-cpu.md (keeping what is written by hand
+# under its "## Notes") and the numbers as JSON beside it.
 # Usage: experiments/searcher_bench.sh   (SEEDS="1 2 3 4" by default; OUT as sweep_bench.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +59,7 @@ def first_rung(directory, ids):
     values = []
     for i in ids:
         t = json.load(open(f"{directory}/trials/{i}/trial.json"))
-        if t["rungs"] and t["rungs"][0]["status"] != "failed":
+        if t["rungs"] and t["rungs"][0].get("metric") is not None:  # (failed, diverged: none)
             values.append(t["rungs"][0]["metric"])
     return sum(values) / len(values)
 
@@ -85,12 +86,15 @@ commit = sh("git rev-parse --short HEAD")
 header = ["| seed | random: best val / its test | tpe: best val / its test | random: mean rung-0 val of trials "
           f"{first_wave}-26 | tpe: same trials | random s | tpe s | tpe/random time |",
           "|---|---|---|---|---|---|---|---|"]
+# What was written by hand below "## Notes" stays.
+old = open(f"{out}/searcher-sha-cpu.md").read() if os.path.exists(f"{out}/searcher-sha-cpu.md") else ""
+notes = old[old.index("## Notes"):] if "## Notes" in old else ""
 text = "\n".join([
     f"# TPE in waves against random search: successive halving on the quickstart MLP",
     "",
     f"experiments/searcher_bench.sh, {datetime.date.today()}, commit {commit}, {machine}.",
     "27 trials, eta 3, budgets 1, 3, 9 epochs; tpe's plan: " + waves_line,
-    "", *header, *table, ""])
+    "", *header, *table, ""]) + ("\n" + notes if notes else "")
 print(text)
 open(f"{out}/searcher-sha-cpu.md", "w").write(text)
 json.dump({"machine": machine, "commit": commit, "date": str(datetime.date.today()), "rows": rows},

@@ -9,7 +9,7 @@ namespace hfta::search {
 AshaScheduler::AshaScheduler(std::int64_t trials, std::int64_t max_budget,
                              std::int64_t min_budget, std::int64_t eta, Goal goal,
                              double promotion_wait, std::int64_t waves)
-    : trials_(trials), eta_(eta), goal_(goal), wait_(promotion_wait), waves_(waves) {
+    : trials_(trials), eta_(eta), goal_(goal), wait_(promotion_wait), waves_(std::min(waves, trials)) {
   if (trials < 1) throw std::invalid_argument("ASHA needs at least one trial");
   if (waves < 1) throw std::invalid_argument("ASHA needs at least one wave");
   const int k_max = hyperband_s_max(max_budget, min_budget, eta);
@@ -37,6 +37,16 @@ std::vector<std::int64_t> AshaScheduler::promotable(std::size_t k) const {
 
 std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) {
   std::vector<RungJob> jobs;
+  // A wave starts once the trials before it have bottom-rung results; one cut
+  // short by `capacity` goes on at the next call.
+  const bool bottom_running = std::any_of(running_.begin(), running_.end(), [](const auto& r) { return r.second == 0; });
+  const std::int64_t begin = wave_ == 0 ? 0 : wave_end(trials_, waves_, wave_ - 1);
+  const std::int64_t end = wave_end(trials_, waves_, wave_);
+  const bool wave_starts = started_ < end && (wave_ == 0 || started_ > begin || !bottom_running);
+  // Held promotions go with a new wave, whatever the wait: which round they
+  // train in must not depend on how long the last one took (a resume replays
+  // rounds in no time).
+  const double wait = wave_starts && waves_ > 1 ? 0.0 : wait_;
   // Highest rung first: finishing promising trials beats starting new ones.
   for (std::size_t k = rungs_.size() - 1; k-- > 0;) {
     Rung& rung = rungs_[k];
@@ -51,7 +61,7 @@ std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) 
     if (rung.pending_since.empty() || capacity == 0) continue;
     double oldest = now;
     for (const auto& [id, since] : rung.pending_since) oldest = std::min(oldest, since);
-    if (now - oldest < wait_) continue;  // hold so later promotions can join this array
+    if (now - oldest < wait) continue;  // hold so later promotions can join this array
     RungJob job{0, static_cast<int>(k + 1), rungs_[k + 1].budget, {}};
     for (auto it = rung.pending_since.begin();
          it != rung.pending_since.end() && job.trials.size() < capacity;) {
@@ -63,12 +73,7 @@ std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) 
     capacity -= job.trials.size();
     jobs.push_back(std::move(job));
   }
-  // A wave starts once the trials before it have bottom-rung results; one cut
-  // short by `capacity` goes on at the next call.
-  const bool bottom_running = std::any_of(running_.begin(), running_.end(), [](const auto& r) { return r.second == 0; });
-  const std::int64_t begin = wave_ == 0 ? 0 : wave_end(trials_, waves_, wave_ - 1);
-  const std::int64_t end = wave_end(trials_, waves_, wave_);
-  if (capacity > 0 && started_ < end && (wave_ == 0 || started_ > begin || !bottom_running)) {
+  if (capacity > 0 && wave_starts) {
     RungJob job{0, 0, rungs_[0].budget, {}};
     while (capacity > 0 && started_ < end) {
       job.trials.push_back({started_, 0.0});

@@ -41,7 +41,10 @@ std::vector<RungJob> BracketScheduler::next_jobs(std::size_t /*capacity*/, doubl
     // The next part once every trial handed out so far has reported.
     if (st.handed == st.trials.size() || st.results.size() < st.handed) continue;
     const auto n = static_cast<std::int64_t>(st.trials.size());
-    const auto end = static_cast<std::size_t>(st.rung == 0 ? wave_end(n, waves_, st.wave++) : n);
+    auto end = static_cast<std::size_t>(n);
+    if (st.rung == 0) {  // the next wave that is not empty (a rung may hold fewer trials than waves)
+      do end = static_cast<std::size_t>(wave_end(n, waves_, st.wave++)); while (end == st.handed);
+    }
     jobs.push_back({static_cast<int>(b), st.rung, brackets_[b].rungs[st.rung].r,
                     std::vector<TrialJob>(st.trials.begin() + static_cast<std::ptrdiff_t>(st.handed),
                                           st.trials.begin() + static_cast<std::ptrdiff_t>(end))});

@@ -55,7 +55,7 @@ bool MedianStopping::should_stop(std::int64_t trial_id, double budget) const {
 
 MedianStoppingScheduler::MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget,
                                                  std::int64_t min_budget, Goal goal, std::int64_t waves)
-    : trials_(trials), waves_(waves), rule_(goal, static_cast<double>(min_budget)) {
+    : trials_(trials), waves_(std::min(waves, trials)), rule_(goal, static_cast<double>(min_budget)) {
   if (trials < 1) throw std::invalid_argument("median stopping needs at least one trial");
   if (waves < 1) throw std::invalid_argument("median stopping needs at least one wave");
   if (min_budget < 1 || max_budget < min_budget) throw std::invalid_argument("median stopping needs 1 <= min <= max");

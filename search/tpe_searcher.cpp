@@ -92,6 +92,10 @@ struct Dimension {
                !(is_categorical(p->distribution) && p->values.size() < 2);
     if (!modelled || is_categorical(p->distribution)) return;
     std::tie(lo, hi) = model_range(*p);
+    if (!(hi > lo)) {  // min == max: one value, nothing to model
+      modelled = false;
+      return;
+    }
     good_bandwidth = bandwidth(g, lo, hi);
     bad_bandwidth = bandwidth(b, lo, hi);
   }
@@ -205,7 +209,7 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
     const double score = log_density(candidate, good, dims, true) - log_density(candidate, bad, dims, false);
     if (score > best_score) best_score = score, best = std::move(candidate);
   }
-  return best;
+  return best_score > -INFINITY ? best : space_.sample(seed_, trial_id);  // (no finite score: as random search)
 }
 
 }  // namespace hfta::search

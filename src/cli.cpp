@@ -411,6 +411,13 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
   return false;
 }
 
+// Whether DIR/sweep.json records search.waves (every TPE sweep since it existed does).
+bool recorded_names_waves(const std::string& dir) {
+  std::ifstream in(dir + "/sweep.json");
+  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("search") && j["search"].is_object() && j["search"].contains("waves");
+}
+
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   stop_after(duration_seconds(a.time_limit).value_or(0));
@@ -430,6 +437,10 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
   auto recorded = load(a.dir + "/sweep.json", err);
   if (!recorded) return kExitUsage;
+  // A sweep recorded before search.waves existed started every trial at once:
+  // it goes on so (and its sweep.yaml, which cannot name waves, is read so).
+  const bool before_waves = recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(a.dir);
+  if (before_waves) recorded->search.waves = 1;
   std::ifstream run_file(a.dir + "/run.json");
   nlohmann::json run_options = nlohmann::json::object();
   if (run_file) {
@@ -447,6 +458,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     // A --seed given to run is part of the recorded sweep (directories from
     // before run.json said so are taken as if it was).
     if (run_options.value("seed_given", true)) given->seed = recorded->seed;
+    if (before_waves) given->search.waves = 1;
     std::map<std::string, std::string> was, now;
     flatten(to_json(*recorded), "", was);
     flatten(to_json(*given), "", now);

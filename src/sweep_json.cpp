@@ -1,5 +1,7 @@
 #include "hfta/core/sweep_json.h"
 
+#include "hfta/core/search_setup.h"
+
 namespace hfta::core {
 
 using nlohmann::json;
@@ -102,7 +104,10 @@ json to_json(const SweepConfig& s) {
       }
       break;
   }
-  if (s.search.waves > 0) search["waves"] = s.search.waves;  // as given: left out, trial_waves picks
+  // As resolved (trial_waves), so that a later default never changes a recorded sweep.
+  if (s.search.searcher == Searcher::kTpe && s.search.method != SearchMethod::kHyperband) {
+    search["waves"] = trial_waves(s);
+  }
   out["search"] = search;
 
   json parameters = json::object();

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "hfta/core/did_you_mean.h"
+#include "hfta/core/search_setup.h"
 #include "hfta/search/brackets.h"
 #include "hfta/fusion/precision.h"
 #include "option_values.h"
@@ -457,6 +458,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   load_fusion(r, root, sweep);
   if (r.ok()) check_trial_count(r, root, sweep);
   if (!r.ok()) reject(r);
+  sweep.search.waves = trial_waves(sweep);  // as run will train it, whatever a later default
   return sweep;
 }
 

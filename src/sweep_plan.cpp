@@ -84,7 +84,10 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
   for (const auto& b : plan.brackets) {
     json rungs = json::array();
     for (const auto& r : b.rungs) {
-      json rung = {{"n", r.n}, {"r", r.r}, {"round", b.first_round + static_cast<int>(rungs.size())}, {"waves", r.waves}};
+      // The round it (first) trains in: successive halving's later rungs wait for every wave of the first.
+      const auto i = static_cast<std::int64_t>(rungs.size());
+      const std::int64_t waited = sweep.search.method == SearchMethod::kSha && i > 0 ? b.rungs[0].waves - 1 : 0;
+      json rung = {{"n", r.n}, {"r", r.r}, {"round", b.first_round + i + waited}, {"waves", r.waves}};
       if (r.arrays) {
         json arrays = json::array();
         for (const auto& a : *r.arrays) {

@@ -139,6 +139,15 @@ TEST(Asha, WavesStartOnceEveryEarlierTrialHasABottomResultWhilePromotionsGoOn) {
   EXPECT_EQ(ids(cut.next_jobs(2, 0).at(0)), (std::vector<std::int64_t>{0, 1}));
   EXPECT_EQ(ids(cut.next_jobs(5, 0).at(0)), (std::vector<std::int64_t>{2}));
   EXPECT_TRUE(cut.next_jobs(5, 0).empty());
+  // More waves than trials: one trial a wave, and it still finishes.
+  AshaScheduler few(2, 9, 1, 3, Goal::kMaximize, 0, 5);
+  for (int round = 0; round < 10 && !few.finished(); ++round) {
+    for (const auto& job : few.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+      EXPECT_FALSE(job.trials.empty());
+      for (const auto& t : job.trials) few.report({t.trial_id, job.budget, 0.5, TrialStatus::kCompleted});
+    }
+  }
+  EXPECT_TRUE(few.finished());
 }
 
 }  // namespace

@@ -99,6 +99,25 @@ TEST(TpeSearcher, KeepsWhatMadeAResultGoodTogether) {
   EXPECT_GE(near, modelled / 2) << near << " of " << modelled;
 }
 
+// A range of one value (min == max) has nothing to model: it is proposed as
+// it is, and the other parameters are still modelled.
+TEST(TpeSearcher, ARangeOfOneValueIsKept) {
+  SearchSpace space({uniform("x", 0, 1), uniform("fixed", 0.5, 0.5)});
+  TpeSearcher tpe(space, 6, Goal::kMinimize);
+  for (std::int64_t t = 0; t < 20; ++t) {
+    const Config c = space.sample(6, t);
+    tpe.observe(t, c, 1.0, std::abs(std::get<double>(c.at("x")) - 0.2));
+  }
+  int modelled = 0;
+  for (std::int64_t t = 100; t < 130; ++t) {
+    const Config c = tpe.suggest(t);
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(std::get<double>(c.at("fixed")), 0.5);
+    modelled += c != space.sample(6, t);
+  }
+  EXPECT_GE(modelled, 10);
+}
+
 // Successive halving with TPE, as the tuner runs it: each wave's trials are
 // proposed when it is handed out, from every result reported before. Started
 // all at once, TPE can only propose what random search would; in four waves

@@ -86,6 +86,7 @@ class Cli : public ::testing::Test {
 
   // Defined below kTinySweep, which it runs.
   void expect_cut_mid_rung_resumes_as_whole(const std::string& run_flags, const std::string& resume_flags);
+  void expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut);
 
   static bool exists(const std::string& path) {
     struct stat info {};
@@ -864,6 +865,19 @@ TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
   EXPECT_EQ(at_top, 1);  // 9 trials, eta 3: three reach 30 steps, one reaches 90
 }
 
+// Runs `sweep` into dir_/cut stopped by its time limit inside a rung (one
+// worker, after its fifth piece of training), resumes it, and expects it to
+// end as dir_/whole.
+void Cli::expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut) {
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "5", 1);
+  const Result limited = run("run " + sweep + " --out " + dir_ + "/" + cut + " --workers 1 --time-limit 1h");
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_EQ(limited.code, 0) << limited.err;
+  ASSERT_FALSE(exists(dir_ + "/" + cut + "/results.json")) << limited.out;
+  ASSERT_EQ(run("resume " + dir_ + "/" + cut).code, 0);
+  expect_same_results(dir_ + "/" + cut, dir_ + "/" + whole);
+}
+
 TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   const std::string text = tiny_sweep_searching("{method: sha, eta: 3, trials: 12, searcher: tpe, waves: 3}");
   const std::string sweep = write_sweep("waves.yaml", text);
@@ -887,13 +901,31 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   EXPECT_GE(proposed, 3);
   // Stopped inside a rung, and resumed: the later waves are proposed from the
   // same results, so the sweep ends as the whole run.
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "5", 1);
-  const Result limited = run("run " + sweep + " --out " + dir_ + "/limited --workers 1 --time-limit 1h");
+  expect_cut_and_resumed_as_whole(sweep, "whole", "limited");
+
+  // ASHA too, whose promotions, held 30 s for company, go with the next wave
+  // whatever the time (a resume replays rounds in no time).
+  const std::string asha = write_sweep(
+      "asha.yaml", tiny_sweep_searching("{method: asha, eta: 3, trials: 12, searcher: tpe, waves: 3, promotion_wait: 30}"));
+  ASSERT_EQ(run("run " + asha + " --out " + dir_ + "/asha").code, 0);
+  expect_cut_and_resumed_as_whole(asha, "asha", "asha-limited");
+
+  // A TPE sweep recorded before waves existed (its sweep.json names none)
+  // started every trial at once, and resumes so.
+  const std::string before = write_sweep("before.yaml", tiny_sweep_searching("{method: sha, eta: 3, trials: 12, searcher: tpe}"));
+  const std::string at_once = write_sweep("at-once.yaml", tiny_sweep_searching("{method: sha, eta: 3, trials: 12, searcher: tpe, waves: 1}"));
+  ASSERT_EQ(run("run " + at_once + " --out " + dir_ + "/at-once").code, 0);
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
+  ASSERT_EQ(run("run " + before + " --out " + dir_ + "/before --workers 1 --time-limit 1h").code, 0);
   unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-  ASSERT_EQ(limited.code, 0) << limited.err;
-  ASSERT_FALSE(exists(dir_ + "/limited/results.json")) << limited.out;
-  ASSERT_EQ(run("resume " + dir_ + "/limited").code, 0);
-  expect_same_results(dir_ + "/limited", dir_ + "/whole");
+  auto recorded = nlohmann::json::parse(slurp(dir_ + "/before/sweep.json"));
+  ASSERT_EQ(recorded.at("search").at("waves"), 3);
+  recorded["search"].erase("waves");
+  std::ofstream(dir_ + "/before/sweep.json") << recorded.dump(2);
+  const Result resumed = run("resume " + dir_ + "/before");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out.find("waves of"), std::string::npos) << resumed.out;
+  expect_same_results(dir_ + "/before", dir_ + "/at-once");
 }
 
 // Starts hfta-tune in the background (exec'd, so its pid is the tuner's own).

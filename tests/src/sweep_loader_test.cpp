@@ -209,9 +209,9 @@ TEST(SweepLoader, TpeStartsNewTrialsInWaves) {
   EXPECT_EQ(waves("search: {method: sha, trials: 27}\n"), 1);  // random search: all at once
   EXPECT_EQ(waves("search: {method: random, trials: 27, searcher: tpe, stopping: median}\n"), 4);
   EXPECT_EQ(waves("search: {method: hyperband, searcher: tpe}\n"), 1);  // it learns across brackets
-  // The given count is kept in the canonical form; the picked one is not (it follows the sweep).
+  // Resolved as the sweep is read, so sweep.json records the count run trains with.
   EXPECT_EQ(load(sweep_yaml({{"search", "search: {method: sha, trials: 27, searcher: tpe, waves: 9}\n"}})).search.waves, 9);
-  EXPECT_EQ(load(sweep_yaml({{"search", "search: {method: sha, trials: 27, searcher: tpe}\n"}})).search.waves, 0);
+  EXPECT_EQ(load(sweep_yaml({{"search", "search: {method: sha, trials: 27, searcher: tpe}\n"}})).search.waves, 4);
 }
 
 TEST(SweepLoader, EarlyStoppingAndFusion) {

@@ -50,8 +50,8 @@ struct TrialResult {
 };
 
 /// Where wave k of `waves` ends among n new trials: waves 0..k hold the first
-/// ceil(n (k + 1) / waves) (the first waves are the larger ones, so a model-based
-/// searcher has the most results to learn from for the second).
+/// ceil(n (k + 1) / waves). Sizes differ by at most one and the first is the
+/// largest, so a model-based searcher has the most results for the second.
 std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k);
 
 /// True when metric a beats b under goal; NaN loses to every number.
