@@ -69,7 +69,7 @@ TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
 
 // In float32 too, under either strategy (one grouped convolution and batched
 // products, or each model's own kernels): the 1e-4 holds with room
-// (measured on an AMD EPYC: weights within 3e-7 of plain LibTorch's after 100
+// (measured on an AMD EPYC with AVX-512, CPU family 26: weights within 3e-7 of plain LibTorch's after 100
 // SGD steps, losses within 3e-7). Trials other than cnn_trials(): in float32 a
 // max-pool window whose two largest inputs, or a ReLU input near 0, lie within
 // rounding of each other can fall one way in the array and the other in
@@ -78,7 +78,7 @@ TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
 // ones. There, cnn_trials()'s {lr 0.01, momentum 0.8, seed 24} went from 1.4e-7
 // at step 20 to 1.7e-4 at step 40 and 0.1 at step 100, while in float64 (the
 // test above) it agrees within 1e-9: rounding, not different math. These trials
-// stay clear of such a tie there (cnn_trials() did on an Intel Xeon).
+// stay clear of such a tie there (cnn_trials() did on earlier sessions' CPUs).
 TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat32UnderEitherStrategy) {
   ArrayTrainerOptions o;
   o.batch_size = 32;
