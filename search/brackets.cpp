@@ -75,6 +75,12 @@ void align_bracket_ends(std::vector<BracketPlan>& brackets) {
   for (auto& b : brackets) b.first_round = static_cast<int>(longest - b.rungs.size());
 }
 
+std::int64_t started_trials(const std::vector<BracketPlan>& brackets) {
+  std::int64_t n = 0;
+  for (const auto& b : brackets) n += b.rungs.front().n;
+  return n;
+}
+
 double total_budget(const std::vector<BracketPlan>& brackets) {
   double sum = 0;
   for (const auto& b : brackets) {

@@ -118,13 +118,60 @@ ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
 }
 
 Config SearchSpace::sample(std::uint64_t sweep_seed, std::int64_t trial_id) const {
+  return sample(sweep_seed, trial_id, {});
+}
+
+Config SearchSpace::sample(std::uint64_t sweep_seed, std::int64_t trial_id, const Config& fixed) const {
   Config config;
   for (const auto& p : parameters_) {
     if (!active(p, config)) continue;
+    if (auto it = fixed.find(p.name); it != fixed.end()) {
+      config[p.name] = it->second;
+      continue;
+    }
     Rng rng(sweep_seed, static_cast<std::uint64_t>(trial_id), hash_string(p.name));
     config[p.name] = draw(p, rng);
   }
   return config;
+}
+
+std::optional<ParamValue> as_drawn(const ParameterSpec& p, const ParamValue& value, std::string& why) {
+  if (is_categorical(p.distribution)) {
+    for (const auto& v : p.values) {
+      if (same(v, value)) return v;
+    }
+    std::string listed;
+    for (const auto& v : p.values) listed += (listed.empty() ? "" : ", ") + to_string(v);
+    why = p.distribution == Distribution::kConst ? "the parameter is the constant " + listed
+                                                 : "expected one of its values {" + listed + "}";
+    return std::nullopt;
+  }
+  if (!is_numeric(value)) {
+    why = "expected a number, got the " + type_name(value) + " " + to_string(value);
+    return std::nullopt;
+  }
+  const double x = as_double(value);
+  const bool integer = p.distribution == Distribution::kIntUniform ||
+                       p.distribution == Distribution::kIntLogUniform;
+  if (integer && !is_whole(x)) {
+    why = "expected an integer, got " + to_string(value);
+    return std::nullopt;
+  }
+  if (x < p.min || x > p.max) {
+    why = "expected a value in [" + to_string(p.min) + ", " + to_string(p.max) + "], got " + to_string(value);
+    return std::nullopt;
+  }
+  if (integer) return static_cast<std::int64_t>(x);
+  if (p.distribution == Distribution::kQuantized) {
+    const ParamValue on_grid = quantize(x, p);
+    if (std::abs(as_double(on_grid) - x) > 1e-9 * std::max(1.0, std::abs(x))) {
+      why = "expected min + k*q (" + to_string(p.min) + " + k*" + to_string(p.q) + "), got " + to_string(value) +
+            "; the nearest is " + to_string(on_grid);
+      return std::nullopt;
+    }
+    return on_grid;
+  }
+  return x;
 }
 
 std::vector<Config> SearchSpace::grid() const {

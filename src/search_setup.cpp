@@ -13,7 +13,9 @@ search::SearchSpace make_search_space(const SweepConfig& sweep) {
   return search::SearchSpace(sweep.parameters);
 }
 
-std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
+namespace {
+
+std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
   switch (sweep.search.searcher) {
     case Searcher::kGrid:
       return std::make_unique<search::GridSearcher>(make_search_space(sweep), sweep.search.repeats);
@@ -23,6 +25,15 @@ std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
     case Searcher::kRandom: break;
   }
   return std::make_unique<search::RandomSearcher>(make_search_space(sweep), sweep.seed);
+}
+
+}  // namespace
+
+std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
+  auto proposer = make_proposer(sweep);
+  if (sweep.search.points.empty()) return proposer;
+  return std::make_unique<search::PointsFirstSearcher>(std::move(proposer), sweep.search.points,
+                                                       make_search_space(sweep), sweep.seed);
 }
 
 std::int64_t trial_waves(const SweepConfig& sweep) {

@@ -42,7 +42,7 @@ bool TaskOptions::operator==(const TaskOptions& o) const {
 bool SearchOptions::operator==(const SearchOptions& o) const {
   return method == o.method && searcher == o.searcher && eta == o.eta && trials == o.trials &&
          repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping &&
-         align_brackets == o.align_brackets && waves == o.waves;
+         align_brackets == o.align_brackets && waves == o.waves && points == o.points;
 }
 
 const search::ParameterSpec* SweepConfig::find_parameter(const std::string& parameter) const {

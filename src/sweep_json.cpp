@@ -108,6 +108,15 @@ json to_json(const SweepConfig& s) {
   if (s.search.searcher == Searcher::kTpe && s.search.method != SearchMethod::kHyperband) {
     search["waves"] = trial_waves(s);
   }
+  if (!s.search.points.empty()) {
+    json points = json::array();
+    for (const auto& point : s.search.points) {
+      json p = json::object();
+      for (const auto& [name, value] : point) p[name] = to_json(value);
+      points.push_back(p);
+    }
+    search["points_to_evaluate"] = points;
+  }
   out["search"] = search;
 
   json parameters = json::object();

@@ -212,17 +212,17 @@ void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 
 void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "search", true);
-  const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",        "repeats",
-                                        "stopping", "waves",    "promotion_wait", "align_brackets"};
+  const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",         "repeats",
+                                        "stopping", "waves",    "promotion_wait", "align_brackets", "points_to_evaluate"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
     switch (m) {
-      case SearchMethod::kRandom: return {"searcher", "trials", "stopping", "waves"};
+      case SearchMethod::kRandom: return {"searcher", "trials", "stopping", "waves", "points_to_evaluate"};
       case SearchMethod::kGrid: return {"repeats"};
-      case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets"};
-      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves"};
-      case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait"};
+      case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets", "points_to_evaluate"};
+      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "points_to_evaluate"};
+      case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait", "points_to_evaluate"};
     }
     return {};
   };
@@ -380,9 +380,7 @@ void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig&
   std::int64_t trials = 0;
   std::string what, path, remedy;
   if (s.method == SearchMethod::kHyperband) {
-    for (const auto& bracket : search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta)) {
-      trials += bracket.rungs.front().n;
-    }
+    trials = search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta));
     what = "Hyperband's brackets from budget.min " + std::to_string(sweep.budget.min) + " to budget.max " +
            std::to_string(sweep.budget.max) + " at eta " + std::to_string(s.eta) + " start";
     path = "budget";
@@ -454,6 +452,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   if (auto params = r.child(root, "", "parameters", true)) {
     load_parameters(r, *params, model, sweep);
   }
+  if (sweep.search.method != SearchMethod::kGrid) load_points(r, root, sweep);
   load_early_stopping(r, root, sweep);
   load_fusion(r, root, sweep);
   if (r.ok()) check_trial_count(r, root, sweep);

@@ -155,6 +155,65 @@ TEST(SearchSpace, ConditionalParametersExistOnlyWhenTheirConditionHolds) {
   EXPECT_THROW(SearchSpace({momentum}), std::invalid_argument);  // names a missing parameter
 }
 
+TEST(SearchSpace, APointsValuesAreKeptAndTheRestDrawnAsTheTrialWouldDrawThem) {
+  ParameterSpec optimizer = listed("optimizer", Distribution::kChoice,
+                                   {std::string("sgd"), std::string("adam")});
+  ParameterSpec momentum = range("momentum", Distribution::kUniform, 0, 0.9);
+  momentum.when = {{"optimizer", {std::string("sgd")}}};
+  ParameterSpec beta1 = range("beta1", Distribution::kUniform, 0.8, 0.99);
+  beta1.when = {{"optimizer", {std::string("adam")}}};
+  const ParameterSpec lr = range("lr", Distribution::kLogUniform, 1e-4, 1);
+  SearchSpace space({optimizer, momentum, beta1, lr});
+  for (std::int64_t t = 0; t < 40; ++t) {
+    const Config drawn = space.sample(5, t);
+    // Fixing the optimizer decides which conditional parameter exists; the
+    // parameters left free keep exactly the values the trial draws without a point.
+    const Config sgd = space.sample(5, t, {{"optimizer", std::string("sgd")}});
+    EXPECT_EQ(sgd.at("optimizer"), ParamValue(std::string("sgd")));
+    EXPECT_EQ(sgd.at("lr"), drawn.at("lr"));
+    EXPECT_EQ(sgd.count("beta1"), 0u);
+    ASSERT_EQ(sgd.count("momentum"), 1u);
+    if (drawn.count("momentum")) EXPECT_EQ(sgd.at("momentum"), drawn.at("momentum"));
+    const Config adam = space.sample(5, t, {{"optimizer", std::string("adam")}, {"lr", 0.01}});
+    EXPECT_EQ(adam, (Config{{"optimizer", std::string("adam")}, {"lr", 0.01},
+                            {"beta1", drawn.count("beta1") ? drawn.at("beta1") : adam.at("beta1")}}));
+  }
+  EXPECT_EQ(space.sample(5, 3, {}), space.sample(5, 3));
+}
+
+TEST(SearchSpace, AsDrawnTakesOnlyValuesTheParameterCouldDraw) {
+  std::string why;
+  const ParameterSpec real = range("lr", Distribution::kLogUniform, 1e-4, 1);
+  EXPECT_EQ(as_drawn(real, std::int64_t{1}, why), ParamValue(1.0));  // as a real, as it is drawn
+  EXPECT_FALSE(as_drawn(real, 2.0, why));
+  EXPECT_EQ(why, "expected a value in [1e-04, 1], got 2");
+  EXPECT_FALSE(as_drawn(real, std::string("fast"), why));
+  EXPECT_EQ(why, "expected a number, got the string fast");
+  EXPECT_FALSE(as_drawn(real, true, why));
+
+  const ParameterSpec count = range("width", Distribution::kIntUniform, 16, 64);
+  EXPECT_EQ(as_drawn(count, 32.0, why), ParamValue(std::int64_t{32}));
+  EXPECT_FALSE(as_drawn(count, 32.5, why));
+  EXPECT_EQ(why, "expected an integer, got 32.5");
+
+  ParameterSpec step = range("dropout", Distribution::kQuantized, 0, 0.5);
+  step.q = 0.1;
+  EXPECT_EQ(as_drawn(step, 0.3, why), ParamValue(0.3));
+  EXPECT_FALSE(as_drawn(step, 0.25, why));
+  EXPECT_EQ(why, "expected min + k*q (0 + k*0.1), got 0.25; the nearest is 0.3");
+  ParameterSpec whole = range("warmup", Distribution::kQuantized, 0, 100);
+  whole.q = 10;
+  EXPECT_EQ(as_drawn(whole, 40.0, why), ParamValue(std::int64_t{40}));  // as quantize() gives it
+
+  const ParameterSpec choice = listed("dropout", Distribution::kChoice, {0.0, 0.5});
+  EXPECT_EQ(as_drawn(choice, std::int64_t{0}, why), ParamValue(0.0));  // the listed value
+  EXPECT_FALSE(as_drawn(choice, 0.25, why));
+  EXPECT_EQ(why, "expected one of its values {0, 0.5}");
+  const ParameterSpec fixed = listed("optimizer", Distribution::kConst, {std::string("sgd")});
+  EXPECT_FALSE(as_drawn(fixed, std::string("adam"), why));
+  EXPECT_EQ(why, "the parameter is the constant sgd");
+}
+
 TEST(SearchSpace, SameTrialsInAnyOrderAndAnyParameterOrder) {
   const std::vector<ParameterSpec> params = {
       range("lr", Distribution::kLogUniform, 1e-4, 1),

@@ -41,6 +41,32 @@ TEST(RandomSearcher, IsTheSearchSpaceSample) {
   EXPECT_EQ(r.suggest(4), space.sample(9, 4));
 }
 
+TEST(PointsFirstSearcher, GivesThePointsFirstThenTheInnerSearchersTrialsAndPassesResultsOn) {
+  SearchSpace space({uniform("x", 0, 1), uniform("y", 0, 1)});
+  auto tpe = std::make_unique<TpeSearcher>(space, 2, Goal::kMinimize);
+  TpeSearcher* inner = tpe.get();
+  PointsFirstSearcher searcher(std::move(tpe), {{{"x", 0.25}}, {{"x", 0.5}, {"y", 0.75}}}, space, 2);
+  EXPECT_EQ(searcher.suggest(0), (Config{{"x", 0.25}, {"y", space.sample(2, 0).at("y")}}));
+  EXPECT_EQ(searcher.suggest(1), (Config{{"x", 0.5}, {"y", 0.75}}));
+  EXPECT_EQ(searcher.suggest(2), space.sample(2, 2));  // TPE without results: random search's
+  // Results reach the inner searcher: once it has enough, its trials follow them.
+  for (std::int64_t t = 0; t < 30; ++t) {
+    const Config c = searcher.suggest(t);
+    searcher.observe(t, c, 1.0, std::abs(std::get<double>(c.at("x")) - 0.9));
+  }
+  TpeSearcher alone(space, 2, Goal::kMinimize);
+  for (std::int64_t t = 0; t < 30; ++t) {
+    const Config c = t == 0 ? Config{{"x", 0.25}, {"y", space.sample(2, 0).at("y")}}
+                     : t == 1 ? Config{{"x", 0.5}, {"y", 0.75}}
+                              : alone.suggest(t);
+    alone.observe(t, c, 1.0, std::abs(std::get<double>(c.at("x")) - 0.9));
+  }
+  for (std::int64_t t = 30; t < 40; ++t) {
+    EXPECT_EQ(searcher.suggest(t), alone.suggest(t));
+    EXPECT_EQ(inner->suggest(t), alone.suggest(t));
+  }
+}
+
 // Minimizes (x - 0.3)^2 + (y - 0.7)^2 on [0,1]^2: after 30 results, TPE's own
 // proposals (those that are not random search's: BOHB's random third) must
 // land much closer to the optimum than random ones.

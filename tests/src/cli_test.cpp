@@ -928,6 +928,43 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   expect_same_results(dir_ + "/before", dir_ + "/at-once");
 }
 
+TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {
+  const std::string points = "  points_to_evaluate:\n    - {lr: 0.3, momentum: 0.5}\n    - {lr: 0.02}\n";
+  std::string text = tiny_sweep_searching("\n  method: sha\n  eta: 3\n  trials: 9\n");
+  text.insert(text.find("parameters:"), points);
+  const std::string sweep = write_sweep("points.yaml", text);
+  const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  // Without the points, the same sweep: the points take trials 0 and 1, a
+  // parameter a point leaves out is drawn as that trial draws it, and every
+  // later trial is unchanged.
+  std::string plain_text = text;
+  plain_text.erase(plain_text.find(points), points.size());
+  ASSERT_EQ(run("run " + write_sweep("plain.yaml", plain_text) + " --out " + dir_ + "/plain").code, 0);
+  const auto with = results(dir_ + "/whole").at("trials"), without = results(dir_ + "/plain").at("trials");
+  ASSERT_EQ(with.size(), 9u);
+  EXPECT_EQ(with[0].at("params"), nlohmann::json({{"lr", 0.3}, {"momentum", 0.5}}));
+  EXPECT_EQ(with[1].at("params"), nlohmann::json({{"lr", 0.02}, {"momentum", without[1].at("params").at("momentum")}}));
+  EXPECT_NE(with[1].at("params"), without[1].at("params"));
+  for (std::size_t i = 2; i < 9; ++i) EXPECT_EQ(with[i].at("params"), without[i].at("params")) << i;
+  EXPECT_EQ(with[0].at("seed"), without[0].at("seed"));  // a trial's seed is its id's
+
+  // The points are part of the sweep: a directory stopped inside a rung
+  // refuses to resume with them edited, and resumes as the whole run without.
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cut --workers 1 --time-limit 1h").code, 0);
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_FALSE(exists(dir_ + "/cut/results.json"));
+  std::ofstream(dir_ + "/cut/sweep.yaml") << std::regex_replace(text, std::regex("lr: 0.02"), "lr: 0.03");
+  const Result edited = run("resume " + dir_ + "/cut");
+  EXPECT_EQ(edited.code, 2);
+  EXPECT_NE(edited.err.find("differ in what would change its trials: search.points_to_evaluate"), std::string::npos)
+      << edited.err;
+  std::ofstream(dir_ + "/cut/sweep.yaml") << text;
+  ASSERT_EQ(run("resume " + dir_ + "/cut").code, 0);
+  expect_same_results(dir_ + "/cut", dir_ + "/whole");
+}
+
 // Starts hfta-tune in the background (exec'd, so its pid is the tuner's own).
 pid_t spawn_tuner(const std::string& args, const std::string& out = "/dev/null", const std::string& err = "/dev/null") {
   const pid_t pid = fork();

@@ -214,6 +214,27 @@ TEST(SweepLoader, TpeStartsNewTrialsInWaves) {
   EXPECT_EQ(load(sweep_yaml({{"search", "search: {method: sha, trials: 27, searcher: tpe}\n"}})).search.waves, 4);
 }
 
+TEST(SweepLoader, PointsToEvaluateAreReadAsTheirParametersDrawThem) {
+  const SweepConfig s = load(sweep_yaml(
+      {{"search", "search:\n  method: hyperband\n  points_to_evaluate:\n    - {lr: 1, optimizer: sgd, momentum: 0.9}\n"
+                  "    - {warmup: 20.0, dropout: 0}\n"},
+       {"parameters", "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 1}\n"
+                      "  optimizer: {values: [sgd, adam], fuse: false}\n"
+                      "  momentum: {distribution: uniform, min: 0, max: 0.95, when: {optimizer: sgd}}\n"
+                      "  warmup: {distribution: quantized, min: 0, max: 100, q: 10}\n"
+                      "  dropout: {values: [0.0, 0.5]}\n"}}));
+  ASSERT_EQ(s.search.points.size(), 2u);
+  // Typed as each parameter draws its values, so a point's trial records them alike.
+  EXPECT_EQ(s.search.points[0], (search::Config{{"lr", 1.0}, {"optimizer", std::string("sgd")}, {"momentum", 0.9}}));
+  EXPECT_EQ(s.search.points[1], (search::Config{{"warmup", std::int64_t{20}}, {"dropout", 0.0}}));
+  // A constant's value decides a condition without the point naming it.
+  const SweepConfig constant = load(sweep_yaml(
+      {{"search", "search:\n  method: random\n  trials: 2\n  points_to_evaluate: [{momentum: 0.5}]\n"},
+       {"parameters", "parameters:\n  optimizer: {value: sgd}\n"
+                      "  momentum: {distribution: uniform, min: 0, max: 0.95, when: {optimizer: sgd}}\n"}}));
+  EXPECT_EQ(constant.search.points.at(0), (search::Config{{"momentum", 0.5}}));
+}
+
 TEST(SweepLoader, EarlyStoppingAndFusion) {
   const SweepConfig s = load(sweep_yaml(
       {{"early_stopping", "early_stopping:\n  patience: 5\n  min_delta: 0.01\n  divergence: 20\n"},

@@ -92,6 +92,50 @@ TEST(SweepRejection, WavesNeedTpeAndAtMostTheTrials) {
                   "search.waves", "waves:", "not used by method hyperband");
 }
 
+TEST(SweepRejection, PointsToEvaluateHoldOnlyValuesTheirParametersCouldTake) {
+  const std::string params =
+      "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"
+      "  optimizer: {values: [sgd, adam], fuse: false}\n"
+      "  momentum: {distribution: uniform, min: 0, max: 0.9, when: {optimizer: sgd}}\n"
+      "  width: {distribution: int_uniform, min: 16, max: 64, fuse: false}\n";
+  auto with_points = [&](const std::string& search, const std::string& points) {
+    return sweep_yaml({{"search", search + "  points_to_evaluate:\n" + points}, {"parameters", params}});
+  };
+  const std::string sha = "search:\n  method: sha\n  trials: 3\n";
+  expect_rejected(with_points(sha, "    - {lr: 0.5}\n"), "search.points_to_evaluate[0].lr", "lr: 0.5",
+                  "expected a value in [0.001, 0.1], got 0.5");
+  expect_rejected(with_points(sha, "    - {lr: 0.01}\n    - {optimizer: sdg}\n"),
+                  "search.points_to_evaluate[1].optimizer", "optimizer: sdg",
+                  "expected one of its values {sgd, adam} (did you mean 'sgd'?)");
+  expect_rejected(with_points(sha, "    - {width: 24.5}\n"), "search.points_to_evaluate[0].width", "width: 24.5",
+                  "expected an integer, got 24.5");
+  expect_rejected(with_points(sha, "    - {lr: fast}\n"), "search.points_to_evaluate[0].lr", "lr: fast",
+                  "expected a number, got the string fast");
+  expect_rejected(with_points(sha, "    - {lrr: 0.01}\n"), "search.points_to_evaluate[0].lrr", "lrr",
+                  "'lrr' is not a parameter of this sweep (did you mean 'lr'?)");
+  // A conditional parameter needs the values that make it exist in the point.
+  expect_rejected(with_points(sha, "    - {momentum: 0.5}\n"), "search.points_to_evaluate[0].momentum", "momentum: 0.5",
+                  "momentum exists only when optimizer is sgd: set optimizer in this point too");
+  expect_rejected(with_points(sha, "    - {optimizer: adam, momentum: 0.5}\n"), "search.points_to_evaluate[0].momentum",
+                  "momentum: 0.5", "in this point optimizer is adam");
+  expect_rejected(with_points(sha, "    - [lr, 0.01]\n"), "search.points_to_evaluate[0]", "[lr, 0.01]",
+                  "expected a mapping from parameter names to values");
+  expect_rejected(sweep_yaml({{"search", sha + "  points_to_evaluate: {lr: 0.01}\n"}, {"parameters", params}}),
+                  "search.points_to_evaluate", "points_to_evaluate", "expected a list of points");
+  // Each point is a trial: no more of them than the sweep starts.
+  expect_rejected(with_points(sha, "    - {lr: 0.01}\n    - {lr: 0.02}\n    - {lr: 0.03}\n    - {lr: 0.04}\n"),
+                  "search.points_to_evaluate[3]", "lr: 0.04", "4 points, but the sweep starts 3 trials (search.trials)");
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  min: 1\n  max: 3\n"},
+                              {"search", "search:\n  method: hyperband\n  eta: 3\n  points_to_evaluate:\n" +
+                                             std::string(6, ' ') + "[{lr: 0.01}, {lr: 0.01}, {lr: 0.01}, {lr: 0.01}, {lr: 0.01}, {lr: 0.01}]\n"},
+                              {"parameters", params}}),
+                  "search.points_to_evaluate[5]", "[{lr: 0.01}", "starts 5 trials (Hyperband's brackets)");
+  // Grid search's trials are its grid's points.
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: grid\n  points_to_evaluate: [{lr: 0.01}]\n"},
+                              {"parameters", "parameters:\n  lr: {values: [0.01, 0.1]}\n"}}),
+                  "search.points_to_evaluate", "points_to_evaluate", "not used by method grid");
+}
+
 TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
   // As PyTorch's SGD refuses it; continuous momentum ranges, or nesterov
   // sampled only with momentum above 0, are taken.
@@ -346,7 +390,7 @@ TEST(SweepRejection, KeyTheMethodDoesNotUse) {
 
 TEST(SweepRejection, UnknownSearchKeyListsWhatTheMethodTakes) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  etta: 3\n"}});
-  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta or align_brackets");
+  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta, align_brackets or points_to_evaluate");
 }
 
 TEST(SweepRejection, BracketAlignmentOutsideHyperbandOrNotABoolean) {

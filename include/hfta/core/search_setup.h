@@ -15,7 +15,7 @@ namespace hfta::core {
 /// The sweep's parameters as a search space.
 search::SearchSpace make_search_space(const SweepConfig& sweep);
 
-/// The searcher the sweep asks for (random, grid or TPE).
+/// The searcher the sweep asks for (random, grid or TPE), after its points_to_evaluate.
 std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep);
 
 /// The parts a sweep's new trials start in, so that TPE proposes each from the

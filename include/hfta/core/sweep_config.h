@@ -9,6 +9,7 @@
 
 #include "hfta/search/parameter_spec.h"
 #include "hfta/search/scheduler.h"
+#include "hfta/search/search_space.h"
 
 namespace hfta::core {
 
@@ -81,6 +82,10 @@ struct SearchOptions {
   Stopping stopping = Stopping::kNone;    ///< random: median stopping rule
   bool align_brackets = true;             ///< hyperband: every bracket's last rung in one round
   std::int64_t waves = 0;                 ///< random, sha, asha with tpe: parts new trials start in (0: trial_waves picks)
+  /// Configurations to try first (Ray Tune's points_to_evaluate; not grid):
+  /// trial t below their number is point t, with the parameters it leaves out
+  /// drawn. Each value is as its parameter draws it (search::as_drawn).
+  std::vector<search::Config> points;
   bool operator==(const SearchOptions& o) const;
 };
 

@@ -51,6 +51,9 @@ BracketPlan successive_halving_bracket(std::int64_t n, std::int64_t max_budget,
 /// trained alone, in as many rounds as before (Pack's pack-aware Hyperband).
 void align_bracket_ends(std::vector<BracketPlan>& brackets);
 
+/// The trials the brackets start: their first rungs' trials, summed.
+std::int64_t started_trials(const std::vector<BracketPlan>& brackets);
+
 /// Budget units summed over every trial of every rung (sum of n_i * r_i), as Li et al. count it.
 double total_budget(const std::vector<BracketPlan>& brackets);
 

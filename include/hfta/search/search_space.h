@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ class SearchSpace {
   /// leaves the others' values unchanged.
   Config sample(std::uint64_t sweep_seed, std::int64_t trial_id) const;
 
+  /// As sample(), but with `fixed`'s values where it has them (a point to
+  /// evaluate, each value as_drawn()): every other parameter keeps the value
+  /// sample() gives it, and conditions are judged on the values chosen.
+  Config sample(std::uint64_t sweep_seed, std::int64_t trial_id, const Config& fixed) const;
+
   /// True when `parameter`'s conditions hold for the values chosen so far.
   static bool active(const ParameterSpec& parameter, const Config& chosen);
 
@@ -47,6 +53,11 @@ class SearchSpace {
  private:
   std::vector<ParameterSpec> parameters_;
 };
+
+/// `value` as `parameter` draws it (1 as 1.0 for a real range, a listed value
+/// as listed, an integer for an integer range), or nullopt with `why` saying
+/// why the parameter could never draw it.
+std::optional<ParamValue> as_drawn(const ParameterSpec& parameter, const ParamValue& value, std::string& why);
 
 /// Rounds x onto min + k*q within [min, max]. Whole min and q give an integer value.
 ParamValue quantize(double x, const ParameterSpec& parameter);

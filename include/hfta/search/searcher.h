@@ -33,6 +33,32 @@ class RandomSearcher : public Searcher {
   std::uint64_t seed_;
 };
 
+/// Ray Tune's `points_to_evaluate` (Optuna's enqueued trials): trial t below
+/// the number of points is point t, with each parameter the point leaves out
+/// drawn as random search draws it (SearchSpace::sample with the point fixed);
+/// every later trial is the inner searcher's, which learns from all results.
+class PointsFirstSearcher : public Searcher {
+ public:
+  PointsFirstSearcher(std::unique_ptr<Searcher> inner, std::vector<Config> points, SearchSpace space,
+                      std::uint64_t seed)
+      : inner_(std::move(inner)), points_(std::move(points)), space_(std::move(space)), seed_(seed) {}
+  Config suggest(std::int64_t trial_id) override {
+    if (trial_id >= 0 && trial_id < static_cast<std::int64_t>(points_.size())) {
+      return space_.sample(seed_, trial_id, points_[static_cast<size_t>(trial_id)]);
+    }
+    return inner_->suggest(trial_id);
+  }
+  void observe(std::int64_t trial_id, const Config& config, double budget, double metric) override {
+    inner_->observe(trial_id, config, budget, metric);
+  }
+
+ private:
+  std::unique_ptr<Searcher> inner_;
+  std::vector<Config> points_;
+  SearchSpace space_;
+  std::uint64_t seed_;
+};
+
 /// The cross product of every choice, grid and const parameter, each point
 /// `repeats` times: trial t is point t mod |points| (repeats differ by seed).
 class GridSearcher : public Searcher {

@@ -1,0 +1,140 @@
+// search.points_to_evaluate: configurations a sweep tries first, each value
+// checked against its parameter as the parameters are (they are read first).
+#include <set>
+
+#include "hfta/core/did_you_mean.h"
+#include "hfta/search/brackets.h"
+#include "sweep_sections.h"
+
+namespace hfta::core {
+namespace {
+
+std::string listed(const std::vector<search::ParamValue>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ", ") + search::to_string(v);
+  return values.size() == 1 ? out : "one of {" + out + "}";
+}
+
+// Why `p`, which the point sets, would not exist in the point's trial: a
+// condition on a parameter the point sets otherwise, or leaves to be drawn.
+// Empty when it exists. `fixed` holds the point's values and the constants.
+std::string absent_because(const search::ParameterSpec& p, const search::Config& fixed) {
+  for (const auto& c : p.when) {
+    search::ParameterSpec one_condition;
+    one_condition.when = {c};
+    if (search::SearchSpace::active(one_condition, fixed)) continue;
+    const std::string needs = p.name + " exists only when " + c.parameter + " is " + listed(c.values);
+    if (!fixed.count(c.parameter)) return needs + ": set " + c.parameter + " in this point too";
+    return needs + ", and in this point " + c.parameter + " is " + search::to_string(fixed.at(c.parameter));
+  }
+  return "";
+}
+
+}  // namespace
+
+void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  const YAML::Node search = root.IsMap() ? root["search"] : YAML::Node();
+  if (!search.IsMap() || !search["points_to_evaluate"]) return;
+  const std::string path = "search.points_to_evaluate";
+  const auto node = r.child(search, "search", "points_to_evaluate", false);
+  if (!node->IsSequence()) {
+    r.error(*node, path,
+            "expected a list of points, each a mapping from parameter names to values, got " + describe_node(*node));
+    return;
+  }
+  // Parameters written in the file: one that failed to load is reported there, not again here.
+  std::set<std::string> written;
+  std::vector<std::string> names;
+  if (root["parameters"].IsMap()) {
+    for (const auto& entry : root["parameters"]) {
+      if (entry.first.IsScalar()) written.insert(entry.first.Scalar());
+    }
+  }
+  for (const auto& p : sweep.parameters) names.push_back(p.name);
+  search::Config constants;
+  for (const auto& p : sweep.parameters) {
+    if (p.distribution == search::Distribution::kConst) constants[p.name] = p.values.at(0);
+  }
+
+  bool ok = true;
+  std::vector<search::Config> points;
+  for (size_t i = 0; i < node->size(); ++i) {
+    const YAML::Node item = (*node)[i];
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    if (!item.IsMap() || item.size() == 0) {
+      r.error(item, item_path,
+              "expected a mapping from parameter names to values (lr: 0.01), got " +
+                  (item.IsMap() ? std::string("an empty mapping") : describe_node(item)));
+      ok = false;
+      continue;
+    }
+    search::Config point;
+    std::map<std::string, YAML::Node> keys;
+    for (const auto& entry : item) {
+      if (!r.check_key(entry.first, item_path)) {
+        ok = false;
+        continue;
+      }
+      const std::string name = entry.first.Scalar();
+      const std::string value_path = item_path + "." + name;
+      const search::ParameterSpec* p = sweep.find_parameter(name);
+      if (!p) {
+        if (!written.count(name)) {
+          r.error(entry.first, value_path,
+                  "'" + name + "' is not a parameter of this sweep" + did_you_mean(name, names) +
+                      "; a point sets parameters (" + join_alternatives(names) + ")");
+        }
+        ok = false;
+        continue;
+      }
+      const auto value = r.read_value(entry.second, value_path);
+      if (!value) {
+        ok = false;
+        continue;
+      }
+      std::string why;
+      const auto drawn = search::as_drawn(*p, *value, why);
+      if (!drawn) {
+        if (const auto* text = std::get_if<std::string>(&*value); text && search::is_categorical(p->distribution)) {
+          std::vector<std::string> words;
+          for (const auto& v : p->values) words.push_back(search::to_string(v));
+          why += did_you_mean(*text, words);
+        }
+        r.error(entry.second, value_path, why);
+        ok = false;
+        continue;
+      }
+      point[name] = *drawn;
+      keys[name] = entry.first;
+    }
+    if (point.size() < item.size()) continue;  // a condition may name what failed: judged once it reads
+    search::Config fixed = constants;
+    for (const auto& [name, value] : point) fixed[name] = value;
+    for (const auto& [name, value] : point) {
+      const std::string why = absent_because(*sweep.find_parameter(name), fixed);
+      if (!why.empty()) {
+        r.error(keys[name], item_path + "." + name, why);
+        ok = false;
+      }
+    }
+    points.push_back(std::move(point));
+  }
+  if (!ok || !r.ok()) return;  // the trial count needs a valid budget and search
+  const auto& s = sweep.search;
+  const std::int64_t trials =
+      s.method == SearchMethod::kHyperband
+          ? search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta))
+          : s.trials;
+  if (static_cast<std::int64_t>(points.size()) > trials) {
+    const bool hyperband = s.method == SearchMethod::kHyperband;
+    r.error((*node)[static_cast<size_t>(trials)], path + "[" + std::to_string(trials) + "]",
+            std::to_string(points.size()) + " points, but the sweep starts " + std::to_string(trials) +
+                (trials == 1 ? " trial" : " trials") + (hyperband ? " (Hyperband's brackets)" : " (search.trials)") +
+                " and each point is one: remove points, or " +
+                (hyperband ? "raise budget.max" : "raise search.trials"));
+    return;
+  }
+  sweep.search.points = std::move(points);
+}
+
+}  // namespace hfta::core
