@@ -135,19 +135,30 @@ Config SearchSpace::sample(std::uint64_t sweep_seed, std::int64_t trial_id, cons
   return config;
 }
 
+namespace {
+
+// A value as a message shows it: strings quoted, so that 'true' and true differ.
+std::string shown(const ParamValue& v) {
+  return std::holds_alternative<std::string>(v) ? "'" + to_string(v) + "'" : to_string(v);
+}
+
+}  // namespace
+
 std::optional<ParamValue> as_drawn(const ParameterSpec& p, const ParamValue& value, std::string& why) {
+  const std::string given = "got the " + type_name(value) + " " + shown(value);
   if (is_categorical(p.distribution)) {
     for (const auto& v : p.values) {
       if (same(v, value)) return v;
     }
     std::string listed;
-    for (const auto& v : p.values) listed += (listed.empty() ? "" : ", ") + to_string(v);
-    why = p.distribution == Distribution::kConst ? "the parameter is the constant " + listed
-                                                 : "expected one of its values {" + listed + "}";
+    for (const auto& v : p.values) listed += (listed.empty() ? "" : ", ") + shown(v);
+    why = (p.distribution == Distribution::kConst ? "expected the parameter's constant " + listed
+                                                  : "expected one of {" + listed + "}") +
+          ", " + given;
     return std::nullopt;
   }
   if (!is_numeric(value)) {
-    why = "expected a number, got the " + type_name(value) + " " + to_string(value);
+    why = "expected a number, " + given;
     return std::nullopt;
   }
   const double x = as_double(value);
@@ -163,13 +174,14 @@ std::optional<ParamValue> as_drawn(const ParameterSpec& p, const ParamValue& val
   }
   if (integer) return static_cast<std::int64_t>(x);
   if (p.distribution == Distribution::kQuantized) {
-    const ParamValue on_grid = quantize(x, p);
-    if (std::abs(as_double(on_grid) - x) > 1e-9 * std::max(1.0, std::abs(x))) {
+    // Off the grid by more than rounding, in steps of q (whatever q's scale).
+    const double k = (x - p.min) / p.q;
+    if (std::abs(k - std::round(k)) > 1e-6) {
       why = "expected min + k*q (" + to_string(p.min) + " + k*" + to_string(p.q) + "), got " + to_string(value) +
-            "; the nearest is " + to_string(on_grid);
+            "; the nearest is " + to_string(quantize(x, p));
       return std::nullopt;
     }
-    return on_grid;
+    return quantize(x, p);
   }
   return x;
 }

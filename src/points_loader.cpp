@@ -1,6 +1,9 @@
 // search.points_to_evaluate: configurations a sweep tries first, each value
 // checked against its parameter as the parameters are (they are read first).
+#include <algorithm>
+#include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "hfta/core/did_you_mean.h"
 #include "hfta/search/brackets.h"
@@ -51,9 +54,11 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
     }
   }
   for (const auto& p : sweep.parameters) names.push_back(p.name);
-  search::Config constants;
-  for (const auto& p : sweep.parameters) {
-    if (p.distribution == search::Distribution::kConst) constants[p.name] = p.values.at(0);
+  std::optional<search::SearchSpace> space;
+  try {
+    space.emplace(sweep.parameters);
+  } catch (const std::invalid_argument&) {
+    return;  // conditions that name no parameter, or a cycle: reported at the parameters
   }
 
   bool ok = true;
@@ -70,6 +75,7 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
     }
     search::Config point;
     std::map<std::string, YAML::Node> keys;
+    std::set<std::string> seen;
     for (const auto& entry : item) {
       if (!r.check_key(entry.first, item_path)) {
         ok = false;
@@ -77,6 +83,11 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       }
       const std::string name = entry.first.Scalar();
       const std::string value_path = item_path + "." + name;
+      if (!seen.insert(name).second) {
+        r.error(entry.first, value_path, "duplicate key '" + name + "'");
+        ok = false;
+        continue;
+      }
       const search::ParameterSpec* p = sweep.find_parameter(name);
       if (!p) {
         if (!written.count(name)) {
@@ -95,11 +106,12 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       std::string why;
       const auto drawn = search::as_drawn(*p, *value, why);
       if (!drawn) {
-        if (const auto* text = std::get_if<std::string>(&*value); text && search::is_categorical(p->distribution)) {
-          std::vector<std::string> words;
-          for (const auto& v : p->values) words.push_back(search::to_string(v));
-          why += did_you_mean(*text, words);
-        }
+        why += quoted_value_hint(entry.second);
+        // A misspelt listed word; not one that differs from a listed value only in type.
+        std::vector<std::string> words;
+        for (const auto& v : p->values) words.push_back(search::to_string(v));
+        const auto* text = std::get_if<std::string>(&*value);
+        if (text && std::find(words.begin(), words.end(), *text) == words.end()) why += did_you_mean(*text, words);
         r.error(entry.second, value_path, why);
         ok = false;
         continue;
@@ -108,8 +120,16 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       keys[name] = entry.first;
     }
     if (point.size() < item.size()) continue;  // a condition may name what failed: judged once it reads
-    search::Config fixed = constants;
-    for (const auto& [name, value] : point) fixed[name] = value;
+    // The point's values and the constants that exist beside them, in
+    // condition order (a constant with a condition that fails is absent).
+    search::Config fixed;
+    for (const auto& p : space->parameters()) {
+      if (point.count(p.name)) {
+        fixed[p.name] = point.at(p.name);
+      } else if (p.distribution == search::Distribution::kConst && search::SearchSpace::active(p, fixed)) {
+        fixed[p.name] = p.values.at(0);
+      }
+    }
     for (const auto& [name, value] : point) {
       const std::string why = absent_because(*sweep.find_parameter(name), fixed);
       if (!why.empty()) {

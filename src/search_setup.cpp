@@ -43,7 +43,11 @@ std::int64_t trial_waves(const SweepConfig& sweep) {
   if (s.waves > 0) return std::min(s.waves, s.trials);
   const auto needs = static_cast<std::int64_t>(
       search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points());
-  return std::clamp<std::int64_t>(s.trials / needs, 1, 4);
+  std::int64_t waves = std::clamp<std::int64_t>(s.trials / needs, 1, 4);
+  // The points to evaluate wait for no result: all in the first wave.
+  const auto points = static_cast<std::int64_t>(s.points.size());
+  while (waves > 1 && search::wave_end(s.trials, waves, 0) < points) --waves;
+  return waves;
 }
 
 std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {

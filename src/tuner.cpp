@@ -22,6 +22,7 @@
 #include <thread>
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 
 #include "hfta/core/array_sizer.h"
 #include "hfta/core/experiment_dir.h"
@@ -272,23 +273,34 @@ class Tuner {
   // not yet reported are retried in halves until the one that throws is alone,
   // and it is marked failed with the message. The others train as usual. A
   // storage error is no trial's fault: it stops the sweep, resumable.
+  // The array without the trials an earlier attempt at it already reported
+  // (an attempt can throw while it reports, after some trials are on disk).
+  search::ArrayPlan unreported(const search::ArrayPlan& array) {
+    search::ArrayPlan rest = array;
+    rest.trial_ids.clear();
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::int64_t id : array.trial_ids) {
+      if (!reported_.count({id, array.to_budget})) rest.trial_ids.push_back(id);
+    }
+    return rest;
+  }
+
   void train_isolating_failures(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
+    // A half of an array split on running out of memory trains only what was
+    // not reported: a reported trial's rung is done, and its state is gone.
+    auto train = [&](const search::ArrayPlan& a) {
+      const search::ArrayPlan rest = unreported(a);
+      if (!rest.trial_ids.empty()) train_array(rest, reports, worker);
+    };
     try {
-      train_splitting_on_oom(array, sizer_, [&](const search::ArrayPlan& a) { train_array(a, reports, worker); },
-                             &mutex_);
+      train_splitting_on_oom(array, sizer_, train, &mutex_);
     } catch (const StorageError&) {
       throw;
     } catch (const Interrupted&) {
       throw;
     } catch (const std::exception& e) {
-      search::ArrayPlan rest = array;
-      rest.trial_ids.clear();
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        for (std::int64_t id : array.trial_ids) {
-          if (!reported_.count({id, array.to_budget})) rest.trial_ids.push_back(id);
-        }
-      }
+      const search::ArrayPlan rest = unreported(array);
+      if (rest.trial_ids.empty()) return;
       if (rest.trial_ids.size() == 1) return fail(rest.trial_ids.front(), rest.to_budget, e.what(), reports);
       const auto [first, second] = search::split_in_two(rest);
       train_isolating_failures(first, reports, worker);
@@ -308,6 +320,7 @@ class Tuner {
       rungs_[id].push_back({budget, r.metric, r.status, 0, 0});
     }
     reported_.insert({id, budget});
+    saved_.erase(id);  // it never trains again
     progress_.message("trial " + std::to_string(id) + " failed: " + message);
     reports.push_back([this, id, budget] { report_failure(id, budget); });
     progress_.result(r.metric);
@@ -523,7 +536,8 @@ class Tuner {
     }
     rung_start_[id] = budget;
     const RungResult* again = finished(id, budget);
-    return again && again->status == "completed";
+    // Its state at `budget`, as written again, for the rung it goes on to.
+    return again && again->status == "completed" && (saved_.count(id) || restore(id, budget));
   }
 
   // A trial killed mid-rung: loads its partial checkpoint for the rung
@@ -888,7 +902,16 @@ class Tuner {
       if (const auto peak = fusion::take_peak_bytes(device_of(worker))) sizer_.observe_peak(array.key, models, *peak);
     }
     double best = std::numeric_limits<double>::quiet_NaN();
+    std::size_t reported_here = 0;
     for (std::int64_t id : array.trial_ids) {
+      // For testing: device memory runs out while a promoted array reports,
+      // after HFTA_TUNE_OOM_AFTER_REPORTS of its trials are on disk (once).
+      if (oom_after_reports_ > 0 && array.from_budget > 0 && reported_here == static_cast<std::size_t>(oom_after_reports_)) {
+        oom_after_reports_ = 0;
+        throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, __LINE__},
+                                    "out of memory (injected: HFTA_TUNE_OOM_AFTER_REPORTS)");
+      }
+      ++reported_here;
       const auto& m = latest.at(id);
       TrialRecord& r = records_.at(m.trial_id);
       // A trial that stopped or diverged reached the evaluation where it did.
@@ -904,7 +927,16 @@ class Tuner {
         RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
         rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
       }
-      saved_[m.trial_id] = std::move(saved);  // once on disk: a retried array must not start from it
+      // The state this rung started from is stale now: a retried array must not
+      // start from it. With a directory the new one is read back from disk
+      // (restore, with its CRC) if the trial is promoted, so the host holds
+      // the states of the trials a round trains, not of every trial the sweep
+      // ever trained (an array of BERT-Medium under Adam is 0.6 GB a model).
+      if (options_.dir.empty()) {
+        saved_[m.trial_id] = std::move(saved);
+      } else {
+        saved_.erase(m.trial_id);
+      }
       search::TrialResult result{m.trial_id, array.to_budget, r.metric,
                                  m.status == trainers::SlotStatus::kRunning ? search::TrialStatus::kCompleted
                                  : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
@@ -974,6 +1006,7 @@ class Tuner {
   // this many pieces of training (inside a rung, for sure).
   int interrupt_after_pieces_ = env_count("HFTA_TUNE_SIGINT_AFTER_PIECES");
   int time_up_after_pieces_ = env_count("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  int oom_after_reports_ = env_count("HFTA_TUNE_OOM_AFTER_REPORTS");
   const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
   const bool gan_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kGan;

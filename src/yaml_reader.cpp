@@ -163,6 +163,12 @@ std::string quoted_hint(const YAML::Node& node, bool would_read) {
 
 }  // namespace
 
+std::string quoted_value_hint(const YAML::Node& node) {
+  const std::string& s = node.Scalar();
+  double unused = 0;
+  return quoted_hint(node, s == "true" || s == "false" || parse_number(s, unused) == Parsed::kNumber);
+}
+
 std::optional<std::string> YamlReader::read_string(const YAML::Node& node,
                                                    const std::string& path) {
   if (!expect_scalar(node, path, "a string")) return std::nullopt;

@@ -60,6 +60,10 @@ class YamlReader {
   std::vector<std::pair<YAML::Node, YAML::Mark>> value_keys_;
 };
 
+/// " (quoted, so a string: write it without quotes)" for a quoted scalar that
+/// unquoted would read as a number or a boolean; "" otherwise.
+std::string quoted_value_hint(const YAML::Node& node);
+
 /// "task.model" from "task" and "model"; "model" when the parent is the root.
 std::string join_path(const std::string& parent, const std::string& key);
 

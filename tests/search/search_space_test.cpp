@@ -188,7 +188,7 @@ TEST(SearchSpace, AsDrawnTakesOnlyValuesTheParameterCouldDraw) {
   EXPECT_FALSE(as_drawn(real, 2.0, why));
   EXPECT_EQ(why, "expected a value in [1e-04, 1], got 2");
   EXPECT_FALSE(as_drawn(real, std::string("fast"), why));
-  EXPECT_EQ(why, "expected a number, got the string fast");
+  EXPECT_EQ(why, "expected a number, got the string 'fast'");
   EXPECT_FALSE(as_drawn(real, true, why));
 
   const ParameterSpec count = range("width", Distribution::kIntUniform, 16, 64);
@@ -201,6 +201,13 @@ TEST(SearchSpace, AsDrawnTakesOnlyValuesTheParameterCouldDraw) {
   EXPECT_EQ(as_drawn(step, 0.3, why), ParamValue(0.3));
   EXPECT_FALSE(as_drawn(step, 0.25, why));
   EXPECT_EQ(why, "expected min + k*q (0 + k*0.1), got 0.25; the nearest is 0.3");
+  ParameterSpec tiny = range("eps", Distribution::kQuantized, 1e-10, 1e-8);  // steps finer than any absolute tolerance
+  tiny.q = 1e-10;
+  EXPECT_EQ(as_drawn(tiny, 3e-10, why), ParamValue(3e-10));
+  EXPECT_FALSE(as_drawn(tiny, 1.55e-10, why));
+  const ParameterSpec flag = listed("nesterov", Distribution::kChoice, {true, false});
+  EXPECT_FALSE(as_drawn(flag, std::string("true"), why));
+  EXPECT_EQ(why, "expected one of {true, false}, got the string 'true'");
   ParameterSpec whole = range("warmup", Distribution::kQuantized, 0, 100);
   whole.q = 10;
   EXPECT_EQ(as_drawn(whole, 40.0, why), ParamValue(std::int64_t{40}));  // as quantize() gives it
@@ -208,10 +215,10 @@ TEST(SearchSpace, AsDrawnTakesOnlyValuesTheParameterCouldDraw) {
   const ParameterSpec choice = listed("dropout", Distribution::kChoice, {0.0, 0.5});
   EXPECT_EQ(as_drawn(choice, std::int64_t{0}, why), ParamValue(0.0));  // the listed value
   EXPECT_FALSE(as_drawn(choice, 0.25, why));
-  EXPECT_EQ(why, "expected one of its values {0, 0.5}");
+  EXPECT_EQ(why, "expected one of {0, 0.5}, got the number 0.25");
   const ParameterSpec fixed = listed("optimizer", Distribution::kConst, {std::string("sgd")});
   EXPECT_FALSE(as_drawn(fixed, std::string("adam"), why));
-  EXPECT_EQ(why, "the parameter is the constant sgd");
+  EXPECT_EQ(why, "expected the parameter's constant 'sgd', got the string 'adam'");
 }
 
 TEST(SearchSpace, SameTrialsInAnyOrderAndAnyParameterOrder) {

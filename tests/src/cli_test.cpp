@@ -609,6 +609,20 @@ TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {
   expect_same_results(dir, dir_ + "/whole");
 }
 
+TEST_F(Cli, AnArrayOutOfMemoryWhileReportingTrainsAgainOnlyWhatItHadNotReported) {
+  // Device memory runs out (injected) as a promoted array saves its trials,
+  // after the first is on disk and reported: the array is split, and only the
+  // others train again, each once, from their own states.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  setenv("HFTA_TUNE_OOM_AFTER_REPORTS", "1", 1);
+  const Result split = run("run " + sweep + " --out " + dir_ + "/split --workers 1");
+  unsetenv("HFTA_TUNE_OOM_AFTER_REPORTS");
+  ASSERT_EQ(split.code, 0) << split.err;
+  EXPECT_EQ(split.out.find("failed"), std::string::npos) << split.out;
+  expect_same_results(dir_ + "/split", dir_ + "/whole");
+}
+
 TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
   // Four brackets whose rounds hold several arrays; a failing trial too, whose
   // report, like every other, reaches the scheduler in array order.

@@ -233,6 +233,13 @@ TEST(SweepLoader, PointsToEvaluateAreReadAsTheirParametersDrawThem) {
        {"parameters", "parameters:\n  optimizer: {value: sgd}\n"
                       "  momentum: {distribution: uniform, min: 0, max: 0.95, when: {optimizer: sgd}}\n"}}));
   EXPECT_EQ(constant.search.points.at(0), (search::Config{{"momentum", 0.5}}));
+  // TPE's default waves leave every point in the first: 12 trials of one
+  // parameter make 4 waves of 3, but 4 points make 3 waves of 4.
+  const auto tpe = [](const std::string& points) {
+    return load(sweep_yaml({{"search", "search:\n  method: sha\n  searcher: tpe\n  trials: 12\n" + points}}));
+  };
+  EXPECT_EQ(tpe("").search.waves, 4);
+  EXPECT_EQ(tpe("  points_to_evaluate: [{lr: 0.01}, {lr: 0.02}, {lr: 0.03}, {lr: 0.04}]\n").search.waves, 3);
 }
 
 TEST(SweepLoader, EarlyStoppingAndFusion) {

@@ -106,11 +106,11 @@ TEST(SweepRejection, PointsToEvaluateHoldOnlyValuesTheirParametersCouldTake) {
                   "expected a value in [0.001, 0.1], got 0.5");
   expect_rejected(with_points(sha, "    - {lr: 0.01}\n    - {optimizer: sdg}\n"),
                   "search.points_to_evaluate[1].optimizer", "optimizer: sdg",
-                  "expected one of its values {sgd, adam} (did you mean 'sgd'?)");
+                  "expected one of {'sgd', 'adam'}, got the string 'sdg' (did you mean 'sgd'?)");
   expect_rejected(with_points(sha, "    - {width: 24.5}\n"), "search.points_to_evaluate[0].width", "width: 24.5",
                   "expected an integer, got 24.5");
   expect_rejected(with_points(sha, "    - {lr: fast}\n"), "search.points_to_evaluate[0].lr", "lr: fast",
-                  "expected a number, got the string fast");
+                  "expected a number, got the string 'fast'");
   expect_rejected(with_points(sha, "    - {lrr: 0.01}\n"), "search.points_to_evaluate[0].lrr", "lrr",
                   "'lrr' is not a parameter of this sweep (did you mean 'lr'?)");
   // A conditional parameter needs the values that make it exist in the point.
@@ -118,6 +118,16 @@ TEST(SweepRejection, PointsToEvaluateHoldOnlyValuesTheirParametersCouldTake) {
                   "momentum exists only when optimizer is sgd: set optimizer in this point too");
   expect_rejected(with_points(sha, "    - {optimizer: adam, momentum: 0.5}\n"), "search.points_to_evaluate[0].momentum",
                   "momentum: 0.5", "in this point optimizer is adam");
+  expect_rejected(with_points(sha, "    - {lr: '0.01'}\n"), "search.points_to_evaluate[0].lr", "lr: '0.01'",
+                  "got the string '0.01' (quoted, so a string: write it without quotes)");
+  expect_rejected(with_points(sha, "    - {width: 32}\n    - {lr: 0.01, width: 20, lr: 0.02}\n"),
+                  "search.points_to_evaluate[1].lr", "lr: 0.02", "duplicate key 'lr'");
+  // A constant counts where its own condition holds, and only there.
+  expect_rejected(sweep_yaml({{"search", sha + "  points_to_evaluate: [{optimizer: adam, step_size: 3}]\n"},
+                              {"parameters", params + "  schedule: {value: step, when: {optimizer: sgd}}\n"
+                                                      "  step_size: {distribution: int_uniform, min: 1, max: 5, when: {schedule: step}}\n"}}),
+                  "search.points_to_evaluate[0].step_size", "points_to_evaluate: [{optimizer: adam",
+                  "step_size exists only when schedule is step: set schedule in this point too");
   expect_rejected(with_points(sha, "    - [lr, 0.01]\n"), "search.points_to_evaluate[0]", "[lr, 0.01]",
                   "expected a mapping from parameter names to values");
   expect_rejected(sweep_yaml({{"search", sha + "  points_to_evaluate: {lr: 0.01}\n"}, {"parameters", params}}),

@@ -20,7 +20,8 @@ std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep);
 
 /// The parts a sweep's new trials start in, so that TPE proposes each from the
 /// results of those before: search.waves, or when not given, as many (at most
-/// four) as leave each wave enough results for TPE's model. 1 for the random
+/// four) as leave each wave enough results for TPE's model and the first every
+/// point to evaluate. 1 for the random
 /// searcher, and for Hyperband (TPE learns across its brackets).
 std::int64_t trial_waves(const SweepConfig& sweep);
 
