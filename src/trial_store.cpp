@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <vector>
 #include <stdexcept>
 
 #include <torch/serialize.h>
@@ -27,12 +28,18 @@ std::uint32_t crc_of(const std::string& s) {
   return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
 }
 
+// In pieces: a checkpoint of a large model under Adam is gigabytes, read on
+// every promotion, and need not be held twice.
 std::uint32_t file_crc(const std::string& path, bool* ok) {
   std::ifstream in(path, std::ios::binary);
   *ok = static_cast<bool>(in);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return crc_of(bytes.str());
+  std::vector<char> piece(std::size_t{1} << 20);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (in) {
+    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data()), static_cast<uInt>(in.gcount()));
+  }
+  return static_cast<std::uint32_t>(crc);
 }
 
 constexpr const char* kCheckpoint = "checkpoint.pt";
