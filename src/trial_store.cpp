@@ -245,29 +245,36 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all(
   return out;
 }
 
-bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
-                                 fusion::SlotState& optimizer, std::string* problem) const {
+std::optional<std::string> TrialStore::intact_checkpoint(std::int64_t id, std::uint32_t expected_crc,
+                                                         std::string* problem) const {
   // A rung's checkpoint is the last one or the one before it (also where a
   // kill between save()'s two renames leaves the last one named as it was).
   const std::string dir = trial_dir(id);
-  if (load_archive(named_file(dir, kNextCheckpoint, kCheckpoint, expected_crc), expected_crc, model, optimizer,
-                   problem)) {
-    return true;
-  }
+  const std::string last = named_file(dir, kNextCheckpoint, kCheckpoint, expected_crc);
+  if (intact(last, expected_crc, problem)) return last;
+  const std::string before = dir + "/" + kPreviousCheckpoint;
   std::string previous;
-  if (load_archive(dir + "/" + kPreviousCheckpoint, expected_crc, model, optimizer, &previous)) return true;
+  if (intact(before, expected_crc, &previous)) return before;
   *problem += "; " + previous;
-  return false;
+  return std::nullopt;
+}
+
+bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
+                                 fusion::SlotState& optimizer, std::string* problem) const {
+  const auto path = intact_checkpoint(id, expected_crc, problem);
+  if (path) read_archive(*path, model, optimizer);
+  return path.has_value();
 }
 
 bool TrialStore::load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,
                               fusion::SlotState& optimizer, std::string* problem) const {
-  return load_archive(named_file(trial_dir(id), kNextPartial, kPartialCheckpoint, partial.checkpoint_crc),
-                      partial.checkpoint_crc, model, optimizer, problem);
+  const std::string path = named_file(trial_dir(id), kNextPartial, kPartialCheckpoint, partial.checkpoint_crc);
+  if (!intact(path, partial.checkpoint_crc, problem)) return false;
+  read_archive(path, model, optimizer);
+  return true;
 }
 
-bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_crc, torch::nn::Sequential& model,
-                              fusion::SlotState& optimizer, std::string* problem) const {
+bool TrialStore::intact(const std::string& path, std::uint32_t expected_crc, std::string* problem) {
   bool ok = false;
   const std::uint32_t crc = file_crc(path, &ok);
   if (!ok) {
@@ -278,6 +285,10 @@ bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_cr
     *problem = path + " does not match the rung's CRC-32 (truncated, corrupt or another rung's)";
     return false;
   }
+  return true;
+}
+
+void TrialStore::read_archive(const std::string& path, torch::nn::Sequential& model, fusion::SlotState& optimizer) {
   torch::serialize::InputArchive archive;
   archive.load_from(path);
   torch::NoGradGuard no_grad;
@@ -309,7 +320,6 @@ bool TrialStore::load_archive(const std::string& path, std::uint32_t expected_cr
   const std::size_t indices = entries.empty() ? 0 : entries.rbegin()->first + 1;
   optimizer.buffers.assign(std::max(model->parameters().size(), indices), {});
   for (auto& [index, names] : entries) optimizer.buffers[index] = std::move(names);
-  return true;
 }
 
 }  // namespace hfta::core

@@ -179,7 +179,7 @@ class Tuner {
           if (auto mid = resume_partial(t.trial_id, from, job.budget)) {
             from = *mid;  // the rung continues from its last mid-rung checkpoint
           } else {
-            if (from > 0 && !saved_.count(t.trial_id) && !restore(t.trial_id, from) && !repair(t.trial_id, from)) {
+            if (from > 0 && !saved_.count(t.trial_id) && !intact(t.trial_id, from) && !repair(t.trial_id, from)) {
               report_failure(t.trial_id, job.budget);  // it failed training a lost rung again: it stays failed
               continue;
             }
@@ -340,9 +340,9 @@ class Tuner {
 
   // The trial's final model on the test split (held out from every search decision).
   std::optional<TestMetrics> test_metrics(const TrialRecord& r) {
-    if (data_.test.size() == 0 || (!saved_.count(r.id) && !restore(r.id, final_rung(r.id)))) return std::nullopt;
+    if (data_.test.size() == 0 || (!saved_.count(r.id) && !intact(r.id, final_rung(r.id)))) return std::nullopt;
     auto model = build(1, r.params, device_of(0));
-    model->load_slot(0, saved_.at(r.id).model);
+    model->load_slot(0, load_state(r.id, final_rung(r.id)).model);
     trainers::ClassificationData test = data_on(device_of(0));
     test.validation = test.test;
     auto o = array_options(r.params);
@@ -483,20 +483,33 @@ class Tuner {
     progress_.replayed(r.budget - from, r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric);
   }
 
-  // Loads a trial's checkpoint from disk into saved_, checking its CRC.
-  bool restore(std::int64_t id, double budget) {
+  // Whether the trial's checkpoint at `budget` is on disk with the CRC its
+  // rung recorded (saying why not), without loading it: a round checks every
+  // promoted trial's first, and each array loads its own (load_state).
+  bool intact(std::int64_t id, double budget) {
     const RungResult* r = finished(id, budget);
     if (!r) return false;
+    std::string problem;
+    if (store_.intact_checkpoint(id, r->checkpoint_crc, &problem)) return true;
+    progress_.message("trial " + std::to_string(id) + ": no intact checkpoint at " + format_budget(budget) + ": " +
+                      problem);
+    return false;
+  }
+
+  // The trial's state at `budget`: saved_'s (a run without a directory, or a
+  // rung resumed from its mid-rung checkpoint), else its rung's checkpoint.
+  Saved load_state(std::int64_t id, double budget) {
+    if (auto it = saved_.find(id); it != saved_.end()) return it->second;
+    const RungResult* r = finished(id, budget);
+    if (!r) throw std::logic_error("trial " + std::to_string(id) + " has no rung at " + format_budget(budget));
     auto model = build(1, records_.at(id).params)->make_plain();
     fusion::SlotState state;
     std::string problem;
     if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
-      progress_.message("trial " + std::to_string(id) + ": no intact checkpoint at " + format_budget(budget) + ": " +
-                        problem);
-      return false;
+      throw std::runtime_error("trial " + std::to_string(id) + ": its checkpoint at " + format_budget(budget) +
+                               " could not be read: " + problem);
     }
-    saved_[id] = {model, state, r->steps, r->progress};
-    return true;
+    return {model, state, r->steps, r->progress};
   }
 
   std::string format_budget(double budget) const {
@@ -516,7 +529,7 @@ class Tuner {
     for (const auto& r : rungs_.at(id)) {
       if (r.budget < budget && r.status == "completed") previous = std::max(previous, r.budget);
     }
-    if (previous > 0 && !restore(id, previous) && !repair(id, previous)) return false;
+    if (previous > 0 && !intact(id, previous) && !repair(id, previous)) return false;
     progress_.message("trial " + std::to_string(id) + ": " +
                       (previous > 0 ? "falling back to its checkpoint at " + format_budget(previous) + " and training"
                                     : "training from the start") +
@@ -536,8 +549,7 @@ class Tuner {
     }
     rung_start_[id] = budget;
     const RungResult* again = finished(id, budget);
-    // Its state at `budget`, as written again, for the rung it goes on to.
-    return again && again->status == "completed" && (saved_.count(id) || restore(id, budget));
+    return again && again->status == "completed";
   }
 
   // A trial killed mid-rung: loads its partial checkpoint for the rung
@@ -804,8 +816,14 @@ class Tuner {
     for (std::int64_t id : array.trial_ids) slots.push_back(slot_of(id, records_.at(id).params, records_.at(id).seed));
     trainers::ArrayTrainerOptions o = array_options(first);
     const bool resumed = array.from_budget > 0;
+    // The states the array starts from, read here (not when the round began):
+    // the host holds one array's, not the round's.
+    std::vector<Saved> start;
     if (resumed) {
-      for (std::int64_t b = 0; b < models; ++b) model->load_slot(b, saved_.at(array.trial_ids[b]).model);
+      for (std::int64_t b = 0; b < models; ++b) {
+        start.push_back(load_state(array.trial_ids[static_cast<std::size_t>(b)], array.from_budget));
+        model->load_slot(b, start.back().model);
+      }
     }
     const auto trainer_of_array = make_trainer(array.key, model, slots, o, /*initialise=*/!resumed);
     trainers::ArrayTrainer& trainer = *trainer_of_array;
@@ -815,9 +833,10 @@ class Tuner {
     if (resumed) {
       for (std::int64_t b = 0; b < models; ++b) {
         const std::int64_t id = array.trial_ids[static_cast<std::size_t>(b)];
-        trainer.import_optimizer(b, saved_.at(id).optimizer);
-        trainer.restore_progress(b, saved_.at(id).progress);  // as if it had trained straight on
+        trainer.import_optimizer(b, start[static_cast<std::size_t>(b)].optimizer);
+        trainer.restore_progress(b, start[static_cast<std::size_t>(b)].progress);  // as if it had trained straight on
       }
+      start.clear();
     }
     trainer.seek(from);
     progress_.array_started(models, array.from_budget, array.to_budget);
@@ -929,8 +948,8 @@ class Tuner {
       }
       // The state this rung started from is stale now: a retried array must not
       // start from it. With a directory the new one is read back from disk
-      // (restore, with its CRC) if the trial is promoted, so the host holds
-      // the states of the trials a round trains, not of every trial the sweep
+      // (load_state, with its CRC) if the trial is promoted, so the host holds
+      // the states of the array in training, not of every trial the sweep
       // ever trained (an array of BERT-Medium under Adam is 0.6 GB a model).
       if (options_.dir.empty()) {
         saved_[m.trial_id] = std::move(saved);

@@ -81,6 +81,11 @@ class TrialStore {
   /// or its CRC does not match (truncated or corrupt).
   bool load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                        fusion::SlotState& optimizer, std::string* problem) const;
+  /// The path of the intact checkpoint of the trial's rung whose CRC is
+  /// `expected_crc` (as load_checkpoint finds it), without loading it; nullopt
+  /// with `problem` set when there is none.
+  std::optional<std::string> intact_checkpoint(std::int64_t id, std::uint32_t expected_crc,
+                                               std::string* problem) const;
   /// The same for a partial rung's checkpoint.
   bool load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,
                     fusion::SlotState& optimizer, std::string* problem) const;
@@ -89,8 +94,10 @@ class TrialStore {
   std::string trial_dir(std::int64_t id) const { return dir_ + "/trials/" + std::to_string(id); }
   void write_trial_json(const TrialRecord& record, const std::vector<RungResult>& rungs,
                         const PartialRung* partial = nullptr) const;
-  bool load_archive(const std::string& path, std::uint32_t expected_crc, torch::nn::Sequential& model,
-                    fusion::SlotState& optimizer, std::string* problem) const;
+  /// Whether the file at `path` has the CRC `expected_crc`; `problem` says why not.
+  static bool intact(const std::string& path, std::uint32_t expected_crc, std::string* problem);
+  /// Reads a checkpoint into `model` (built with the right shape) and `optimizer`.
+  static void read_archive(const std::string& path, torch::nn::Sequential& model, fusion::SlotState& optimizer);
   std::string dir_;
 };
 
