@@ -100,6 +100,21 @@ bool AshaScheduler::finished() const {
   return started_ == trials_ && running_.empty() && promotable_count() == 0;
 }
 
+bool AshaScheduler::may_train_again(std::int64_t trial_id) const {
+  if (trial_id >= started_ || running_.count(trial_id)) return trial_id < trials_;
+  // Its highest result: promoted from there, it would be training or higher.
+  for (std::size_t k = rungs_.size(); k-- > 0;) {
+    auto it = rungs_[k].results.find(trial_id);
+    if (it == rungs_[k].results.end()) continue;
+    if (it->second.status != TrialStatus::kCompleted || k + 1 == rungs_.size()) return false;
+    // A rung that gets no more results promotes no one beyond what it may now.
+    if (!closed(k)) return true;
+    const auto now = promotable(k);
+    return std::find(now.begin(), now.end(), trial_id) != now.end();
+  }
+  return false;
+}
+
 bool AshaScheduler::closed(std::size_t k) const {
   if (started_ < trials_) return false;
   for (const auto& [id, rung] : running_) {

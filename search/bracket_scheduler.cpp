@@ -91,6 +91,18 @@ void BracketScheduler::advance(std::size_t b) {
   if (st.trials.empty()) st.done = true;  // every trial stopped, diverged or failed
 }
 
+bool BracketScheduler::may_train_again(std::int64_t trial_id) const {
+  auto it = bracket_of_.find(trial_id);
+  if (it == bracket_of_.end()) return false;
+  const BracketState& st = state_[it->second];
+  // Its rung's result other than completed: never promoted.
+  if (auto r = st.results.find(trial_id); r != st.results.end() && r->second.status != TrialStatus::kCompleted) {
+    return false;
+  }
+  return !st.done && std::any_of(st.trials.begin(), st.trials.end(),
+                                 [&](const TrialJob& t) { return t.trial_id == trial_id; });
+}
+
 bool BracketScheduler::finished() const {
   return std::all_of(state_.begin(), state_.end(), [](const BracketState& s) { return s.done; });
 }

@@ -103,6 +103,12 @@ void MedianStoppingScheduler::report(const TrialResult& result) {
 
 bool MedianStoppingScheduler::finished() const { return wave_ >= waves_; }
 
+bool MedianStoppingScheduler::may_train_again(std::int64_t trial_id) const {
+  if (finished() || trial_id < (wave_ ? wave_end(trials_, waves_, wave_ - 1) : 0)) return false;
+  if (trial_id >= wave_end(trials_, waves_, wave_)) return trial_id < trials_;  // a later wave's
+  return std::find(alive_.begin(), alive_.end(), trial_id) != alive_.end();
+}
+
 std::vector<BracketPlan> MedianStoppingScheduler::plan() const {
   // The most each step can hold: how many the rule stops is known only as it goes.
   BracketPlan bracket;

@@ -52,6 +52,7 @@ struct Args {
   std::string time_limit;         // --time-limit as given ("" or "0": none)
   int workers = 0;                // arrays trained at the same time; 0: default_workers()
   std::string prefetch = "auto";  // training batches prepared ahead by a background thread
+  std::string keep_checkpoints;   // all or live; resume: "" takes run.json's
   std::int64_t seed = -1;
   bool json = false;
   std::string format = "json";
@@ -235,6 +236,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   TunerOptions options;
   options.fuse = fuse;
   options.checkpoint_seconds = a.checkpoint_every;
+  options.keep_checkpoints = a.keep_checkpoints != "live";
   options.workers = workers;
   options.prefetch = a.prefetch == "auto" ? -1 : std::stoll(a.prefetch);
   options.devices = devices;
@@ -270,7 +272,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
         << ")\n";
     return kExitFailure;
   }
-  const nlohmann::json results = results_json(sweep, result);
+  const nlohmann::json results = results_json(sweep, result, dir);
   write_atomically(dir + "/results.json", results.dump(2) + "\n");
   print_best(sweep, result.trials, out);
   if (results.at("best").contains("test")) {
@@ -359,7 +361,10 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   // The options resume reuses. A --seed replaces sweep.yaml's seed in sweep.json:
   // resume then accepts the seed the two disagree on.
   write_atomically(dir + "/run.json",
-                   nlohmann::json({{"fusion", a.fusion == "auto" ? "auto" : "off"}, {"seed_given", a.seed >= 0}}).dump() +
+                   nlohmann::json({{"fusion", a.fusion == "auto" ? "auto" : "off"},
+                                   {"seed_given", a.seed >= 0},
+                                   {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints}})
+                           .dump() +
                        "\n");
   return train(*sweep, dir, a.fusion == "auto", a, out, err, "run", *lock);
 }
@@ -498,7 +503,15 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     out << "sweep.yaml's " << repacked << " changed: how trials are packed, not their numbers; packing by it now\n";
   }
   remove_temporary_files(a.dir);
-  return train(*recorded, a.dir, fuse, a, out, err, "resume", *lock);
+  // --keep-checkpoints as the run was given it, unless given now (and kept for later resumes).
+  Args as_run = a;
+  if (a.keep_checkpoints.empty()) {
+    as_run.keep_checkpoints = run_options.value("keep_checkpoints", "all");
+  } else if (run_options.value("keep_checkpoints", "all") != a.keep_checkpoints) {
+    run_options["keep_checkpoints"] = a.keep_checkpoints;
+    write_atomically(a.dir + "/run.json", run_options.dump() + "\n");
+  }
+  return train(*recorded, a.dir, fuse, as_run, out, err, "resume", *lock);
 }
 
 int status(const Args& a, std::ostream& out, std::ostream& err) {
@@ -570,7 +583,7 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
     const auto sweep = load(a.dir + "/sweep.json", err);
     if (!sweep) return kExitUsage;
     const SweepResult so_far = trials_so_far(a.dir, *sweep);
-    results = results_json(*sweep, so_far);
+    results = results_json(*sweep, so_far, a.dir);
     err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()
         << " trial(s) so far, at the budgets they reached (\"finished\": false)\n";
   }
@@ -687,6 +700,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "Training batches a background thread prepares ahead (0: each cut when needed); same results (default auto: "
       "none on the CPU or where the dataset fits on the GPU, else 2 from pinned host memory)";
   run_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
+  const std::string keep_help =
+      "all: every trial keeps its last two rung checkpoints (weights and optimizer state); live: a trial's go once "
+      "it will train no more, its weights.pt and state_dict.pt stay (default all; resume: as the run)";
+  run_cmd->add_option("--keep-checkpoints", a.keep_checkpoints, keep_help)->check(CLI::IsMember({"all", "live"}));
 
   const auto duration = [](const std::string& v) -> std::string {
     return duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
@@ -701,6 +718,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   resume_cmd->add_option("--workers", a.workers, workers_help)->check(count);
   resume_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
+  resume_cmd->add_option("--keep-checkpoints", a.keep_checkpoints, keep_help)->check(CLI::IsMember({"all", "live"}));
   resume_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
   resume_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,... (default cpu)");
 

@@ -24,4 +24,10 @@ void export_weights(const torch::nn::Sequential& model, const std::string& dir) 
   write_atomically(dir + "/" + kStateDictFile, std::string(bytes.begin(), bytes.end()));
 }
 
+void import_weights(torch::nn::Sequential& model, const std::string& dir) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(dir + "/" + kWeightsFile);
+  model->load(archive);
+}
+
 }  // namespace hfta::core

@@ -259,6 +259,25 @@ std::optional<std::string> TrialStore::intact_checkpoint(std::int64_t id, std::u
   return std::nullopt;
 }
 
+std::uintmax_t TrialStore::drop_checkpoints(std::int64_t id) const {
+  std::uintmax_t freed = 0;
+  for (const char* name : {kCheckpoint, kNextCheckpoint, kPreviousCheckpoint, kPartialCheckpoint, kNextPartial}) {
+    std::error_code ec;
+    const std::string path = trial_dir(id) + "/" + name;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && std::filesystem::remove(path, ec)) freed += size;
+  }
+  return freed;
+}
+
+bool TrialStore::has_checkpoint(std::int64_t id) const {
+  struct stat info {};
+  const std::string dir = trial_dir(id);
+  return ::stat((dir + "/" + kCheckpoint).c_str(), &info) == 0 ||
+         ::stat((dir + "/" + kNextCheckpoint).c_str(), &info) == 0 ||
+         ::stat((dir + "/" + kPreviousCheckpoint).c_str(), &info) == 0;
+}
+
 bool TrialStore::load_checkpoint(std::int64_t id, std::uint32_t expected_crc, torch::nn::Sequential& model,
                                  fusion::SlotState& optimizer, std::string* problem) const {
   const auto path = intact_checkpoint(id, expected_crc, problem);

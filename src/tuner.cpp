@@ -1,5 +1,7 @@
 #include "hfta/core/tuner.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -197,9 +199,16 @@ class Tuner {
       auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
       train_arrays(packer_.pack(items, capacity));
       write_state();
+      drop_done_checkpoints();
     }
     write_state();
+    drop_done_checkpoints();
     progress_.finish();
+    if (dropped_bytes_ > 0) {
+      std::ostringstream mib;
+      mib << std::fixed << std::setprecision(0) << static_cast<double>(dropped_bytes_) / (1 << 20);
+      progress_.message("--keep-checkpoints live: removed " + mib.str() + " MiB of checkpoints of trials done training");
+    }
     SweepResult out = result();
     if (out.best >= 0) out.best_test = test_metrics(out.trials[static_cast<std::size_t>(out.best)]);
     // Stopped by a signal during the test evaluation: no results.json, and
@@ -326,6 +335,17 @@ class Tuner {
     progress_.result(r.metric);
   }
 
+  // --keep-checkpoints live: the checkpoints of every trial the scheduler
+  // will not train again go (only training reads them; its weights stay).
+  void drop_done_checkpoints() {
+    if (options_.keep_checkpoints || options_.dir.empty()) return;
+    for (const auto& [id, record] : records_) {
+      if (checkpoints_dropped_.count(id) || scheduler_->may_train_again(id)) continue;
+      dropped_bytes_ += store_.drop_checkpoints(id);
+      checkpoints_dropped_.insert(id);
+    }
+  }
+
   // The rung whose checkpoint holds the trial's final model: its last that did
   // not fail (a trial that stopped inside it reached less than its budget).
   double final_rung(std::int64_t id) const {
@@ -340,9 +360,16 @@ class Tuner {
 
   // The trial's final model on the test split (held out from every search decision).
   std::optional<TestMetrics> test_metrics(const TrialRecord& r) {
-    if (data_.test.size() == 0 || (!saved_.count(r.id) && !intact(r.id, final_rung(r.id)))) return std::nullopt;
+    if (data_.test.size() == 0) return std::nullopt;
     auto model = build(1, r.params, device_of(0));
-    model->load_slot(0, load_state(r.id, final_rung(r.id)).model);
+    if (saved_.count(r.id) || options_.dir.empty() || store_.has_checkpoint(r.id)) {
+      if (!saved_.count(r.id) && !intact(r.id, final_rung(r.id))) return std::nullopt;
+      model->load_slot(0, load_state(r.id, final_rung(r.id)).model);
+    } else {  // its checkpoints went (--keep-checkpoints live): its final weights
+      auto plain = model->make_plain();
+      import_weights(plain, options_.dir + "/trials/" + std::to_string(r.id));
+      model->load_slot(0, plain);
+    }
     trainers::ClassificationData test = data_on(device_of(0));
     test.validation = test.test;
     auto o = array_options(r.params);
@@ -1010,6 +1037,8 @@ class Tuner {
   std::int64_t observations_ = 0;          ///< results the searcher observed
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, Saved> saved_;
+  std::set<std::int64_t> checkpoints_dropped_;  ///< --keep-checkpoints live: trials whose checkpoints went
+  std::uintmax_t dropped_bytes_ = 0;
   TrialStore store_;
   ArraySizer sizer_;
   std::map<std::int64_t, std::vector<RungResult>> rungs_;  ///< finished rungs, from disk
@@ -1078,15 +1107,19 @@ SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options) {
   return Tuner(sweep, options).run();
 }
 
-nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result) {
+nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir) {
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : result.trials) {
     // Files relative to the experiment directory (trial_store.h, trial_export.h).
-    const std::string dir = "trials/" + std::to_string(t.id) + "/";
+    const std::string trial = "trials/" + std::to_string(t.id) + "/";
     // A trial has files once a rung of it finished (a trial that failed in its first has none).
     nlohmann::json files = nlohmann::json::object();
     if (t.budget > 0) {
-      files = {{"checkpoint", dir + "checkpoint.pt"}, {"weights", dir + kWeightsFile}, {"state_dict", dir + kStateDictFile}};
+      files = {{"weights", trial + kWeightsFile}, {"state_dict", trial + kStateDictFile}};
+      struct stat info {};
+      if (dir.empty() || ::stat((dir + "/" + trial + "checkpoint.pt").c_str(), &info) == 0) {
+        files["checkpoint"] = trial + "checkpoint.pt";
+      }
     }
     trials.push_back({{"id", t.id}, {"params", params_json(t.params)}, {"seed", t.seed}, {"status", t.status},
                       {"budget", t.budget}, {"metric", t.metric}, {"history", t.history}, {"files", files}});

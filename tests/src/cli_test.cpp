@@ -623,6 +623,41 @@ TEST_F(Cli, AnArrayOutOfMemoryWhileReportingTrainsAgainOnlyWhatItHadNotReported)
   expect_same_results(dir_ + "/split", dir_ + "/whole");
 }
 
+TEST_F(Cli, KeepCheckpointsLiveRemovesTheCheckpointsOfTrialsDoneTrainingAndEndsAsTheWholeRun) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  // Stopped inside the sweep: a trial its rung passed over has only its
+  // weights left; one that may still train keeps its checkpoint.
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/live --workers 1 --keep-checkpoints live").code, 0);
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_FALSE(exists(dir_ + "/live/results.json"));
+  int dropped = 0, kept = 0;
+  for (int id = 0; id < 22; ++id) {
+    const std::string trial = dir_ + "/live/trials/" + std::to_string(id);
+    if (!exists(trial + "/trial.json") || !exists(trial + "/weights.pt")) continue;
+    (exists(trial + "/checkpoint.pt") ? kept : dropped) += 1;
+  }
+  EXPECT_GT(dropped, 0);
+  EXPECT_GT(kept, 0);
+  // Resumed without the flag: run.json keeps it. The results, the best
+  // trial's test evaluation (from its weights) included, are the whole run's.
+  const Result resumed = run("resume " + dir_ + "/live");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("--keep-checkpoints live: removed"), std::string::npos) << resumed.out;
+  expect_same_results(dir_ + "/live", dir_ + "/whole");
+  const auto live = results(dir_ + "/live");
+  for (const auto& t : live.at("trials")) {
+    const std::string trial = dir_ + "/live/trials/" + t.at("id").dump();
+    EXPECT_FALSE(exists(trial + "/checkpoint.pt")) << trial;
+    EXPECT_FALSE(exists(trial + "/checkpoint.prev.pt")) << trial;
+    EXPECT_TRUE(exists(trial + "/weights.pt")) << trial;
+    EXPECT_FALSE(t.at("files").contains("checkpoint"));
+  }
+  EXPECT_TRUE(results(dir_ + "/whole").at("trials")[0].at("files").contains("checkpoint"));
+  EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/bad --keep-checkpoints some").code, 2);
+}
+
 TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
   // Four brackets whose rounds hold several arrays; a failing trial too, whose
   // report, like every other, reaches the scheduler in array order.

@@ -18,4 +18,7 @@ inline constexpr const char* kStateDictFile = "state_dict.pt";
 /// Writes both files into `dir`, each atomically.
 void export_weights(const torch::nn::Sequential& model, const std::string& dir);
 
+/// Reads `dir`/weights.pt into `model` (built with the trial's shape).
+void import_weights(torch::nn::Sequential& model, const std::string& dir);
+
 }  // namespace hfta::core

@@ -86,6 +86,12 @@ class TrialStore {
   /// with `problem` set when there is none.
   std::optional<std::string> intact_checkpoint(std::int64_t id, std::uint32_t expected_crc,
                                                std::string* problem) const;
+  /// Removes the trial's checkpoints (rung and mid-rung), which only more
+  /// training reads; its weights stay. Returns the bytes freed.
+  std::uintmax_t drop_checkpoints(std::int64_t id) const;
+  /// Whether the trial has a rung checkpoint on disk (drop_checkpoints removes them).
+  bool has_checkpoint(std::int64_t id) const;
+
   /// The same for a partial rung's checkpoint.
   bool load_partial(std::int64_t id, const PartialRung& partial, torch::nn::Sequential& model,
                     fusion::SlotState& optimizer, std::string* problem) const;

@@ -24,6 +24,11 @@ struct TunerOptions {
   /// At least this long between mid-rung checkpoints, taken every 50 steps
   /// and at evaluation points (0: at each of them).
   double checkpoint_seconds = 300;
+  /// false (--keep-checkpoints live): a trial's checkpoints go once the
+  /// scheduler says it will train no more (its weights stay, and the best
+  /// trial's test evaluation reads them), so the disk holds the checkpoints
+  /// of the trials that may still train rather than of every trial.
+  bool keep_checkpoints = true;
   std::ostream* log = nullptr;  ///< progress lines
   bool live = false;            ///< log is a terminal: one live progress line, redrawn
   ProgressTotals totals;        ///< what the plan expects, for counts and the ETA
@@ -87,6 +92,8 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep);
 SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options);
 
 /// The documented results.json: {"format": 1, "name", "finished", "metric", "trials", "best"}.
-nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result);
+/// With the experiment directory `dir`, a trial's files name its checkpoint
+/// only where it is on disk (--keep-checkpoints live removes them).
+nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir = "");
 
 }  // namespace hfta::core

@@ -24,6 +24,7 @@ class AshaScheduler : public Scheduler {
   void report(const TrialResult& result) override;
   bool finished() const override;
   std::vector<BracketPlan> plan() const override;
+  bool may_train_again(std::int64_t trial_id) const override;
 
   /// When held-back promotions become due (infinity when none are waiting).
   double next_release_time() const;

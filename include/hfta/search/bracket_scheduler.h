@@ -25,6 +25,7 @@ class BracketScheduler : public Scheduler {
   void report(const TrialResult& result) override;
   bool finished() const override;
   std::vector<BracketPlan> plan() const override { return brackets_; }
+  bool may_train_again(std::int64_t trial_id) const override;
 
   /// Every trial id the first rungs will use, in order.
   std::int64_t trial_count() const { return trial_count_; }

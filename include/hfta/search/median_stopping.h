@@ -51,6 +51,7 @@ class MedianStoppingScheduler : public Scheduler {
   void report(const TrialResult& result) override;
   bool finished() const override;
   std::vector<BracketPlan> plan() const override;
+  bool may_train_again(std::int64_t trial_id) const override;
 
  private:
   std::vector<double> budgets_;       ///< min, 2 min, ..., max

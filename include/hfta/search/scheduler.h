@@ -74,6 +74,10 @@ class Scheduler {
   virtual bool finished() const = 0;
   /// The brackets and rungs this scheduler runs (for ASHA: the most each rung can hold).
   virtual std::vector<BracketPlan> plan() const = 0;
+  /// False once the trial will get no more jobs, whatever results come (its
+  /// rung passed it over, it stopped, or it reached the top): what only further
+  /// training needs (its optimizer state) may then go. True while unsure.
+  virtual bool may_train_again(std::int64_t /*trial_id*/) const { return true; }
 };
 
 }  // namespace hfta::search
