@@ -328,11 +328,14 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (holds_a_sweep()) return kExitUsage;
   // Nor into a directory of other files (a project's, `--out .`): the
   // experiment's would mix with them. What a run killed before its sweep.json
-  // leaves (its lock, its sweep.yaml) does not count.
+  // leaves (its lock, sweep.yaml, run.json, a sweep.json.tmp) does not count.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("lock", 0) == 0 || name.rfind("sweep.yaml", 0) == 0) continue;
+    if (name.rfind("lock", 0) == 0 || name.rfind("sweep.yaml", 0) == 0 || name.rfind("run.json", 0) == 0 ||
+        name == "sweep.json.tmp") {
+      continue;
+    }
     err << "hfta-tune run: " << dir << " holds other files (" << name
         << "); give --out a new or empty directory\n";
     return kExitUsage;
@@ -355,17 +358,19 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   const auto lock = lock_or_refuse(dir, "run", err);
   if (!lock) return kExitUsage;
   if (holds_a_sweep()) return kExitUsage;  // the other run got there first and finished
-  // The sweep as given, and as run (every default filled in): resume compares them.
+  // The sweep as given; the options resume reuses (a --seed replaces
+  // sweep.yaml's seed in sweep.json: resume then accepts the seed the two
+  // disagree on); and last, marking a sweep begun, the sweep as run (every
+  // default filled in), which resume compares with sweep.yaml. A kill before
+  // sweep.json leaves what a new run takes over.
   write_atomically(dir + "/sweep.yaml", given);
-  write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
-  // The options resume reuses. A --seed replaces sweep.yaml's seed in sweep.json:
-  // resume then accepts the seed the two disagree on.
   write_atomically(dir + "/run.json",
                    nlohmann::json({{"fusion", a.fusion == "auto" ? "auto" : "off"},
                                    {"seed_given", a.seed >= 0},
                                    {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints}})
                            .dump() +
                        "\n");
+  write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
   return train(*sweep, dir, a.fusion == "auto", a, out, err, "run", *lock);
 }
 
@@ -532,8 +537,15 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "not running") << ", " << trials.size()
         << " trial(s) with " << rungs << " finished rung(s)";
     // Out of the plan's rung results (as the progress line counts them), and the best so far.
-    std::ostringstream quiet;
-    if (const auto sweep = load(a.dir + "/sweep.json", quiet)) {
+    std::ostringstream problems;
+    const auto sweep = load(a.dir + "/sweep.json", problems);
+    if (!sweep && !running) {  // resume would refuse it: say so, not "continue with resume"
+      out << "\n";
+      err << problems.str() << "hfta-tune status: " << a.dir
+          << "/sweep.json is damaged (it was written whole: changed from outside); resume cannot continue the sweep\n";
+      return kExitFailure;
+    }
+    if (sweep) {
       std::size_t planned = 0;
       for (const auto& bracket : make_plan(*sweep, true, "cpu", 1e18).brackets) {
         for (const auto& rung : bracket.rungs) planned += static_cast<std::size_t>(rung.n);

@@ -19,16 +19,26 @@ std::string listed(const std::vector<search::ParamValue>& values) {
 }
 
 // Why `p`, which the point sets, would not exist in the point's trial: a
-// condition on a parameter the point sets otherwise, or leaves to be drawn.
-// Empty when it exists. `fixed` holds the point's values and the constants.
-std::string absent_because(const search::ParameterSpec& p, const search::Config& fixed) {
+// condition on a parameter the point sets otherwise, leaves to be drawn, or
+// that cannot exist beside the point's values. Empty when it exists. `fixed`
+// holds the point's values and the constants that exist beside them.
+std::string absent_because(const search::ParameterSpec& p, const search::Config& fixed, const SweepConfig& sweep) {
   for (const auto& c : p.when) {
     search::ParameterSpec one_condition;
     one_condition.when = {c};
     if (search::SearchSpace::active(one_condition, fixed)) continue;
     const std::string needs = p.name + " exists only when " + c.parameter + " is " + listed(c.values);
-    if (!fixed.count(c.parameter)) return needs + ": set " + c.parameter + " in this point too";
-    return needs + ", and in this point " + c.parameter + " is " + search::to_string(fixed.at(c.parameter));
+    if (fixed.count(c.parameter)) {
+      return needs + ", and in this point " + c.parameter + " is " + search::to_string(fixed.at(c.parameter));
+    }
+    // Setting it would not help where its own conditions fail on the point's values.
+    const search::ParameterSpec* q = sweep.find_parameter(c.parameter);
+    const bool decided = q && std::all_of(q->when.begin(), q->when.end(),
+                                          [&](const search::Condition& d) { return fixed.count(d.parameter) > 0; });
+    if (q && !q->when.empty() && decided && !search::SearchSpace::active(*q, fixed)) {
+      return needs + ", and " + c.parameter + " does not exist in this point (" + absent_because(*q, fixed, sweep) + ")";
+    }
+    return needs + ": set " + c.parameter + " in this point too";
   }
   return "";
 }
@@ -131,7 +141,7 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       }
     }
     for (const auto& [name, value] : point) {
-      const std::string why = absent_because(*sweep.find_parameter(name), fixed);
+      const std::string why = absent_because(*sweep.find_parameter(name), fixed, sweep);
       if (!why.empty()) {
         r.error(keys[name], item_path + "." + name, why);
         ok = false;

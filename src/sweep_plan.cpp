@@ -47,7 +47,14 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
 
   // The first rungs' trials are known now, whichever round (and wave) each starts
   // in: pack them as training would, wave by wave. A model-based searcher proposes
-  // exactly what random search would until it has results.
+  // exactly what random search would until it has results, so TPE's later
+  // waves and the brackets that start after the first round are known only
+  // where no parameter it proposes decides the arrays (a fuse: false one that
+  // varies): elsewhere their arrays are left unknown (null), as later rungs'.
+  bool keys_vary = false;
+  for (const auto& p : sweep.parameters) keys_vary |= !p.fuse && p.distribution != search::Distribution::kConst;
+  const bool learns = sweep.search.searcher == Searcher::kTpe && keys_vary && plan.fused;
+  const auto points = static_cast<std::int64_t>(sweep.search.points.size());
   auto searcher = make_searcher(sweep);
   const auto packer = make_packer(sweep, fuse);
   SweepConfig all_at_once = sweep;
@@ -59,7 +66,11 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
     if (job.rung != 0) continue;
     const auto n = static_cast<std::int64_t>(job.trials.size());
     std::vector<PlannedArray> arrays;
+    bool known = true;
     for (std::int64_t wave = 0, begin = 0; wave < waves; begin = search::wave_end(n, waves, wave++)) {
+      const bool before_results = wave == 0 && plan.brackets[job.bracket].first_round == 0;
+      const auto last = job.trials.at(static_cast<std::size_t>(search::wave_end(n, waves, wave) - 1)).trial_id;
+      if (learns && !before_results && last >= points) known = false;  // (a wave of points only is known)
       std::vector<search::PackItem> items;
       for (auto i = begin; i < search::wave_end(n, waves, wave); ++i) {
         const auto& t = job.trials[static_cast<std::size_t>(i)];
@@ -72,7 +83,7 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
         arrays.push_back({a.key, models, sizer.predicted_bytes(a.key, example.at(a.key), models)});
       }
     }
-    plan.brackets[job.bracket].rungs[0].arrays = std::move(arrays);
+    if (known) plan.brackets[job.bracket].rungs[0].arrays = std::move(arrays);
     plan.brackets[job.bracket].rungs[0].waves = waves;
   }
   return plan;

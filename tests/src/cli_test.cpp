@@ -1362,6 +1362,30 @@ TEST_F(Cli, CanonicalJsonValidatesAsASweep) {
   EXPECT_EQ(second.out, first.out);
 }
 
+TEST_F(Cli, WhatARunKilledBeforeItsSweepBeganLeavesIsTakenOverAndADamagedSweepJsonIsNamed) {
+  // A kill before sweep.json is in place (it is written last, after run.json)
+  // leaves the lock, sweep.yaml, run.json and perhaps sweep.json.tmp: resume
+  // points at run, and run takes the directory over.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  const std::string dir = dir_ + "/killed";
+  ::mkdir(dir.c_str(), 0755);
+  for (const char* name : {"lock", "sweep.yaml", "run.json", "sweep.json.tmp"}) std::ofstream(dir + "/" + name) << "{";
+  const Result resumed = run("resume " + dir);
+  EXPECT_EQ(resumed.code, 2);
+  EXPECT_NE(resumed.err.find("start it again with hfta-tune run"), std::string::npos) << resumed.err;
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
+  const Result again = run("run " + sweep + " --out " + dir + " --fusion off");
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/run.json")).at("fusion"), "off");
+  // sweep.json damaged from outside: status names it (resume would refuse it).
+  std::ofstream(dir + "/sweep.json") << "{";
+  const Result damaged = run("status " + dir);
+  EXPECT_EQ(damaged.code, 1);
+  EXPECT_NE(damaged.err.find("sweep.json is damaged"), std::string::npos) << damaged.err;
+  EXPECT_EQ(damaged.out.find("continue with hfta-tune resume"), std::string::npos) << damaged.out;
+}
+
 TEST_F(Cli, Version) {
   const Result r = run("--version");
   EXPECT_EQ(r.code, 0);

@@ -37,8 +37,12 @@ TEST(SweepPlan, EveryExampleSweepPlans) {
     ASSERT_FALSE(plan.brackets.empty());
     for (const auto& b : plan.brackets) {
       ASSERT_FALSE(b.rungs.empty());
-      // First rungs are packed: every trial lands in exactly one array within max_array.
-      ASSERT_TRUE(b.rungs[0].arrays.has_value());
+      // First rungs are packed: every trial lands in exactly one array within
+      // max_array (but where TPE proposes trials that decide them).
+      if (!b.rungs[0].arrays) {
+        EXPECT_EQ(sweep.search.searcher, Searcher::kTpe);
+        continue;
+      }
       std::int64_t models = 0;
       for (const auto& a : *b.rungs[0].arrays) {
         EXPECT_LE(a.models, sweep.fusion.max_array);
@@ -87,6 +91,26 @@ TEST(SweepPlan, UnfusedParametersSplitArraysAndFusionOffTrainsAlone) {
   const SweepPlan alone = make_plan(sweep, false, "cpu", kFreeBytes);
   EXPECT_EQ(alone.brackets[0].rungs[0].arrays->size(), 12u);
   EXPECT_EQ(to_json(alone, sweep).at("fusion"), "off");
+}
+
+TEST(SweepPlan, ArraysTpeProposesFromResultsAreUnknownWhereTheyDependOnThem) {
+  const std::string width = "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"
+                            "  width: {values: [64, 128], fuse: false}\n";
+  const std::string lr_only = "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n";
+  auto plan_of = [](const std::string& search, const std::string& parameters) {
+    return make_plan(load_sweep_string(sweep_yaml({{"search", search}, {"parameters", parameters}})), true, "cpu",
+                     kFreeBytes);
+  };
+  // Later waves: which widths TPE proposes is not known before the first's results.
+  const std::string waves = "search:\n  method: sha\n  searcher: tpe\n  trials: 12\n  waves: 3\n";
+  EXPECT_FALSE(plan_of(waves, width).brackets[0].rungs[0].arrays.has_value());
+  EXPECT_TRUE(plan_of(waves, lr_only).brackets[0].rungs[0].arrays.has_value());  // one key whatever it proposes
+  EXPECT_TRUE(plan_of("search:\n  method: sha\n  trials: 12\n", width).brackets[0].rungs[0].arrays.has_value());
+  // Aligned Hyperband: the brackets that start after the first round.
+  const SweepPlan hyperband = plan_of("search:\n  method: hyperband\n  searcher: tpe\n", width);
+  for (const auto& b : hyperband.brackets) EXPECT_EQ(b.rungs[0].arrays.has_value(), b.first_round == 0) << b.s;
+  const SweepPlan unaligned = plan_of("search:\n  method: hyperband\n  searcher: tpe\n  align_brackets: false\n", width);
+  for (const auto& b : unaligned.brackets) EXPECT_TRUE(b.rungs[0].arrays.has_value()) << b.s;
 }
 
 TEST(SweepPlan, LessMemoryMeansSmallerArraysWithPredictedBytes) {

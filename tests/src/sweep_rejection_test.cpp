@@ -127,7 +127,8 @@ TEST(SweepRejection, PointsToEvaluateHoldOnlyValuesTheirParametersCouldTake) {
                               {"parameters", params + "  schedule: {value: step, when: {optimizer: sgd}}\n"
                                                       "  step_size: {distribution: int_uniform, min: 1, max: 5, when: {schedule: step}}\n"}}),
                   "search.points_to_evaluate[0].step_size", "points_to_evaluate: [{optimizer: adam",
-                  "step_size exists only when schedule is step: set schedule in this point too");
+                  "step_size exists only when schedule is step, and schedule does not exist in this point (schedule "
+                  "exists only when optimizer is sgd, and in this point optimizer is adam)");
   expect_rejected(with_points(sha, "    - [lr, 0.01]\n"), "search.points_to_evaluate[0]", "[lr, 0.01]",
                   "expected a mapping from parameter names to values");
   expect_rejected(sweep_yaml({{"search", sha + "  points_to_evaluate: {lr: 0.01}\n"}, {"parameters", params}}),
