@@ -95,8 +95,9 @@ bool BracketScheduler::may_train_again(std::int64_t trial_id) const {
   auto it = bracket_of_.find(trial_id);
   if (it == bracket_of_.end()) return false;
   const BracketState& st = state_[it->second];
-  // Its rung's result other than completed: never promoted.
-  if (auto r = st.results.find(trial_id); r != st.results.end() && r->second.status != TrialStatus::kCompleted) {
+  // A result in the last rung, or one other than completed: never promoted.
+  if (auto r = st.results.find(trial_id); r != st.results.end() &&
+      (r->second.status != TrialStatus::kCompleted || st.rung + 1 == static_cast<int>(brackets_[it->second].rungs.size()))) {
     return false;
   }
   return !st.done && std::any_of(st.trials.begin(), st.trials.end(),

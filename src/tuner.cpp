@@ -362,13 +362,19 @@ class Tuner {
   std::optional<TestMetrics> test_metrics(const TrialRecord& r) {
     if (data_.test.size() == 0) return std::nullopt;
     auto model = build(1, r.params, device_of(0));
-    if (saved_.count(r.id) || options_.dir.empty() || store_.has_checkpoint(r.id)) {
-      if (!saved_.count(r.id) && !intact(r.id, final_rung(r.id))) return std::nullopt;
+    if (saved_.count(r.id) || options_.dir.empty() || (store_.has_checkpoint(r.id) && intact(r.id, final_rung(r.id)))) {
       model->load_slot(0, load_state(r.id, final_rung(r.id)).model);
-    } else {  // its checkpoints went (--keep-checkpoints live): its final weights
-      auto plain = model->make_plain();
-      import_weights(plain, options_.dir + "/trials/" + std::to_string(r.id));
-      model->load_slot(0, plain);
+    } else {  // its checkpoints went (--keep-checkpoints live), or are damaged: its final weights
+      const std::string dir = options_.dir + "/trials/" + std::to_string(r.id);
+      try {
+        auto plain = model->make_plain();
+        import_weights(plain, dir);
+        model->load_slot(0, plain);
+      } catch (const std::exception& e) {  // damaged from outside: the sweep still finishes, without a test score
+        progress_.message("trial " + std::to_string(r.id) + ": " + dir + "/" + kWeightsFile +
+                          " cannot be read, so no test evaluation: " + std::string(e.what()).substr(0, 200));
+        return std::nullopt;
+      }
     }
     trainers::ClassificationData test = data_on(device_of(0));
     test.validation = test.test;

@@ -75,5 +75,15 @@ TEST(MayTrainAgain, ARungsPassedOverAndStoppedTrialsAreDoneAtOnce) {
   for (std::int64_t id = 0; id < 9; ++id) EXPECT_EQ(s.may_train_again(id), id >= 6) << id;
 }
 
+TEST(MayTrainAgain, ATrialAtTheLastRungIsDoneOnceItReports) {
+  // Random search in waves: one rung at the full budget; the first wave's
+  // trials are done while the later waves train.
+  BracketScheduler s({{0, {{6, 9.0}}}}, Goal::kMaximize, 0, 2);
+  const auto first = s.next_jobs(std::numeric_limits<std::size_t>::max(), 0);
+  ASSERT_EQ(first.at(0).trials.size(), 3u);
+  for (std::int64_t id = 0; id < 3; ++id) s.report({id, 9, 0.5});
+  for (std::int64_t id = 0; id < 6; ++id) EXPECT_EQ(s.may_train_again(id), id >= 3) << id;
+}
+
 }  // namespace
 }  // namespace hfta::search
