@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <limits>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -353,13 +354,9 @@ void load_fusion(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 void load_seed(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "seed", false);
   if (!node) return;
-  if (auto v = r.read_int(*node, "seed")) {
-    if (*v < 0) {
-      r.error(*node, "seed", "expected an integer >= 0");
-    } else {
-      sweep.seed = static_cast<std::uint64_t>(*v);
-    }
-  }
+  std::int64_t seed = 0;
+  read_int_in(r, node, "seed", 0, std::numeric_limits<std::int64_t>::max(), "every trial's configuration and seed follow from it", seed);
+  sweep.seed = static_cast<std::uint64_t>(seed);
 }
 
 [[noreturn]] void reject(YamlReader& r) {

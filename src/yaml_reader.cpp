@@ -181,7 +181,7 @@ std::optional<std::int64_t> YamlReader::read_int(const YAML::Node& node,
   std::int64_t v = 0;
   const Parsed parsed = is_text(node) ? Parsed::kNotANumber : parse_int(node.Scalar(), v);
   if (parsed == Parsed::kOutOfRange) {
-    error(node, path, "integer " + describe_node(node) + " is out of range");
+    error(node, path, "integer " + describe_node(node) + " is out of range (at most 9223372036854775807 in magnitude)");
   } else if (parsed == Parsed::kNotANumber) {
     std::int64_t unquoted = 0;
     error(node, path, "expected an integer, got " + describe_node(node) +
