@@ -181,8 +181,8 @@ class Tuner {
           if (auto mid = resume_partial(t.trial_id, from, job.budget)) {
             from = *mid;  // the rung continues from its last mid-rung checkpoint
           } else {
-            if (from > 0 && !saved_.count(t.trial_id) && !intact(t.trial_id, from) && !repair(t.trial_id, from)) {
-              report_failure(t.trial_id, job.budget);  // it failed training a lost rung again: it stays failed
+            if (from > 0 && !saved_.count(t.trial_id) && !intact(t.trial_id, from) &&
+                !repaired_or_failed(t.trial_id, from, job.budget)) {
               continue;
             }
             // Evaluations past where it starts again (a partial rung, or all of a
@@ -583,6 +583,30 @@ class Tuner {
     rung_start_[id] = budget;
     const RungResult* again = finished(id, budget);
     return again && again->status == "completed";
+  }
+
+  // repair(), and where training the lost rungs again fails (or this time
+  // stops early), the trial fails at `to`, the rung it could not start, with
+  // the rungs and history the scheduler was told before: what a resumed run
+  // replays from trial.json then equals what this run decided from.
+  bool repaired_or_failed(std::int64_t id, double from, double to) {
+    const std::vector<RungResult> rungs = rungs_.at(id);
+    const nlohmann::json history = records_.at(id).history;
+    if (repair(id, from)) return true;
+    TrialRecord& r = records_.at(id);
+    const std::string why = r.status == "failed" ? r.error : "it stopped early this time, where it had not";
+    rungs_.at(id) = rungs;
+    r.history = history;
+    r.status = "failed";
+    r.error = "its checkpoint at " + format_budget(from) + " was lost, and training its rungs again failed: " + why;
+    r.budget = reached_budget(rungs);
+    r.metric = std::numeric_limits<double>::quiet_NaN();
+    store_.save_failure(r, rungs, to);
+    rungs_.at(id).push_back({to, r.metric, r.status, 0, 0});
+    saved_.erase(id);
+    progress_.message("trial " + std::to_string(id) + " failed: " + r.error);
+    report_failure(id, to);
+    return false;
   }
 
   // A trial killed mid-rung: loads its partial checkpoint for the rung

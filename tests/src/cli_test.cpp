@@ -1250,6 +1250,7 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
   setenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "3", 1);
   Result r = run("run " + sweep + " --out " + dir + " --checkpoint-every 0");
   std::string victim, start, first, second;  // the trial, its first rung's and last two rungs' budgets ("10 steps")
+  std::size_t finished_rungs = 0;
   for (int i = 0; i < 40 && r.code == 9; ++i) {
     for (int id = 0; id < 64 && victim.empty(); ++id) {
       const std::string json = slurp(dir + "/trials/" + std::to_string(id) + "/trial.json");
@@ -1261,6 +1262,7 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
         start = std::to_string(rungs[0].at("budget").get<int>()) + " steps";
         first = std::to_string(rungs[rungs.size() - 2].at("budget").get<int>()) + " steps";
         second = std::to_string(rungs.back().at("budget").get<int>()) + " steps";
+        finished_rungs = rungs.size();
       }
     }
     if (!victim.empty()) break;
@@ -1270,10 +1272,10 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
   ASSERT_FALSE(victim.empty()) << "no trial was stopped inside its third rung";
   const std::string trial = "/trials/" + victim;
   ASSERT_TRUE(exists(dir + trial + "/checkpoint.prev.pt"));
-  const std::string none_left = dir_ + "/none-left";
+  const std::string none_left = dir_ + "/none-left", fails_again = dir_ + "/fails-again";
   std::system(("rm '" + dir + trial + "/partial.pt' && cp -a '" + dir + "' '" + none_left + "' && truncate -s 100 '" +
                dir + trial + "/checkpoint.pt' && truncate -s 100 '" + none_left + trial + "/checkpoint.pt' '" +
-               none_left + trial + "/checkpoint.prev.pt'")
+               none_left + trial + "/checkpoint.prev.pt' && cp -a '" + none_left + "' '" + fails_again + "'")
                   .c_str());
   const Result resumed = run("resume " + dir);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
@@ -1295,6 +1297,43 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
   }
   EXPECT_EQ(nlohmann::json::parse(slurp(none_left + trial + "/trial.json")).at("rungs"),
             nlohmann::json::parse(slurp(dir_ + "/whole" + trial + "/trial.json")).at("rungs"));
+
+  // Where training the lost rungs again fails, the trial keeps the rungs the
+  // scheduler promoted it on, and fails at the rung it could not start: what
+  // trial.json says is what the scheduler was told (state.json).
+  setenv("HFTA_TUNE_FAULT_TRIALS", victim.c_str(), 1);
+  const Result failed = run("resume " + fails_again);
+  unsetenv("HFTA_TUNE_FAULT_TRIALS");
+  ASSERT_EQ(failed.code, 0) << failed.err;
+  EXPECT_NE(failed.out.find("trial " + victim + " failed: its checkpoint at " + second +
+                            " was lost, and training its rungs again failed: injected fault"),
+            std::string::npos)
+      << failed.out;
+  const auto whole = nlohmann::json::parse(slurp(dir_ + "/whole" + trial + "/trial.json"));
+  const auto kept = nlohmann::json::parse(slurp(fails_again + trial + "/trial.json"));
+  const auto& rungs = kept.at("rungs");
+  const std::size_t n = finished_rungs;
+  ASSERT_EQ(rungs.size(), n + 1) << kept.dump(1);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(rungs[i], whole.at("rungs")[i]) << i;
+  EXPECT_EQ(rungs[n].at("budget"), whole.at("rungs")[n].at("budget"));
+  EXPECT_EQ(rungs[n].at("status"), "failed");
+  const std::int64_t last_step = rungs[n - 1].at("steps");
+  nlohmann::json history_then = nlohmann::json::array();
+  for (const auto& e : whole.at("history")) {
+    if (e.at("step") <= last_step) history_then.push_back(e);
+  }
+  EXPECT_EQ(kept.at("history"), history_then);
+  nlohmann::json told = nlohmann::json::array();
+  const auto state = nlohmann::json::parse(slurp(fails_again + "/state.json"));
+  for (const auto& e : state.at("scheduler").at("results")) {
+    if (std::to_string(e.at("trial").get<int>()) == victim) told.push_back({e.at("budget"), e.at("status")});
+  }
+  nlohmann::json recorded = nlohmann::json::array();
+  for (const auto& e : rungs) recorded.push_back({e.at("budget"), e.at("status") == "failed" ? "diverged" : e.at("status")});
+  EXPECT_EQ(told, recorded);
+  const auto result = results(fails_again);
+  EXPECT_EQ(result.at("trials")[std::stoi(victim)].at("status"), "failed");
+  EXPECT_EQ(result.at("trials")[std::stoi(victim)].at("budget"), rungs[n - 1].at("budget"));
 }
 
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
