@@ -1357,6 +1357,19 @@ TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   EXPECT_NE(status.err.find("does not exist"), std::string::npos) << status.err;
 }
 
+TEST_F(Cli, EveryShippedConfigValidatesAndPlans) {
+  // validate and plan also refuse what the trainer cannot train (run's checks).
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(HFTA_SOURCE_DIR) + "/configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string path = entry.path().string();
+    const Result valid = run("validate " + path);
+    EXPECT_EQ(valid.code, 0) << path << "\n" << valid.err;
+    const Result plan = run("plan --json " + path);
+    ASSERT_EQ(plan.code, 0) << path << "\n" << plan.err;
+    EXPECT_FALSE(nlohmann::json::parse(plan.out).at("brackets").empty()) << path;
+  }
+}
+
 TEST_F(Cli, PlanPrintsBracketsAndJson) {
   const Result text = run("plan " + quickstart_);
   ASSERT_EQ(text.code, 0) << text.err;

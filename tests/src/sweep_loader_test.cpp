@@ -1,4 +1,6 @@
 // Loading valid sweeps: defaults, every distribution, shorthands, conditions.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "../support/sweep_text.h"
@@ -284,10 +286,13 @@ TEST(SweepLoader, ConditionsAreSortedByName) {
 }
 
 TEST(SweepLoader, EveryShippedConfigIsValid) {
-  for (const char* name : {"quickstart.yaml", "reference.yaml"}) {
-    const std::string path = std::string(HFTA_SOURCE_DIR) + "/configs/" + name;
-    EXPECT_NO_THROW(load_sweep_file(path)) << path;
+  int configs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(HFTA_SOURCE_DIR) + "/configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    EXPECT_NO_THROW(load_sweep_file(entry.path().string())) << entry.path();
+    ++configs;
   }
+  EXPECT_GE(configs, 10);  // the quickstart, one per model of the zoo, the overhead-bound MLP, every key
 }
 
 }  // namespace
