@@ -2,7 +2,7 @@
 # Run on a Debian 12 machine that reaches Debian's archive. Downloads what
 # hfta-tune builds against besides LibTorch and CUDA (JSON, CLI, YAML, GoogleTest,
 # Google Benchmark, zlib headers), the Fashion-MNIST files and the fortunes corpus, and unpacks them
-# into .deps/ (git-ignored; about 33 MiB), to carry with the source tree to a GPU
+# into .deps/ (git-ignored; about 45 MiB), to carry with the source tree to a GPU
 # machine that has PyTorch but no package registry (scripts/gpu/build-and-bench.sh).
 # No package is installed here; nothing is committed.
 # Usage: scripts/gpu/prepare-deps.sh [DIR]   (default: .deps in the repository)
