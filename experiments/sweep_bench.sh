@@ -42,6 +42,15 @@ each = {}  # mode: seconds of each of its runs, in order
 runs = {}  # mode: results.json of its last run (every run is compared below)
 metrics = {}
 repeat = {}  # mode: largest per-trial difference between its runs
+
+def gap(a, b):
+    # A failed or diverged trial has no metric: two runs agree where neither has one.
+    if a is None or b is None:
+        return 0.0 if a is None and b is None else float("inf")
+    return abs(a - b)
+
+def largest_gap(m, other):
+    return max((gap(v, other.get(i)) for i, v in m.items()), default=0.0)
 for t in times:
     run, secs = t.split("=")
     mode = run.split("-", 1)[1]
@@ -51,7 +60,7 @@ for t in times:
     if mode in metrics:  # a repeat: how far it is from the mode's other run
         # (exactly 0 unless its two runs measured different op strategies
         # where those round differently)
-        repeat[mode] = max(abs(v - metrics[mode][i]) for i, v in m.items())
+        repeat[mode] = largest_gap(m, metrics[mode])
     metrics[mode] = m
 seconds = {m: sum(s) / len(s) for m, s in each.items()}
 first = next(iter(runs))
@@ -62,11 +71,13 @@ result = {
     "modes": {m: {"seconds": round(seconds[m], 2), "runs": [round(x, 2) for x in each[m]],
                   "best": runs[m]["best"]["id"],
                   "best_metric": runs[m]["best"]["metric"],
-                  "largest_metric_difference": max(abs(v - metrics[first][i]) for i, v in metrics[m].items()),
+                  "largest_metric_difference": largest_gap(metrics[m], metrics[first]),
                   "largest_repeat_difference": repeat.get(m, 0.0)}
               for m in seconds},
     "machine": {"cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'"),
                 "cores": int(workers), "commit": sh("git rev-parse --short HEAD"),
+                "libtorch": sh("dpkg-query -W -f '${Version}' libtorch1.13 2>/dev/null") or "unknown",
+                "blas": sh("readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3"),
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
 }
 ratios = {}
@@ -79,13 +90,19 @@ if "off-1" in seconds and "auto-N" in seconds:
     ratios["off-1/auto-N"] = seconds["off-1"] / seconds["auto-N"]
 result["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
 path = f"{out}/sweep-{name}-cpu.json"
+# JSON has no infinity: a trial with a metric in one run and none in another is null.
+for r in result["modes"].values():
+    for k in ("largest_metric_difference", "largest_repeat_difference"):
+        if r[k] == float("inf"):
+            r[k] = None
 json.dump(result, open(path, "w"), indent=1)
+difference = lambda x: "a metric in one run only" if x is None else f"{x:.2e}"
 print(f"sweep: {sweep} ({result['trials']} trials), N = {workers} workers")
 for m, r in result["modes"].items():
     print(f"  {m:7s} {r['seconds']:8.1f} s (runs: {', '.join(f'{x:.1f}' for x in r['runs'])})  "
           f"best {r['best']} ({r['best_metric']:.4f})  "
-          f"largest per-trial difference from {first}: {r['largest_metric_difference']:.2e}, "
-          f"between its runs: {r['largest_repeat_difference']:.2e}")
+          f"largest per-trial difference from {first}: {difference(r['largest_metric_difference'])}, "
+          f"between its runs: {difference(r['largest_repeat_difference'])}")
 for k, v in ratios.items():
     print(f"  {k}: {v:.2f}x")
 print(f"wrote {path}")
