@@ -156,15 +156,21 @@ std::string csv_field(const nlohmann::json& v) {
 }  // namespace
 
 std::string results_csv(const nlohmann::json& results) {
-  std::set<std::string> params;
+  std::set<std::string> params, finals;
   for (const auto& t : results.at("trials")) {
     for (const auto& [k, v] : t.at("params").items()) params.insert(k);
+    if (t.contains("final") && t.at("final").is_object()) {
+      for (const auto& [k, v] : t.at("final").items()) finals.insert(k);
+    }
   }
   const nlohmann::json best_id = results.at("best").is_null() ? nlohmann::json() : results.at("best").at("id");
   std::ostringstream out;
   out << "id,status,budget,metric,seed";
   for (const auto& p : params) out << "," << csv_field(p);
-  out << ",best,weights,state_dict,error\n";
+  // Columns added later go last, so that a reader by position keeps working.
+  out << ",best,weights,state_dict,error,checkpoint";
+  for (const auto& f : finals) out << "," << csv_field("final_" + f);
+  out << "\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
         << t.at("seed");
@@ -173,6 +179,9 @@ std::string results_csv(const nlohmann::json& results) {
     const nlohmann::json files = t.value("files", nlohmann::json::object());
     for (const char* f : {"weights", "state_dict"}) out << "," << (files.contains(f) ? csv_field(files.at(f)) : "");
     out << "," << csv_field(t.value("error", nlohmann::json()));
+    out << "," << (files.contains("checkpoint") ? csv_field(files.at("checkpoint")) : "");
+    const nlohmann::json final_metrics = t.value("final", nlohmann::json::object());
+    for (const auto& f : finals) out << "," << (final_metrics.contains(f) ? csv_field(final_metrics.at(f)) : "");
     out << "\n";
   }
   return out.str();

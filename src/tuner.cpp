@@ -1153,6 +1153,8 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
     }
     trials.push_back({{"id", t.id}, {"params", params_json(t.params)}, {"seed", t.seed}, {"status", t.status},
                       {"budget", t.budget}, {"metric", t.metric}, {"history", t.history}, {"files", files}});
+    // Every metric where it ended (Ray Tune's last_result): its last evaluation.
+    if (!t.history.empty()) trials.back()["final"] = t.history.back();
     if (t.status == "failed") trials.back()["error"] = t.error;
   }
   nlohmann::json best = nullptr;

@@ -209,6 +209,8 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
     EXPECT_EQ(t.at("status"), "completed");
     EXPECT_FALSE(t.at("history").empty());
     EXPECT_GT(t.at("metric").get<double>(), 0.3);  // it learned from the real data
+    EXPECT_EQ(t.at("final"), t.at("history").back());  // every metric where it ended
+    EXPECT_EQ(t.at("final").at("val_accuracy"), t.at("metric"));
   }
   EXPECT_TRUE(results.at("best").contains("id"));
   // The best trial's final model on the held-out test images, near its validation accuracy.
@@ -254,9 +256,22 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_NE(status.out.find("finished, 17 trials (17 completed)"), std::string::npos) << status.out;
   const Result csv = run("export " + dir_ + "/fused --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict,error\n", 0), 0u) << csv.out;
+  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict,error,checkpoint,"
+                          "final_step,final_train_loss,final_val_accuracy,final_val_loss\n", 0),
+            0u)
+      << csv.out;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 18);
   EXPECT_NE(csv.out.find(",true,trials/"), std::string::npos);  // the best trial is marked
+  {  // the first trial's row: its checkpoint and final metrics, as results.json has them
+    const auto& t = results.at("trials")[0];
+    const auto& f = t.at("final");
+    const std::string row_end = "," + t.at("files").at("checkpoint").get<std::string>() + "," + f.at("step").dump() +
+                                "," + f.at("train_loss").dump() + "," + f.at("val_accuracy").dump() + "," +
+                                f.at("val_loss").dump() + "\n";
+    const std::string second_line = csv.out.substr(csv.out.find('\n') + 1);
+    EXPECT_EQ(second_line.rfind("0,", 0), 0u) << second_line;
+    EXPECT_NE(second_line.substr(0, second_line.find('\n') + 1).find(row_end), std::string::npos) << second_line << row_end;
+  }
   // Every trial's weights are exported for C++ and Python.
   for (const auto& t : results.at("trials")) {
     for (const char* f : {"checkpoint", "weights", "state_dict"}) {
