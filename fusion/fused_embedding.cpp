@@ -13,9 +13,15 @@ namespace hfta::fusion {
 FusedEmbeddingImpl::FusedEmbeddingImpl(std::int64_t models, torch::nn::EmbeddingOptions options,
                                        const at::TensorOptions& tensor_options)
     : models_(models), options_(std::move(options)) {
+  // Options whose gradients or updates the fused kernel does not reproduce: refused,
+  // never ignored, so an array cannot train differently from its plain modules.
   if (options_.max_norm().has_value()) {
     throw std::invalid_argument("fused embeddings do not support max_norm");
   }
+  if (options_.scale_grad_by_freq()) {
+    throw std::invalid_argument("fused embeddings do not support scale_grad_by_freq");
+  }
+  if (options_.sparse()) throw std::invalid_argument("fused embeddings do not support sparse gradients");
   weight = register_parameter(
       "weight",
       at::empty({models, options_.num_embeddings(), options_.embedding_dim()}, tensor_options));

@@ -53,15 +53,20 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedActivationTest,
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedPReLU, SlotsRoundTripAndSeed) {
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
+  const auto to = at::TensorOptions().dtype(dtype);
   const auto options = torch::nn::PReLUOptions().num_parameters(3);
-  FusedPReLU fused(2, options, Layout::kConv);
+  FusedPReLU fused(2, options, Layout::kConv, to);
   torch::nn::PReLU plain(options);
+  plain->to(dtype);
   {
     torch::NoGradGuard no_grad;
     plain->weight.uniform_();
   }
   test::expect_round_trip(fused, plain, 1);
   test::expect_seeded_slot(fused, 0, 5, [&] { return torch::nn::PReLU(options); });
+  }
 }
 
 // An activation or pooling applied to the fused tensor equals the plain module

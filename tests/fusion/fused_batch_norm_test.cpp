@@ -104,9 +104,13 @@ TEST(FusedBatchNorm, TuneLeavesRunningStatisticsUntouched) {
 }
 
 TEST(FusedBatchNorm, SlotsRoundTripAndSeed) {
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
+  const auto to = at::TensorOptions().dtype(dtype);
   const auto options = torch::nn::BatchNormOptions(3);
-  FusedBatchNorm2d fused(2, options);
+  FusedBatchNorm2d fused(2, options, to);
   torch::nn::BatchNorm2d plain(options);
+  plain->to(dtype);
   {
     torch::NoGradGuard no_grad;
     plain->running_mean.uniform_();
@@ -119,8 +123,9 @@ TEST(FusedBatchNorm, SlotsRoundTripAndSeed) {
   EXPECT_THROW(FusedBatchNorm2d(2, torch::nn::BatchNormOptions(3).momentum(c10::nullopt)),
                std::invalid_argument);
   for (const Layout layout : {Layout::kMatmul, Layout::kConv}) {
-    FusedBatchNorm1d fused1d(3, options, at::TensorOptions(), layout);
+    FusedBatchNorm1d fused1d(3, options, to, layout);
     torch::nn::BatchNorm1d plain1d(options);
+    plain1d->to(dtype);
     {
       torch::NoGradGuard no_grad;
       plain1d->running_mean.uniform_();
@@ -131,6 +136,7 @@ TEST(FusedBatchNorm, SlotsRoundTripAndSeed) {
     }
     test::expect_round_trip(fused1d, plain1d, 2);
     test::expect_seeded_slot(fused1d, 1, 4, [&] { return torch::nn::BatchNorm1d(options); });
+  }
   }
 }
 

@@ -99,24 +99,31 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedConvTest,
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedConv, SlotsRoundTripAndSeed) {
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
+  const auto to = at::TensorOptions().dtype(dtype);
   const auto o2 = torch::nn::Conv2dOptions(3, 4, 3);
-  FusedConv2d conv(3, o2);
+  FusedConv2d conv(3, o2, to);
   torch::nn::Conv2d plain(o2);
+  plain->to(dtype);
   test::expect_round_trip(conv, plain, 2);
   EXPECT_EQ(slot_state_dict(*conv, 0)[0].value().sizes(), plain->weight.sizes());
   test::expect_seeded_slot(conv, 1, 7, [&] { return torch::nn::Conv2d(o2); });
 
   const auto o1 = torch::nn::Conv1dOptions(2, 3, 3);
-  FusedConv1d conv1(2, o1);
+  FusedConv1d conv1(2, o1, to);
   torch::nn::Conv1d plain1(o1);
+  plain1->to(dtype);
   test::expect_round_trip(conv1, plain1, 1);
   test::expect_seeded_slot(conv1, 0, 8, [&] { return torch::nn::Conv1d(o1); });
 
   const auto ot = torch::nn::ConvTranspose2dOptions(3, 2, 2);
-  FusedConvTranspose2d deconv(4, ot);
+  FusedConvTranspose2d deconv(4, ot, to);
   torch::nn::ConvTranspose2d plain_t(ot);
+  plain_t->to(dtype);
   test::expect_round_trip(deconv, plain_t, 3);
   test::expect_seeded_slot(deconv, 2, 9, [&] { return torch::nn::ConvTranspose2d(ot); });
+  }
 }
 
 // Model b of an array of `models`, under each strategy, gives bitwise the

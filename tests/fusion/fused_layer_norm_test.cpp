@@ -70,22 +70,30 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedNormEmbeddingTest,
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedLayerNorm, SlotsRoundTripAndSeed) {
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
+  const auto to = at::TensorOptions().dtype(dtype);
   const auto options = torch::nn::LayerNormOptions({5});
-  FusedLayerNorm fused(3, options);
+  FusedLayerNorm fused(3, options, to);
   torch::nn::LayerNorm plain(options);
+  plain->to(dtype);
   {
     torch::NoGradGuard no_grad;
     plain->weight.uniform_();
   }
   test::expect_round_trip(fused, plain, 2);
   test::expect_seeded_slot(fused, 1, 4, [&] { return torch::nn::LayerNorm(options); });
+  }
 }
 
 TEST(FusedEmbedding, SlotsRoundTripSeedAndPerModelIndices) {
   // With padding_idx the plain module zeroes that row when built: so must a seeded slot.
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
   for (const auto& options : {torch::nn::EmbeddingOptions(10, 4), torch::nn::EmbeddingOptions(10, 4).padding_idx(3)}) {
-    FusedEmbedding fused(3, options);
+    FusedEmbedding fused(3, options, at::TensorOptions().dtype(dtype));
     torch::nn::Embedding plain(options);
+    plain->to(dtype);
     test::expect_round_trip(fused, plain, 0);
     test::expect_seeded_slot(fused, 2, 11, [&] { return torch::nn::Embedding(options); });
     if (options.padding_idx()) EXPECT_EQ(fused->extract_slot(2)->weight[3].abs().sum().item<double>(), 0.0);
@@ -103,6 +111,13 @@ TEST(FusedEmbedding, SlotsRoundTripSeedAndPerModelIndices) {
       EXPECT_TRUE(at::equal(y[b], yb));
       EXPECT_TRUE(at::allclose(fused->weight.grad()[b], alone->weight.grad(), 1e-6, 1e-6)) << "slot " << b;
     }
+  }
+  }
+  // Options whose gradients the fused kernel does not reproduce are refused, not ignored.
+  for (const auto& options : {torch::nn::EmbeddingOptions(10, 4).max_norm(1.0),
+                              torch::nn::EmbeddingOptions(10, 4).scale_grad_by_freq(true),
+                              torch::nn::EmbeddingOptions(10, 4).sparse(true)}) {
+    EXPECT_THROW(FusedEmbedding(2, options), std::invalid_argument);
   }
 }
 

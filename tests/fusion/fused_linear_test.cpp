@@ -42,8 +42,12 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedLinearTest,
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedLinear, SlotsRoundTripAndSeed) {
-  FusedLinear fused(3, 6, 4);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
+  const auto to = at::TensorOptions().dtype(dtype);
+  FusedLinear fused(3, 6, 4, true, to);
   torch::nn::Linear plain(6, 4);
+  plain->to(dtype);
   test::expect_round_trip(fused, plain, 1);
   const auto state = slot_state_dict(*fused, 1);
   ASSERT_EQ(state.size(), 2u);
@@ -51,6 +55,7 @@ TEST(FusedLinear, SlotsRoundTripAndSeed) {
   EXPECT_EQ(state[0].value().sizes(), (std::vector<int64_t>{4, 6}));
   EXPECT_EQ(state[1].key(), "bias");
   test::expect_seeded_slot(fused, 2, 99, [] { return torch::nn::Linear(6, 4); });
+  }
 }
 
 }  // namespace

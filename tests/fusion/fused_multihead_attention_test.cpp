@@ -141,14 +141,19 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedAttentionTest,
 
 TEST(FusedAttention, SlotsRoundTripSeedAndPerModelDropout) {
   const auto options = torch::nn::MultiheadAttentionOptions(4, 2);
-  FusedMultiheadAttention fused(2, options);
-  torch::nn::MultiheadAttention plain(options);
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& p : plain->parameters()) p.uniform_();
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    SCOPED_TRACE(c10::toString(dtype));
+    FusedMultiheadAttention fused(2, options, at::TensorOptions().dtype(dtype));
+    torch::nn::MultiheadAttention plain(options);
+    plain->to(dtype);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : plain->parameters()) p.uniform_();
+    }
+    test::expect_round_trip(fused, plain, 1);
+    test::expect_seeded_slot(fused, 0, 21, [&] { return torch::nn::MultiheadAttention(options); });
   }
-  test::expect_round_trip(fused, plain, 1);
-  test::expect_seeded_slot(fused, 0, 21, [&] { return torch::nn::MultiheadAttention(options); });
+  FusedMultiheadAttention fused(2, options);
   // Model 0 drops no attention weights, model 1 all of them (its output is the bias alone).
   fused->set_dropout(0, 0.0);
   fused->set_dropout(1, 1.0);

@@ -73,15 +73,20 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndSizes, FusedEncoderLayerTest,
                                             ::testing::Values(1, 3, 8)));
 
 TEST(FusedEncoderLayer, SlotsRoundTripAndSeed) {
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
+  const auto to = at::TensorOptions().dtype(dtype);
   const auto options = torch::nn::TransformerEncoderLayerOptions(4, 2).dim_feedforward(8);
-  FusedTransformerEncoderLayer fused(3, options);
+  FusedTransformerEncoderLayer fused(3, options, to);
   torch::nn::TransformerEncoderLayer plain(options);
+  plain->to(dtype);
   {
     torch::NoGradGuard no_grad;
     for (auto& p : plain->parameters()) p.uniform_();
   }
   test::expect_round_trip(fused, plain, 2);
   test::expect_seeded_slot(fused, 1, 33, [&] { return torch::nn::TransformerEncoderLayer(options); });
+  }
 }
 
 // set_dropout(b, p) reaches every dropout of model b only: the other models
