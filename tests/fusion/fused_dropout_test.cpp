@@ -73,19 +73,26 @@ TEST(FusedDropout, MasksAreIndependentAcrossModels) {
 
 TEST(FusedDropout, ConvLayoutAndChannels) {
   const std::vector<double> p = {0.2, 0.7};
+  for (at::ScalarType dtype : {at::kFloat, at::kDouble}) {
+  SCOPED_TRACE(c10::toString(dtype));
+  const auto to = at::TensorOptions().dtype(dtype);
   FusedDropout dropout(p, Layout::kConv);
   at::manual_seed(2);
-  const at::Tensor y = conv_to_stack(dropout->forward(at::ones({50, 2 * 8, 10, 10})), 2);
+  const at::Tensor y = conv_to_stack(dropout->forward(at::ones({50, 2 * 8, 10, 10}, to)), 2);
   for (int b = 0; b < 2; ++b) {
     EXPECT_NEAR((y[b] == 0).to(at::kDouble).mean().item<double>(), p[b], 0.01);
   }
   // Dropout2d drops whole channels: every channel is all kept or all dropped.
   FusedDropout dropout2d(p, Layout::kConv, /*channels=*/true);
-  const at::Tensor z = conv_to_stack(dropout2d->forward(at::ones({400, 2 * 8, 3, 3})), 2);
+  const at::Tensor z = conv_to_stack(dropout2d->forward(at::ones({400, 2 * 8, 3, 3}, to)), 2);
   for (int b = 0; b < 2; ++b) {
     const at::Tensor per_channel = (z[b] == 0).to(at::kDouble).mean({2, 3});
     EXPECT_TRUE(at::logical_or(per_channel == 0, per_channel == 1).all().item<bool>());
     EXPECT_NEAR(per_channel.mean().item<double>(), p[b], 0.03);
+    // Kept channels are scaled by 1/(1-p), in the input's type.
+    EXPECT_EQ(z.scalar_type(), dtype);
+    EXPECT_NEAR(z[b].max().item<double>(), 1.0 / (1.0 - p[b]), 1e-6);
+  }
   }
 }
 

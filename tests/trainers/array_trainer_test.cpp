@@ -17,11 +17,12 @@ namespace hfta::trainers {
 namespace {
 
 TEST(ArrayTrainer, MlpArrayEqualsEachTrialTrainedAloneInFloat64) {
-  std::vector<SlotTrial> trials = {{0, 11, 0.05, 0.9, 0.0}, {1, 12, 0.01, 0.0, 1e-3}, {2, 13, 0.1, 0.5, 1e-4}};
+  std::vector<SlotTrial> trials = {
+      {0, 11, 0.05, 0.9, 0.0}, {1, 12, 0.01, 0.0, 1e-3}, {2, 13, 0.1, 0.5, 1e-4}, {3, 14, 0.02, 0.8, 1e-5}};
   ArrayTrainerOptions o;
   o.batch_size = 32;
   o.data_seed = 4;
-  expect_same_as_alone(std::make_shared<FusedMlp>(3, 784, 2, 64, "tanh", 0.0, 10, at::TensorOptions().dtype(at::kDouble)),
+  expect_same_as_alone(std::make_shared<FusedMlp>(4, 784, 2, 64, "tanh", 0.0, 10, at::TensorOptions().dtype(at::kDouble)),
                        trials, o, 100);
 }
 
@@ -327,6 +328,48 @@ TEST(ArrayTrainer, CompactionKeepsSurvivorsExactlyOnTheirTrajectories) {
   // The stopped trials are still there to read, as they stopped.
   expect_same_model(compacted.extract(11), kept.extract(11));
   EXPECT_EQ(compacted.export_optimizer(12).step, kept.export_optimizer(12).step);
+}
+
+// Stopped by patience rather than divergence, and left in its slot (no
+// compaction): the trial is frozen there, and the others train exactly as in
+// an array that never held it.
+TEST(ArrayTrainer, APatienceStoppedTrialIsFrozenInPlaceAndTheOthersTrainAsIfItWereNeverThere) {
+  auto trials = half_diverging();
+  trials[1].lr = 0;     // never improves after its first evaluation: stops at the third
+  trials[2].lr = 3e-3;  // the others keep improving by more than min_delta for a while
+  ArrayTrainerOptions o = adam_options(2.0);
+  o.patience = 2;
+  o.min_delta = 1e-3;
+  o.metric = "val_loss";
+  o.maximize = false;
+  ArrayTrainer with(small_mlp(4), trials, o, data());
+  ArrayTrainer without(small_mlp(3), {trials[0], trials[2], trials[3]}, o, data());
+  ASSERT_EQ(with.trial_ids(), (std::vector<std::int64_t>{10, 11, 12, 13}));  // slot b holds trial 10 + b
+  auto slot = [](std::int64_t id) { return id - 10; };
+  torch::nn::Sequential at_stop;
+  for (int e = 0; e < 6; ++e) {
+    const auto a = with.train(5), b = without.train(5);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t s = 0; s < a.size(); ++s) {
+      EXPECT_NEAR(a[s][0], b[s][0], 1e-12) << "evaluation " << e << " step " << s;
+      EXPECT_NEAR(a[s][2], b[s][1], 1e-12) << "evaluation " << e << " step " << s;
+      EXPECT_NEAR(a[s][3], b[s][2], 1e-12) << "evaluation " << e << " step " << s;
+    }
+    for (const auto& m : with.evaluate()) {
+      if (m.trial_id == 11 && m.status == SlotStatus::kStopped) at_stop = with.model().extract_slot(slot(11));
+    }
+    without.evaluate();
+  }
+  ASSERT_TRUE(at_stop) << "trial 11 never stopped";
+  EXPECT_EQ(with.model().models(), 4);  // still in its slot
+  EXPECT_EQ(with.status(slot(11)), SlotStatus::kStopped);
+  expect_same_model(with.model().extract_slot(slot(11)), at_stop);  // frozen in the array itself
+  expect_same_model(with.extract(11), at_stop);
+  for (std::int64_t id : {10, 12, 13}) {
+    SCOPED_TRACE("trial " + std::to_string(id));
+    EXPECT_EQ(with.status(slot(id)), SlotStatus::kRunning);
+    expect_same_model(with.extract(id), without.extract(id));
+  }
 }
 
 TEST(ArrayTrainer, PlateauCutsTheRateWhenAnAccuracyToMaximiseStaysFlat) {
