@@ -247,6 +247,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   options.totals.work = plan.trained_budget;
   for (const auto& bracket : plan.brackets) {
     for (const auto& rung : bracket.rungs) options.totals.results += rung.n;
+    if (!bracket.rungs.empty()) options.totals.trials += bracket.rungs.front().n;
   }
   SweepResult result;
   try {

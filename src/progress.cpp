@@ -55,6 +55,7 @@ void Progress::result(double metric) {
 std::string Progress::status() const {
   std::ostringstream s;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (done_ && totals_.trials > 0) s << "trials done " << done_() << "/" << totals_.trials << ", ";
   s << "results " << results_ << "/" << totals_.results << ", best " << metric_ << " ";
   if (has_best_) s << best_; else s << "-";
   s << ", " << clock(elapsed) << " elapsed";

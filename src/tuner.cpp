@@ -121,6 +121,7 @@ class Tuner {
                   to_string(sweep.budget.unit)) {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
     if (options.workers < 1) throw std::invalid_argument("workers must be at least 1");
+    progress_.count_done_with([this] { return trials_done(); });
     // The cores, shared out: each worker's ops run on its own share (the probe
     // measures that too). Set even for one worker, in every thread that trains:
     // LibTorch settles its count (physical cores) lazily, per thread, while the
@@ -485,6 +486,19 @@ class Tuner {
                                                                : std::numeric_limits<double>::infinity();
     tell_scheduler({id, budget, worst, search::TrialStatus::kDiverged});
     reported_.insert({id, budget});
+  }
+
+  // Trials done training: those the scheduler will not train again, and those
+  // that ended (stopped, diverged, failed, or at the full budget) in a round
+  // whose results it has yet to hear (workers report at the round's end).
+  // Drawn from workers' threads under mutex_, while the scheduler waits.
+  std::int64_t trials_done() const {
+    std::int64_t done = 0;
+    for (const auto& [id, r] : records_) {
+      const bool at_full_budget = r.budget >= static_cast<double>(sweep_.budget.max);
+      if (r.status != "completed" || at_full_budget || !scheduler_->may_train_again(id)) ++done;
+    }
+    return done;
   }
 
   // The rung result an earlier run recorded for this trial and budget, if any.

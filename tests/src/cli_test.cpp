@@ -198,6 +198,10 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const Result r = run("run " + sweep + " --out " + dir_ + "/fused");
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("best trials"), std::string::npos) << r.out;
+  // The progress lines count the trials done training: none after the first
+  // array (its trials go on to another rung), all of them after the last.
+  EXPECT_NE(r.out.find("| trials done 0/17, results "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| trials done 17/17, results 22/22"), std::string::npos) << r.out;
   const auto results = nlohmann::json::parse(slurp(dir_ + "/fused/results.json"));
   EXPECT_EQ(results.at("format"), 1);
   EXPECT_EQ(results.at("name"), "tiny");

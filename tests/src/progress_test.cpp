@@ -60,6 +60,23 @@ TEST(Progress, ArraysOfSeveralWorkersAreEachReportedWithTheirOwnShape) {
   EXPECT_EQ(live.str().substr(live.str().rfind('\r')).find("arrays running"), std::string::npos);
 }
 
+TEST(Progress, CountsTheTrialsDoneAsToldWhenDrawn) {
+  std::ostringstream out;
+  Progress p(&out, /*live=*/false, {100, 4, 3}, "val_accuracy", search::Goal::kMaximize, "steps");
+  std::int64_t done = 1;
+  p.count_done_with([&] { return done; });
+  p.array_started(2, 0, 30);
+  done = 2;  // asked as the line is drawn, not when the array started
+  p.array_finished(2, 0, 30, 30, 1.0, 0.7);
+  EXPECT_NE(out.str().find("| trials done 2/3, results 0/4"), std::string::npos) << out.str();
+  // Without a count of trials (a plan that gives none), the line says nothing of them.
+  std::ostringstream none;
+  Progress q(&none, /*live=*/false, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
+  q.count_done_with([] { return std::int64_t{1}; });
+  q.array_finished(2, 0, 30, 30, 1.0, 0.7);
+  EXPECT_EQ(none.str().find("trials done"), std::string::npos) << none.str();
+}
+
 TEST(Progress, ClockFormat) {
   EXPECT_EQ(Progress::clock(0), "0:00");
   EXPECT_EQ(Progress::clock(65.4), "1:05");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -15,6 +16,7 @@ namespace hfta::core {
 struct ProgressTotals {
   double work = 0;            ///< the plan's trained budget (budget units summed over models)
   std::int64_t results = 0;   ///< rung results the plan expects (sum of n_i over all rungs)
+  std::int64_t trials = 0;    ///< trials the plan starts (its first rungs' n_i)
 };
 
 class Progress {
@@ -45,6 +47,9 @@ class Progress {
   void message(const std::string& text);
   /// Ends the live line before the final table.
   void finish();
+  /// How many trials are done training (the scheduler will not train them
+  /// again), asked whenever the line is drawn, out of totals.trials.
+  void count_done_with(std::function<std::int64_t()> done) { done_ = std::move(done); }
 
   /// "1:05" or "1:02:03".
   static std::string clock(double seconds);
@@ -63,6 +68,7 @@ class Progress {
   std::int64_t results_ = 0, models_ = 0, running_ = 0;  // models_, from_, to_: the last array started
   double from_ = 0, to_ = 0, best_ = 0;
   bool has_best_ = false, drawn_ = false;
+  std::function<std::int64_t()> done_;
 };
 
 }  // namespace hfta::core
