@@ -89,7 +89,11 @@ class ParameterReader {
 
     bool ok = read_fields(path, node, spec);
     if (auto fuse = r_.child(node, path, "fuse", false)) {
-      if (auto v = r_.read_bool(*fuse, path + ".fuse")) spec.fuse = *v;
+      if (auto v = r_.read_bool(*fuse, path + ".fuse")) {
+        spec.fuse = *v;
+      } else {
+        ok = false;  // reported; what fuse was meant to be is not known, so nothing else is said of it
+      }
     }
     if (auto when = r_.child(node, path, "when", false)) read_when(path + ".when", *when, spec);
     if (ok && target) ok = check_against_target(path, key, node, *target, spec);
@@ -144,7 +148,7 @@ class ParameterReader {
   // A training hyperparameter that only some optimizers or schedules read
   // must meet one of them in some trial: else it is sampled, recorded, and
   // changes nothing, and a user reads meaning into noise.
-  void check_read(const std::vector<ParameterSpec>& params) {
+  void check_read(const std::vector<ParameterSpec>& params, const std::set<std::string>& declared) {
     std::map<std::string, const ParameterSpec*> by_name;
     for (const auto& p : params) by_name[p.name] = &p;
     for (const auto& p : params) {
@@ -155,6 +159,8 @@ class ParameterReader {
       std::set<std::string> takes;
       std::string how;
       auto it = by_name.find(target->read_with);
+      // Declared but invalid: reported already, and its default is not what the user meant.
+      if (it == by_name.end() && declared.count(target->read_with)) continue;
       if (it == by_name.end() || !it->second->when.empty()) takes.insert(other->default_value);
       if (it == by_name.end()) {
         how = target->read_with + " is " + other->default_value + " in every trial (its default)";
@@ -180,10 +186,13 @@ class ParameterReader {
   // a trial that may pair them would train what PyTorch would not. Continuous
   // ranges count as never exactly 0 (a draw of 0 has no chance); a parameter
   // absent from a trial (its `when`) has its default there (both 0).
-  void check_nesterov(const std::vector<ParameterSpec>& params) {
+  void check_nesterov(const std::vector<ParameterSpec>& params, const std::set<std::string>& declared) {
     std::map<std::string, const ParameterSpec*> by_name;
     for (const auto& p : params) by_name[p.name] = &p;
     if (!by_name.count("nesterov")) return;
+    for (const char* name : {"momentum", "dampening"}) {
+      if (declared.count(name) && !by_name.count(name)) return;  // invalid: reported already
+    }
     const ParameterSpec& n = *by_name.at("nesterov");
     const search::ParamValue yes = true;
     auto holds = [](const std::vector<search::ParamValue>& values, const search::ParamValue& v) {
@@ -568,8 +577,8 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   std::sort(sweep.parameters.begin(), sweep.parameters.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   reader.check_conditions(sweep.parameters, seen);
-  reader.check_read(sweep.parameters);
-  reader.check_nesterov(sweep.parameters);
+  reader.check_read(sweep.parameters, seen);
+  reader.check_nesterov(sweep.parameters, seen);
   reader.check_method(sweep);
 }
 

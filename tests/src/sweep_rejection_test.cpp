@@ -561,6 +561,23 @@ TEST(SweepRejection, AnInvalidParameterIsNotAlsoReportedMissing) {
     ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
     EXPECT_EQ(e.diagnostics()[0].path, "parameters.optimizer.values[1]");
   }
+  // Nor are the parameters it decides what reads them (beta1, eps) reported as
+  // read by no trial, as if it held its default; nor nesterov, for a momentum
+  // that did not load.
+  for (const std::string& parameters :
+       {std::string("parameters:\n  optimizer:\n    values: [sgd, adam, adamm]\n    fuse: false\n"
+                    "  beta1:\n    distribution: uniform\n    min: 0.8\n    max: 0.9\n    when: {optimizer: adam}\n"
+                    "  eps:\n    distribution: log_uniform\n    min: 1.0e-8\n    max: 1.0e-6\n"),
+        std::string("parameters:\n  optimizer:\n    values: [sgd, adam]\n    fuse: \"false\"\n"
+                    "  eps:\n    distribution: log_uniform\n    min: 1.0e-8\n    max: 1.0e-6\n"),
+        std::string("parameters:\n  momentum:\n    values: [0.9, 2.0]\n  nesterov:\n    values: [true, false]\n")}) {
+    try {
+      load_sweep_string(sweep_yaml({{"parameters", parameters}}), "sweep.yaml");
+      FAIL() << parameters;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
+    }
+  }
 }
 
 TEST(SweepRejection, NotYaml) {
