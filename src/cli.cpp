@@ -18,6 +18,7 @@
 #include <sstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -584,8 +585,39 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+// The experiment's own file (or folder) that `path` would replace, if any:
+// exporting over results.json would leave a CSV where status, export and
+// resume read JSON. Other names in the directory are the user's.
+std::optional<std::string> experiment_file(const std::string& dir, const std::string& path) {
+  std::error_code ec;
+  const auto root = std::filesystem::weakly_canonical(dir, ec);
+  if (ec) return std::nullopt;
+  const auto target = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return std::nullopt;
+  const auto inside = target.lexically_relative(root);
+  if (inside.empty() || *inside.begin() == "..") return std::nullopt;
+  const std::string first = inside.begin()->string();
+  static const std::set<std::string> owned = {"results.json", "sweep.json", "sweep.yaml", "state.json", "run.json",
+                                              "lock", "strategies.json", "throughput.json", "trials"};
+  if (owned.count(first) || first.size() > 4 && first.compare(first.size() - 4, 4, ".tmp") == 0) return inside.string();
+  return std::nullopt;
+}
+
 int export_results(const Args& a, std::ostream& out, std::ostream& err) {
   if (!is_experiment(a.dir, "export", err)) return kExitUsage;
+  if (!a.output.empty() && a.output != "-") {
+    if (auto own = experiment_file(a.dir, a.output)) {
+      err << "hfta-tune export: --output " << a.output << " is " << a.dir << "'s own " << *own
+          << ", which hfta-tune reads; name another file\n";
+      return kExitUsage;
+    }
+    const auto folder = std::filesystem::path(a.output).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
+      err << "hfta-tune export: --output " << a.output << ": the folder " << folder.string() << " does not exist\n";
+      return kExitUsage;
+    }
+  }
   std::string damaged;
   auto results = results_or_damage(a.dir, damaged);
   if (!damaged.empty()) {

@@ -304,6 +304,23 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_TRUE(S_ISCHR(null.st_mode));
   EXPECT_EQ(run("export " + dir_ + "/nowhere").code, 2);
   EXPECT_EQ(run("status " + dir_ + "/nowhere").code, 2);
+  // Never over the experiment's own files (through a path or a link), nor into
+  // a folder that is not there; a file of the user's own name inside is fine.
+  const std::string before = slurp(dir_ + "/fused/results.json");
+  ::symlink((dir_ + "/fused/sweep.json").c_str(), (dir_ + "/to-sweep.json").c_str());
+  for (const std::string& own : {dir_ + "/fused/results.json", dir_ + "/fused/../fused/state.json",
+                                 dir_ + "/fused/trials/0/trial.json", dir_ + "/to-sweep.json"}) {
+    const Result refused = run("export " + dir_ + "/fused --format csv --output " + own);
+    EXPECT_EQ(refused.code, 2) << own;
+    EXPECT_NE(refused.err.find("which hfta-tune reads; name another file"), std::string::npos) << refused.err;
+  }
+  EXPECT_EQ(slurp(dir_ + "/fused/results.json"), before);
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/fused/sweep.json")).is_object(), true);
+  const Result no_folder = run("export " + dir_ + "/fused --output " + dir_ + "/not-there/x.csv");
+  EXPECT_EQ(no_folder.code, 2);
+  EXPECT_NE(no_folder.err.find("the folder " + dir_ + "/not-there does not exist"), std::string::npos) << no_folder.err;
+  ASSERT_EQ(run("export " + dir_ + "/fused --format csv --output " + dir_ + "/fused/mine.csv").code, 0);
+  EXPECT_EQ(slurp(dir_ + "/fused/mine.csv").rfind("id,status", 0), 0u);
 }
 
 TEST_F(Cli, ResumeSaysWhichResultsOfStateJsonTrialsLost) {
