@@ -295,6 +295,13 @@ std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::str
   }
 }
 
+// What a run killed before its sweep.json leaves (its lock, sweep.yaml, run.json,
+// a sweep.json.tmp, each maybe as a .tmp): a later run takes the directory over.
+bool left_before_the_sweep(const std::string& name) {
+  return name.rfind("lock", 0) == 0 || name.rfind("sweep.yaml", 0) == 0 || name.rfind("run.json", 0) == 0 ||
+         name == "sweep.json.tmp";
+}
+
 int run(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();  // from the start: a signal before training stops it at the first check
   stop_after(duration_seconds(a.time_limit).value_or(0));  // the limit counts from the start too
@@ -334,10 +341,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("lock", 0) == 0 || name.rfind("sweep.yaml", 0) == 0 || name.rfind("run.json", 0) == 0 ||
-        name == "sweep.json.tmp") {
-      continue;
-    }
+    if (left_before_the_sweep(name)) continue;
     err << "hfta-tune run: " << dir << " holds other files (" << name
         << "); give --out a new or empty directory\n";
     return kExitUsage;
@@ -411,9 +415,14 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
   struct stat info {};
   if (::stat((dir + "/sweep.json").c_str(), &info) == 0) return true;
   err << "hfta-tune " << verb << ": " << (dir.empty() ? "''" : dir);
+  std::error_code ec;
+  bool started = false;  // by a run killed before its sweep.json, however early
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    started = started || left_before_the_sweep(entry.path().filename().string());
+  }
   if (::stat(dir.c_str(), &info) != 0) {
     err << " does not exist\n";
-  } else if (::stat((dir + "/sweep.yaml").c_str(), &info) == 0) {
+  } else if (started) {
     // What a run stopped while writing its first files leaves (run accepts the directory again).
     err << " holds no sweep.json: the run that made it stopped before its sweep started; start it again with "
         << "hfta-tune run SWEEP.yaml --out " << dir << "\n";

@@ -1461,6 +1461,15 @@ TEST_F(Cli, WhatARunKilledBeforeItsSweepBeganLeavesIsTakenOverAndADamagedSweepJs
   const Result resumed = run("resume " + dir);
   EXPECT_EQ(resumed.code, 2);
   EXPECT_NE(resumed.err.find("start it again with hfta-tune run"), std::string::npos) << resumed.err;
+  // Killed earlier still: only the lock and a sweep.yaml not yet in place.
+  const std::string earlier = dir_ + "/killed-earlier";
+  ::mkdir(earlier.c_str(), 0755);
+  for (const char* name : {"lock", "sweep.yaml.tmp"}) std::ofstream(earlier + "/" + name) << "{";
+  for (const char* verb : {"resume ", "status "}) {
+    const Result r = run(verb + earlier);
+    EXPECT_EQ(r.code, 2) << verb;
+    EXPECT_NE(r.err.find("start it again with hfta-tune run"), std::string::npos) << verb << r.err;
+  }
   setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
   const Result again = run("run " + sweep + " --out " + dir + " --fusion off");
   unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
