@@ -6,6 +6,7 @@
 #include <limits>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -36,14 +37,23 @@ void read_enum_into(YamlReader& r, const std::optional<YAML::Node>& node, const 
 void read_int_in(YamlReader& r, const std::optional<YAML::Node>& node, const std::string& path,
                  std::int64_t lo, std::int64_t hi, const std::string& what, std::int64_t& out) {
   if (!node) return;
+  auto range_error = [&](const std::string& got) {
+    r.error(*node, path,
+            "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (" + what + "), got " + got);
+  };
+  // Beyond 64 bits too: the same message as just outside the range.
+  if (node->IsScalar() && node->Tag() != "!") {
+    const std::string& s = node->Scalar();
+    const std::size_t start = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+    if (s.size() > start && s.find_first_not_of("0123456789", start) == std::string::npos) {
+      errno = 0;
+      std::strtoll(s.c_str(), nullptr, 10);
+      if (errno == ERANGE) return range_error(s);
+    }
+  }
   auto v = r.read_int(*node, path);
   if (!v) return;
-  if (*v < lo || *v > hi) {
-    r.error(*node, path,
-            "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (" +
-                what + "), got " + std::to_string(*v));
-    return;
-  }
+  if (*v < lo || *v > hi) return range_error(std::to_string(*v));
   out = *v;
 }
 
