@@ -261,9 +261,9 @@ class ParameterReader {
     for (const auto& p : sweep.parameters) {
       if (!search::is_categorical(p.distribution)) {
         r_.error_at(positions_[p.name], "parameters." + p.name,
-                    std::string("grid search needs a finite set of values, but ") +
+                    "grid search takes only listed values (grid, choice or const), and '" + p.name + "' is " +
                         search::distribution_name(p.distribution) +
-                        " has none: use grid, choice or const, or another search.method");
+                        ": list the values it should take (values: [...]), or use another search.method");
       }
     }
   }

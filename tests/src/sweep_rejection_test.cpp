@@ -418,7 +418,7 @@ TEST(SweepRejection, RandomSearchWithoutTrials) {
 
 TEST(SweepRejection, GridSearchOverAContinuousRange) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: grid\n"}});
-  expect_rejected(yaml, "parameters.lr", "  lr:", "grid search needs");
+  expect_rejected(yaml, "parameters.lr", "  lr:", "grid search takes only listed values (grid, choice or const), and 'lr' is");
 }
 
 TEST(SweepRejection, ShapeParameterWithoutFuseFalse) {
