@@ -473,6 +473,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   // The sweep file in the directory may have been edited since: refuse changes to the trials.
   std::string repacked;  // the fusion keys edited, if any
+  bool renamed = false;   // the name names the results, never the trials: taken too
   if (::stat((a.dir + "/sweep.yaml").c_str(), &info) == 0) {
     auto given = load(a.dir + "/sweep.yaml", err);
     if (!given) return kExitUsage;
@@ -486,7 +487,13 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     // The fusion section decides how trials are packed, never their numbers:
     // an edit there is taken (and recorded); any other is refused.
     std::vector<std::string> changed, packing;
-    auto differs = [&](const std::string& k) { (k.rfind("fusion.", 0) == 0 ? packing : changed).push_back(k); };
+    auto differs = [&](const std::string& k) {
+      if (k == "name") {
+        renamed = true;
+      } else {
+        (k.rfind("fusion.", 0) == 0 ? packing : changed).push_back(k);
+      }
+    };
     for (const auto& [k, v] : now) {
       if (!was.count(k) || was[k] != v) differs(k);
     }
@@ -502,6 +509,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
       recorded->fusion = given->fusion;
       repacked = joined(packing);
     }
+    if (renamed) recorded->name = given->name;
   }
   const bool fuse = run_options.value("fusion", "auto") == "auto";
   const auto lock = lock_or_refuse(a.dir, "resume", err);
@@ -515,8 +523,13 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
       err << "hfta-tune resume: --device: " << e.what() << "\n";
       return kExitUsage;
     }
+  }
+  if (!repacked.empty() || renamed) {
     write_atomically(a.dir + "/sweep.json", to_json(*recorded).dump(2) + "\n");
-    out << "sweep.yaml's " << repacked << " changed: how trials are packed, not their numbers; packing by it now\n";
+    if (!repacked.empty()) {
+      out << "sweep.yaml's " << repacked << " changed: how trials are packed, not their numbers; packing by it now\n";
+    }
+    if (renamed) out << "sweep.yaml's name changed: the results are named '" << recorded->name << "' now\n";
   }
   remove_temporary_files(a.dir);
   // --keep-checkpoints as the run was given it, unless given now (and kept for later resumes).

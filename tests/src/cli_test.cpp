@@ -525,9 +525,12 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   const Result reseeded = run("resume " + dir_ + "/cut");
   EXPECT_EQ(reseeded.code, 2);
   EXPECT_NE(reseeded.err.find("seed"), std::string::npos) << reseeded.err;
-  // The fusion section changes how trials are packed, not their numbers: taken, and recorded.
+  // The fusion section changes how trials are packed, not their numbers, and the
+  // name what the results are called: both taken, and recorded.
   // (The first bracket's nine trials are lost, so they train again, at most two an array.)
-  std::ofstream(dir_ + "/cut/sweep.yaml") << kTinySweep << "fusion: {max_array: 2}\n";
+  std::ofstream(dir_ + "/cut/sweep.yaml")
+      << std::string(kTinySweep).replace(std::string(kTinySweep).find("name: tiny"), 10, "name: tiny-renamed")
+      << "fusion: {max_array: 2}\n";
   std::remove((dir_ + "/cut/results.json").c_str());
   for (int id = 0; id < 9; ++id) std::filesystem::remove_all(dir_ + "/cut/trials/" + std::to_string(id));
   EXPECT_EQ(run("resume " + dir_ + "/cut --device cuda:0").code, 2);  // refused before sweep.json is rewritten
@@ -535,6 +538,10 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   const Result repacked = run("resume " + dir_ + "/cut");
   ASSERT_EQ(repacked.code, 0) << repacked.err;
   EXPECT_NE(repacked.out.find("sweep.yaml's fusion.max_array changed"), std::string::npos) << repacked.out;
+  EXPECT_NE(repacked.out.find("sweep.yaml's name changed: the results are named 'tiny-renamed' now"),
+            std::string::npos)
+      << repacked.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/results.json")).at("name"), "tiny-renamed");
   EXPECT_NE(repacked.out.find("array of 2 trial(s)"), std::string::npos) << repacked.out;
   EXPECT_FALSE(std::regex_search(repacked.out, std::regex("array of ([3-9]|[1-9][0-9]+) trial"))) << repacked.out;
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/sweep.json")).at("fusion").at("max_array"), 2);
