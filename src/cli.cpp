@@ -773,7 +773,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   run_cmd->add_option("--keep-checkpoints", a.keep_checkpoints, keep_help)->check(CLI::IsMember({"all", "live"}));
 
   const auto duration = [](const std::string& v) -> std::string {
-    return duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
+    // Given, it must say how long: "" (the unset option's value) is no duration.
+    return !v.empty() && duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
   };
   const std::string time_limit_help =
       "Stop after this long (90s, 30m, 2h, 1h30m, or seconds; from the command's start; 0: no limit) as Ctrl-C "

@@ -1229,8 +1229,8 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
   expect_same_results(dir_ + "/at-once", dir_ + "/whole");
 
   // A limit that is no duration is bad usage: nothing is written.
-  for (const char* bad : {"10x", "-5", "1h1h", "30m2h", "m", "1e3h", "0x10m", "1.2.3s", "."}) {
-    const Result r = run("run " + sweep + " --out " + dir_ + "/bad --time-limit " + bad);
+  for (const char* bad : {"10x", "-5", "1h1h", "30m2h", "m", "1e3h", "0x10m", "1.2.3s", ".", ""}) {
+    const Result r = run("run " + sweep + " --out " + dir_ + "/bad --time-limit '" + bad + "'");
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_NE(r.err.find("--time-limit: expected a duration such as 90s, 30m, 2h or 1h30m, got '" + std::string(bad) + "'"),
               std::string::npos)
