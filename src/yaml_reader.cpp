@@ -254,6 +254,16 @@ std::optional<search::ParamValue> YamlReader::read_value(const YAML::Node& node,
     error(node, path, "expected a value, got nothing");
     return std::nullopt;
   }
+  // YAML's spellings of NaN and infinity are numbers, not strings, and none a
+  // trial could take.
+  static const std::set<std::string> non_finite = {".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf",
+                                                   "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"};
+  if (non_finite.count(s)) {
+    const bool nan = s.find('a') != std::string::npos || s.find('A') != std::string::npos;
+    error(node, path, "expected a finite value, got " + s + (nan ? " (not a number)" : " (infinity)") +
+                          "; quote it for the string");
+    return std::nullopt;
+  }
   return search::ParamValue(s);
 }
 

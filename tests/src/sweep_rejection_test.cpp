@@ -248,6 +248,13 @@ TEST(SweepRejection, ChoiceValueOfWrongType) {
   expect_rejected(yaml, "parameters.lr.values[1]", "values:", "expected number");
 }
 
+TEST(SweepRejection, NonFiniteValuesAreNamedAsNumbersNotStrings) {
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  momentum:\n    values: [0.5, .NaN]\n"}}),
+                  "parameters.momentum.values[1]", "values:", "expected a finite value, got .NaN (not a number)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [-.inf, 0.1]\n"}}),
+                  "parameters.lr.values[0]", "values:", "expected a finite value, got -.inf (infinity)");
+}
+
 TEST(SweepRejection, ChoiceValueOutsideTheOptionsRange) {
   const auto yaml = sweep_yaml({{"parameters",
                                  "parameters:\n  momentum:\n    values: [0.9, 1.5]\n"}});
