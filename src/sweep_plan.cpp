@@ -53,7 +53,8 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
   // varies): elsewhere their arrays are left unknown (null), as later rungs'.
   bool keys_vary = false;
   for (const auto& p : sweep.parameters) keys_vary |= !p.fuse && p.distribution != search::Distribution::kConst;
-  const bool learns = sweep.search.searcher == Searcher::kTpe && keys_vary && plan.fused;
+  // (Unfused too: each trial's array is its own, of the key TPE proposes.)
+  const bool learns = sweep.search.searcher == Searcher::kTpe && keys_vary;
   const auto points = static_cast<std::int64_t>(sweep.search.points.size());
   auto searcher = make_searcher(sweep);
   const auto packer = make_packer(sweep, fuse);

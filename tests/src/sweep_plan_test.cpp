@@ -104,6 +104,9 @@ TEST(SweepPlan, ArraysTpeProposesFromResultsAreUnknownWhereTheyDependOnThem) {
   // Later waves: which widths TPE proposes is not known before the first's results.
   const std::string waves = "search:\n  method: sha\n  searcher: tpe\n  trials: 12\n  waves: 3\n";
   EXPECT_FALSE(plan_of(waves, width).brackets[0].rungs[0].arrays.has_value());
+  const auto unfused = make_plan(load_sweep_string(sweep_yaml({{"search", waves}, {"parameters", width}})), false, "cpu",
+                                 kFreeBytes);
+  EXPECT_FALSE(unfused.brackets[0].rungs[0].arrays.has_value());  // each trial alone, of a width not known yet
   EXPECT_TRUE(plan_of(waves, lr_only).brackets[0].rungs[0].arrays.has_value());  // one key whatever it proposes
   EXPECT_TRUE(plan_of("search:\n  method: sha\n  trials: 12\n", width).brackets[0].rungs[0].arrays.has_value());
   // Aligned Hyperband: the brackets that start after the first round.
