@@ -32,6 +32,7 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/optim/adam.h>
+#include <ATen/Version.h>
 #include <torch/version.h>
 
 #include "hfta/fusion/device_memory.h"
@@ -366,6 +367,10 @@ nlohmann::json machine() {
           {"blas", shell("readlink -f /etc/alternatives/libblas.so.3-$(gcc -dumpmachine) 2>/dev/null")},
           {"gpu", shell("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1")},
           {"libtorch", TORCH_VERSION},
+          {"onednn", at::get_mkldnn_version()},
+          {"compiler", std::string("gcc or compatible ") + __VERSION__},
+          // The build's own account: CUDA and cuDNN versions, CPU capability, flags.
+          {"torch_config", at::show_config()},
           // A copied tree (the GPU machine's) has no .git: the script passes the commit.
           {"commit", shell("git rev-parse --short HEAD 2>/dev/null || echo \"$HFTA_COMMIT\"")},
           {"date", shell("date -u +%Y-%m-%dT%H:%M:%SZ")}};
