@@ -360,6 +360,12 @@ std::string shell(const char* command) {
   return out.empty() ? "unknown" : out;
 }
 
+#ifdef __clang__
+constexpr const char* kCompiler = "clang " __clang_version__;
+#else
+constexpr const char* kCompiler = "gcc " __VERSION__;
+#endif
+
 nlohmann::json machine() {
   return {{"cpu", shell("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'")},
           {"cores", std::thread::hardware_concurrency()},
@@ -368,7 +374,7 @@ nlohmann::json machine() {
           {"gpu", shell("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1")},
           {"libtorch", TORCH_VERSION},
           {"onednn", at::get_mkldnn_version()},
-          {"compiler", std::string("gcc or compatible ") + __VERSION__},
+          {"compiler", kCompiler},
           // The build's own account: CUDA and cuDNN versions, CPU capability, flags.
           {"torch_config", at::show_config()},
           // A copied tree (the GPU machine's) has no .git: the script passes the commit.
