@@ -219,6 +219,13 @@ void TrialStore::write_trial_json(const TrialRecord& record, const std::vector<R
                           {"rungs", rung_list}, {"history", record.history}};
   if (!record.error.empty()) trial["error"] = record.error;
   if (partial) trial["partial"] = partial_json(*partial);
+  // The history also as JSON lines, one evaluation a line, for tools that read
+  // metrics (jq, pandas.read_json(lines=True)). Written first: a kill between
+  // the two leaves it ahead of trial.json, whose rung then trains again and
+  // writes both, never behind it.
+  std::string lines;
+  for (const auto& evaluation : record.history) lines += evaluation.dump() + "\n";
+  write_atomically(trial_dir(record.id) + "/history.jsonl", lines);
   write_atomically(trial_dir(record.id) + "/trial.json", trial.dump(1) + "\n");
 }
 

@@ -276,6 +276,13 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
     EXPECT_EQ(second_line.rfind("0,", 0), 0u) << second_line;
     EXPECT_NE(second_line.substr(0, second_line.find('\n') + 1).find(row_end), std::string::npos) << second_line << row_end;
   }
+  // Each trial's history also as JSON lines: the same evaluations, one a line.
+  for (const auto& t : results.at("trials")) {
+    std::istringstream lines(slurp(dir_ + "/fused/trials/" + t.at("id").dump() + "/history.jsonl"));
+    nlohmann::json history = nlohmann::json::array();
+    for (std::string line; std::getline(lines, line);) history.push_back(nlohmann::json::parse(line));
+    EXPECT_EQ(history, t.at("history")) << t.at("id");
+  }
   // Every trial's weights are exported for C++ and Python.
   for (const auto& t : results.at("trials")) {
     for (const char* f : {"checkpoint", "weights", "state_dict"}) {
