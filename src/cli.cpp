@@ -208,6 +208,15 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
   for (const auto& [id, t] : TrialStore(dir).load_all()) {
     if (rungs) *rungs += t.rungs.size();
     so_far.trials.push_back(t.record);
+    // Each at the budget it reached: its history to its last finished rung's
+    // end (evaluations past it were made inside a rung not finished yet).
+    std::int64_t reached = 0;
+    for (const auto& rung : t.rungs) {
+      if (rung.status != "failed") reached = std::max(reached, rung.steps);
+    }
+    auto& history = so_far.trials.back().history;
+    history.erase(std::remove_if(history.begin(), history.end(), [&](const nlohmann::json& e) { return e.at("step") > reached; }),
+                  history.end());
     if (t.rungs.empty()) {  // inside its first rung: nothing measured yet
       so_far.trials.back().status = "running";
       so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();
@@ -514,7 +523,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   const bool fuse = run_options.value("fusion", "auto") == "auto";
   const auto lock = lock_or_refuse(a.dir, "resume", err);
   if (!lock) return kExitUsage;
-  if (!repacked.empty()) {
+  if (!repacked.empty() || renamed) {
     try {  // what train() refuses with exit code 2, refused before anything is written
       if (!precision_fits(*recorded, a.dir + "/sweep.json", fusion::parse_device_list(a.device), "resume", err)) {
         return kExitUsage;
@@ -610,12 +619,24 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
 // The experiment's own file (or folder) that `path` would replace, if any:
 // exporting over results.json would leave a CSV where status, export and
 // resume read JSON. Other names in the directory are the user's.
+// The file an export to `path` writes: through a link to the file it names
+// (not over the link), which may not exist yet.
+std::string export_target(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path named = path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(named, ec))) {
+    const auto to = std::filesystem::read_symlink(named, ec);
+    if (!ec) named = to.is_absolute() ? to : named.parent_path() / to;
+  }
+  const auto target = std::filesystem::weakly_canonical(named, ec);
+  return ec ? path : target.string();
+}
+
 std::optional<std::string> experiment_file(const std::string& dir, const std::string& path) {
   std::error_code ec;
   const auto root = std::filesystem::weakly_canonical(dir, ec);
   if (ec) return std::nullopt;
-  const auto target = std::filesystem::weakly_canonical(path, ec);
-  if (ec) return std::nullopt;
+  const std::filesystem::path target = export_target(path);
   const auto inside = target.lexically_relative(root);
   if (inside.empty() || *inside.begin() == "..") return std::nullopt;
   const std::string first = inside.begin()->string();
@@ -669,17 +690,8 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
       return kExitFailure;
     }
   } else {
-    // Atomically, through a link to the file it names (not over the link),
-    // which may not exist yet.
-    std::error_code ec;
-    std::filesystem::path named = a.output;
-    if (std::filesystem::is_symlink(std::filesystem::symlink_status(named, ec))) {
-      const auto to = std::filesystem::read_symlink(named, ec);
-      if (!ec) named = to.is_absolute() ? to : named.parent_path() / to;
-    }
-    const auto target = std::filesystem::weakly_canonical(named, ec);
     try {
-      write_atomically(ec ? a.output : target.string(), text);
+      write_atomically(export_target(a.output), text);  // atomically
     } catch (const StorageError& e) {
       err << "hfta-tune export: " << e.what() << "\n";
       return kExitFailure;

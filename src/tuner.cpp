@@ -325,7 +325,9 @@ class Tuner {
     r.error = message;
     r.budget = reached_budget(rungs_[id]);  // where its last rung left it, not where this one aimed
     r.metric = std::numeric_limits<double>::quiet_NaN();
-    if (!options_.dir.empty()) {
+    // (Training a lost rung again, the failure is recorded once, where
+    // repaired_or_failed puts it: a kill before then leaves trial.json as it was.)
+    if (!options_.dir.empty() && !repairing_) {
       store_.save_failure(r, rungs_[id], budget);  // a resumed run does not train it again
       rungs_[id].push_back({budget, r.metric, r.status, 0, 0});
     }
@@ -588,6 +590,7 @@ class Tuner {
     auto& h = records_.at(id).history;
     h.erase(std::remove_if(h.begin(), h.end(), [&](const nlohmann::json& e) { return e.at("step") > start; }), h.end());
     rung_start_[id] = previous;
+    reported_.erase({id, budget});  // reported earlier in this process, perhaps: it trains again
     progress_.unreplayed(budget - previous);
     auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
     Reports already_reported;  // the scheduler replayed this rung's result
@@ -606,7 +609,16 @@ class Tuner {
   bool repaired_or_failed(std::int64_t id, double from, double to) {
     const std::vector<RungResult> rungs = rungs_.at(id);
     const nlohmann::json history = records_.at(id).history;
-    if (repair(id, from)) return true;
+    repairing_ = true;
+    bool repaired = false;
+    try {
+      repaired = repair(id, from);
+    } catch (...) {
+      repairing_ = false;
+      throw;
+    }
+    repairing_ = false;
+    if (repaired) return true;
     TrialRecord& r = records_.at(id);
     const std::string why = r.status == "failed" ? r.error : "it stopped early this time, where it had not";
     rungs_.at(id) = rungs;
@@ -619,6 +631,7 @@ class Tuner {
     rungs_.at(id).push_back({to, r.metric, r.status, 0, 0});
     saved_.erase(id);
     progress_.message("trial " + std::to_string(id) + " failed: " + r.error);
+    progress_.result(r.metric);  // the rung it could not start: a result of the plan's
     report_failure(id, to);
     return false;
   }
@@ -1078,6 +1091,7 @@ class Tuner {
   std::map<std::string, trainers::ClassificationData> on_device_;  ///< its copy on a GPU, by device
   std::map<std::string, std::int64_t> prefetch_;                   ///< batches ahead, by device
   std::vector<search::TrialResult> told_;  ///< what the scheduler was told, in order (state.json)
+  bool repairing_ = false;                  ///< training a lost rung again (repaired_or_failed)
   std::int64_t observations_ = 0;          ///< results the searcher observed
   std::map<std::int64_t, TrialRecord> records_;
   std::map<std::int64_t, Saved> saved_;

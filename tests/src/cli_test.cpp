@@ -315,8 +315,10 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   // a folder that is not there; a file of the user's own name inside is fine.
   const std::string before = slurp(dir_ + "/fused/results.json");
   ::symlink((dir_ + "/fused/sweep.json").c_str(), (dir_ + "/to-sweep.json").c_str());
+  ::symlink((dir_ + "/fused/results.json.tmp").c_str(), (dir_ + "/dangling-own.csv").c_str());  // not there yet
   for (const std::string& own : {dir_ + "/fused/results.json", dir_ + "/fused/../fused/state.json",
-                                 dir_ + "/fused/trials/0/trial.json", dir_ + "/to-sweep.json"}) {
+                                 dir_ + "/fused/trials/0/trial.json", dir_ + "/to-sweep.json",
+                                 dir_ + "/dangling-own.csv"}) {
     const Result refused = run("export " + dir_ + "/fused --format csv --output " + own);
     EXPECT_EQ(refused.code, 2) << own;
     EXPECT_NE(refused.err.find("which hfta-tune reads; name another file"), std::string::npos) << refused.err;
@@ -599,6 +601,18 @@ TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
   best.erase("test");  // evaluated at the end only
   EXPECT_EQ(so_far.at("best"), best);
   EXPECT_EQ(run("export " + dir + " --format csv").code, 0);
+  {  // One inside a later rung, with an evaluation made there: exported where its metric is from.
+    auto t = nlohmann::json::parse(slurp(dir + "/trials/1/trial.json"));
+    auto mid = t.at("history").back();
+    mid["step"] = t.at("rungs").back().at("steps").get<std::int64_t>() + 7;
+    mid["val_accuracy"] = 0.01;
+    t["history"].push_back(mid);
+    std::ofstream(dir + "/trials/1/trial.json") << t.dump();
+    const auto exported = nlohmann::json::parse(run("export " + dir).out);
+    const auto& one = exported.at("trials")[1];
+    EXPECT_EQ(one.at("history"), whole.at("trials")[1].at("history"));
+    EXPECT_EQ(one.at("final").at("val_accuracy"), one.at("metric"));
+  }
   // A trial inside its first rung has measured nothing: running, and never the best.
   auto trial = nlohmann::json::parse(slurp(dir + "/trials/0/trial.json"));
   trial["rungs"] = nlohmann::json::array();
