@@ -7,6 +7,7 @@
 #include <csignal>
 #include <iomanip>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <cmath>
 #include <limits>
@@ -60,6 +61,22 @@ std::set<std::int64_t> fault_injection() {
     std::string id;
     while (std::getline(s, id, ',')) {
       if (!id.empty()) out.insert(std::stoll(id));
+    }
+  }
+  return out;
+}
+
+// Rung checkpoints damaged as soon as they are written, for testing the
+// repair of a checkpoint lost during a run (a disk that fails under it):
+// HFTA_TUNE_DAMAGE_CHECKPOINTS=3@30,7@10 (trial@budget, comma-separated).
+std::set<std::pair<std::int64_t, double>> damage_injection() {
+  std::set<std::pair<std::int64_t, double>> out;
+  if (const char* v = std::getenv("HFTA_TUNE_DAMAGE_CHECKPOINTS")) {
+    std::stringstream s(v);
+    std::string item;
+    while (std::getline(s, item, ',')) {
+      const auto at = item.find('@');
+      if (at != std::string::npos) out.insert({std::stoll(item.substr(0, at)), std::stod(item.substr(at + 1))});
     }
   }
   return out;
@@ -1029,6 +1046,9 @@ class Tuner {
       if (!options_.dir.empty()) {
         RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
         rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
+        if (damage_checkpoints_.erase({m.trial_id, array.to_budget})) {
+          std::filesystem::resize_file(options_.dir + "/trials/" + std::to_string(m.trial_id) + "/checkpoint.pt", 100);
+        }
       }
       // The state this rung started from is stale now: a retried array must not
       // start from it. With a directory the new one is read back from disk
@@ -1104,6 +1124,7 @@ class Tuner {
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
+  std::set<std::pair<std::int64_t, double>> damage_checkpoints_ = damage_injection();
   std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
   std::map<std::int64_t, double> rung_start_;      ///< where each trial's current rung began
   // Tests: the process exits (as if killed) after this many mid-rung checkpoints.

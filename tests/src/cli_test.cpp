@@ -1400,6 +1400,46 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
   EXPECT_EQ(result.at("trials")[std::stoi(victim)].at("budget"), rungs[n - 1].at("budget"));
 }
 
+TEST_F(Cli, ACheckpointDamagedDuringARunIsTrainedAgainWhenItsTrialIsPromoted) {
+  // Hyperband at 10, 30 and 90 steps. As soon as they are written, the 30-step
+  // checkpoint of a trial that goes on to 90 is damaged (it falls back to its
+  // 10-step one, checkpoint.prev.pt), and the 10-step one of another trial
+  // that is promoted (it has none before: it trains from the start). Each is
+  // found when its trial is promoted, and trained again as it was: the sweep
+  // ends as one whose disk never failed, and the progress line counts each
+  // result once.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  std::string to_90, to_30;
+  for (int id = 0; id < 17; ++id) {
+    const auto rungs = nlohmann::json::parse(slurp(dir_ + "/whole/trials/" + std::to_string(id) + "/trial.json")).at("rungs");
+    if (rungs.size() == 3 && to_90.empty()) to_90 = std::to_string(id);
+    else if (rungs.size() >= 2 && rungs[0].at("budget") == 10 && to_30.empty()) to_30 = std::to_string(id);
+  }
+  ASSERT_FALSE(to_90.empty() || to_30.empty());
+  setenv("HFTA_TUNE_DAMAGE_CHECKPOINTS", (to_90 + "@30," + to_30 + "@10").c_str(), 1);
+  for (const std::string workers : {"1", "2"}) {
+    SCOPED_TRACE("workers " + workers);
+    const std::string dir = dir_ + "/damaged-" + workers;
+    const Result r = run("run " + sweep + " --out " + dir + " --workers " + workers);
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const std::string& said :
+         {"trial " + to_90 + ": no intact checkpoint at 30 steps",
+          "trial " + to_90 + ": falling back to its checkpoint at 10 steps and training its rung to 30 steps again",
+          "trial " + to_30 + ": no intact checkpoint at 10 steps",
+          "trial " + to_30 + ": training from the start its rung to 10 steps again"}) {
+      EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
+    }
+    expect_same_results(dir, dir_ + "/whole");
+    EXPECT_NE(r.out.find("| trials done 17/17, results 22/22"), std::string::npos) << r.out;
+    const std::regex count("results ([0-9]+)/([0-9]+)");
+    for (auto m = std::sregex_iterator(r.out.begin(), r.out.end(), count); m != std::sregex_iterator(); ++m) {
+      EXPECT_LE(std::stoi((*m)[1]), std::stoi((*m)[2])) << m->str();
+    }
+  }
+  unsetenv("HFTA_TUNE_DAMAGE_CHECKPOINTS");
+}
+
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ::mkdir((dir_ + "/busy").c_str(), 0755);
