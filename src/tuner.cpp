@@ -1043,7 +1043,11 @@ class Tuner {
       // Only trials still running go on to another rung, and only they hold a slot.
       const auto progress = m.status == trainers::SlotStatus::kRunning ? trainer.progress(id) : trainers::SlotProgress{};
       Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};
-      if (!options_.dir.empty()) {
+      // A lost rung trained again that stopped early this time (only where
+      // training is not deterministic) is not written: repaired_or_failed
+      // writes the trial's failure instead, in one step, as it does for one
+      // that throws.
+      if (!options_.dir.empty() && !(repairing_ && r.status != "completed")) {
         RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
         rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
         if (damage_checkpoints_.erase({m.trial_id, array.to_budget})) {
