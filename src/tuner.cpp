@@ -66,12 +66,14 @@ std::set<std::int64_t> fault_injection() {
   return out;
 }
 
-// Rung checkpoints damaged as soon as they are written, for testing the
-// repair of a checkpoint lost during a run (a disk that fails under it):
-// HFTA_TUNE_DAMAGE_CHECKPOINTS=3@30,7@10 (trial@budget, comma-separated).
-std::set<std::pair<std::int64_t, double>> damage_injection() {
+// Rung checkpoints damaged during a run, for testing their repair (a disk
+// that fails under the sweep): as soon as they are written
+// (HFTA_TUNE_DAMAGE_CHECKPOINTS), or after their round checked them, as their
+// array is about to read them (HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD). Each is
+// trial@budget, comma-separated: 3@30,7@10.
+std::set<std::pair<std::int64_t, double>> damage_injection(const char* name) {
   std::set<std::pair<std::int64_t, double>> out;
-  if (const char* v = std::getenv("HFTA_TUNE_DAMAGE_CHECKPOINTS")) {
+  if (const char* v = std::getenv(name)) {
     std::stringstream s(v);
     std::string item;
     while (std::getline(s, item, ',')) {
@@ -115,6 +117,13 @@ struct Saved {
   fusion::SlotState optimizer;
   std::int64_t steps = 0;
   trainers::SlotProgress progress;  ///< early stopping and plateau state, carried into its next rung
+};
+
+// A rung checkpoint that was intact when its round began and could not be read
+// when its array started (lost while earlier arrays trained).
+struct CheckpointLost : std::runtime_error {
+  CheckpointLost(std::int64_t trial, const std::string& what) : std::runtime_error(what), id(trial) {}
+  std::int64_t id;
 };
 
 // Runs f when it leaves scope, by return or by exception.
@@ -216,6 +225,7 @@ class Tuner {
       probe_array_sizes(items);
       auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
       train_arrays(packer_.pack(items, capacity));
+      train_lost_again();
       write_state();
       drop_done_checkpoints();
     }
@@ -302,14 +312,31 @@ class Tuner {
   // storage error is no trial's fault: it stops the sweep, resumable.
   // The array without the trials an earlier attempt at it already reported
   // (an attempt can throw while it reports, after some trials are on disk).
+  // (Nor the trials whose checkpoint was lost: train_lost_again trains them.)
   search::ArrayPlan unreported(const search::ArrayPlan& array) {
     search::ArrayPlan rest = array;
     rest.trial_ids.clear();
     std::lock_guard<std::mutex> lock(mutex_);
     for (std::int64_t id : array.trial_ids) {
-      if (!reported_.count({id, array.to_budget})) rest.trial_ids.push_back(id);
+      if (!reported_.count({id, array.to_budget}) && !lost_.count(id)) rest.trial_ids.push_back(id);
     }
     return rest;
+  }
+
+  // The round's trials whose checkpoint was lost after the round checked it
+  // (an array may start hours after its round began): their lost rungs train
+  // again, as a round's first check repairs them, and then the rung they were
+  // promoted to, in arrays of their own.
+  void train_lost_again() {
+    while (!lost_.empty()) {
+      std::vector<search::PackItem> items;
+      for (const auto& [id, job] : std::map<std::int64_t, std::pair<double, double>>(std::move(lost_))) {
+        if (repaired_or_failed(id, job.first, job.second)) items.push_back({id, config_of(id), job.first, job.second});
+      }
+      lost_.clear();
+      auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
+      train_arrays(packer_.pack(items, capacity));
+    }
   }
 
   void train_isolating_failures(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
@@ -321,6 +348,16 @@ class Tuner {
     };
     try {
       train_splitting_on_oom(array, sizer_, train, &mutex_);
+    } catch (const CheckpointLost& e) {
+      // (Training a lost rung again, from the rung before it, checked just now:
+      // it fails, as repair() expects of whatever goes wrong.)
+      if (repairing_) return fail(e.id, array.to_budget, e.what(), reports);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        lost_[e.id] = {array.from_budget, array.to_budget};
+        progress_.message(std::string(e.what()) + "; it trains its lost rungs again once this round's arrays are done");
+      }
+      train_isolating_failures(array, reports, worker);  // the others, without it
     } catch (const StorageError&) {
       throw;
     } catch (const Interrupted&) {
@@ -571,11 +608,17 @@ class Tuner {
     auto model = build(1, records_.at(id).params)->make_plain();
     fusion::SlotState state;
     std::string problem;
+    if (damage_at_load_.erase({id, budget})) damage_checkpoint(id);
     if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
-      throw std::runtime_error("trial " + std::to_string(id) + ": its checkpoint at " + format_budget(budget) +
-                               " could not be read: " + problem);
+      throw CheckpointLost(id, "trial " + std::to_string(id) + ": its checkpoint at " + format_budget(budget) +
+                                   " could not be read: " + problem);
     }
     return {model, state, r->steps, r->progress};
+  }
+
+  // (Tests: HFTA_TUNE_DAMAGE_CHECKPOINTS...) Cuts the trial's last checkpoint short.
+  void damage_checkpoint(std::int64_t id) const {
+    std::filesystem::resize_file(options_.dir + "/trials/" + std::to_string(id) + "/checkpoint.pt", 100);
   }
 
   std::string format_budget(double budget) const {
@@ -1050,9 +1093,7 @@ class Tuner {
       if (!options_.dir.empty() && !(repairing_ && r.status != "completed")) {
         RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
         rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
-        if (damage_checkpoints_.erase({m.trial_id, array.to_budget})) {
-          std::filesystem::resize_file(options_.dir + "/trials/" + std::to_string(m.trial_id) + "/checkpoint.pt", 100);
-        }
+        if (damage_checkpoints_.erase({m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
       }
       // The state this rung started from is stale now: a retried array must not
       // start from it. With a directory the new one is read back from disk
@@ -1128,7 +1169,9 @@ class Tuner {
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
-  std::set<std::pair<std::int64_t, double>> damage_checkpoints_ = damage_injection();
+  std::set<std::pair<std::int64_t, double>> damage_checkpoints_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS");
+  std::set<std::pair<std::int64_t, double>> damage_at_load_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD");
+  std::map<std::int64_t, std::pair<double, double>> lost_;  ///< trial -> its job's (from, to): see train_lost_again
   std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
   std::map<std::int64_t, double> rung_start_;      ///< where each trial's current rung began
   // Tests: the process exits (as if killed) after this many mid-rung checkpoints.

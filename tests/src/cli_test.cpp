@@ -1405,19 +1405,22 @@ TEST_F(Cli, ACheckpointDamagedDuringARunIsTrainedAgainWhenItsTrialIsPromoted) {
   // checkpoint of a trial that goes on to 90 is damaged (it falls back to its
   // 10-step one, checkpoint.prev.pt), and the 10-step one of another trial
   // that is promoted (it has none before: it trains from the start). Each is
-  // found when its trial is promoted, and trained again as it was: the sweep
-  // ends as one whose disk never failed, and the progress line counts each
-  // result once.
+  // found when its trial is promoted, and trained again as it was. A third
+  // trial's is damaged after its round checked it, as its array reads it: it
+  // trains again after the round's other arrays. The sweep ends as one whose
+  // disk never failed, and the progress line counts each result once.
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
-  std::string to_90, to_30;
+  std::string to_90, to_30, at_load;
   for (int id = 0; id < 17; ++id) {
     const auto rungs = nlohmann::json::parse(slurp(dir_ + "/whole/trials/" + std::to_string(id) + "/trial.json")).at("rungs");
     if (rungs.size() == 3 && to_90.empty()) to_90 = std::to_string(id);
     else if (rungs.size() >= 2 && rungs[0].at("budget") == 10 && to_30.empty()) to_30 = std::to_string(id);
+    else if (rungs.size() >= 2 && rungs[0].at("budget") == 10 && at_load.empty()) at_load = std::to_string(id);
   }
-  ASSERT_FALSE(to_90.empty() || to_30.empty());
+  ASSERT_FALSE(to_90.empty() || to_30.empty() || at_load.empty());
   setenv("HFTA_TUNE_DAMAGE_CHECKPOINTS", (to_90 + "@30," + to_30 + "@10").c_str(), 1);
+  setenv("HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD", (at_load + "@10").c_str(), 1);
   for (const std::string workers : {"1", "2"}) {
     SCOPED_TRACE("workers " + workers);
     const std::string dir = dir_ + "/damaged-" + workers;
@@ -1427,9 +1430,14 @@ TEST_F(Cli, ACheckpointDamagedDuringARunIsTrainedAgainWhenItsTrialIsPromoted) {
          {"trial " + to_90 + ": no intact checkpoint at 30 steps",
           "trial " + to_90 + ": falling back to its checkpoint at 10 steps and training its rung to 30 steps again",
           "trial " + to_30 + ": no intact checkpoint at 10 steps",
-          "trial " + to_30 + ": training from the start its rung to 10 steps again"}) {
+          "trial " + to_30 + ": training from the start its rung to 10 steps again",
+          "trial " + at_load + ": its checkpoint at 10 steps could not be read: ",
+          std::string("; it trains its lost rungs again once this round's arrays are done")}) {
       EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
     }
+    EXPECT_LT(r.out.find("trial " + at_load + ": its checkpoint at 10 steps could not be read: "),
+              r.out.find("trial " + at_load + ": training from the start its rung to 10 steps again"))
+        << r.out;
     expect_same_results(dir, dir_ + "/whole");
     EXPECT_NE(r.out.find("| trials done 17/17, results 22/22"), std::string::npos) << r.out;
     const std::regex count("results ([0-9]+)/([0-9]+)");
@@ -1438,6 +1446,7 @@ TEST_F(Cli, ACheckpointDamagedDuringARunIsTrainedAgainWhenItsTrialIsPromoted) {
     }
   }
   unsetenv("HFTA_TUNE_DAMAGE_CHECKPOINTS");
+  unsetenv("HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD");
 }
 
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
