@@ -23,10 +23,12 @@ std::string Progress::clock(double seconds) {
   return buf;
 }
 
-void Progress::replayed(double work, double metric) {
+void Progress::replayed(double work, std::int64_t trial, double metric) {
   work_before_ += work;
-  result(metric);
+  result(trial, metric);
 }
+
+void Progress::restored(double work) { work_before_ += work; }
 
 void Progress::unreplayed(double work) {
   work_before_ -= work;
@@ -34,6 +36,7 @@ void Progress::unreplayed(double work) {
 }
 
 void Progress::array_started(std::int64_t models, double from, double to) {
+  if (models_ == 0) first_array_ = std::chrono::steady_clock::now();
   models_ = models, from_ = from, to_ = to;
   ++running_;
   draw();
@@ -44,33 +47,45 @@ void Progress::advanced(double work) {
   draw();
 }
 
-void Progress::result(double metric) {
+void Progress::result(std::int64_t trial, double metric) {
   ++results_;
-  if (!std::isnan(metric) && (!has_best_ || search::better(metric, best_, goal_))) {
-    best_ = metric;
-    has_best_ = true;
-  }
+  latest_[trial] = metric;
 }
 
 std::string Progress::status() const {
   std::ostringstream s;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  if (done_ && totals_.trials > 0) s << "trials done " << done_() << "/" << totals_.trials << ", ";
-  s << "results " << results_ << "/" << totals_.results << ", best " << metric_ << " ";
-  if (has_best_) s << best_; else s << "-";
+  const std::int64_t done = done_ && totals_.trials > 0 ? done_() : -1;
+  if (done >= 0) s << "trials done " << done << "/" << totals_.trials << ", ";
+  // (ASHA's and median stopping's totals are the plan's estimate: ASHA can
+  // promote more, so the count never reads past a total it outgrew.)
+  s << "results " << results_ << "/" << std::max(results_, totals_.results) << ", best " << metric_ << " ";
+  const double* best = nullptr;
+  for (const auto& [trial, metric] : latest_) {
+    if (!std::isnan(metric) && (!best || search::better(metric, *best, goal_))) best = &metric;
+  }
+  if (best) s << *best; else s << "-";
   s << ", " << clock(elapsed) << " elapsed";
-  // Time per unit of work so far, times the work left (the plan's total, less what is done).
+  // Time per unit of work so far, times the work left (the plan's total, less
+  // what is done); none once every trial is done (median stopping's total is
+  // its worst case).
   const double left = totals_.work - work_before_ - work_now_;
-  if (work_now_ > 0 && left > 0) s << ", ETA " << clock(elapsed / work_now_ * left);
+  // The rate is the training's, from the first array (not the start-up's:
+  // a resume that read and checked a sweep's files first overestimated).
+  const double training = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_array_).count();
+  if (work_now_ > 0 && left > 0 && done != totals_.trials) s << ", ETA " << clock(training / work_now_ * left);
   return s.str();
 }
 
 void Progress::draw() {
   if (!live_) return;
   std::ostringstream line;
-  line << "array B=" << models_ << " " << from_ << "->" << to_ << " " << unit_;
-  if (running_ > 1) line << " (" << running_ << " arrays running)";
-  line << " | " << status();
+  if (models_ > 0) {  // (before the first array: the counts alone)
+    line << "array B=" << models_ << " " << from_ << "->" << to_ << " " << unit_;
+    if (running_ > 1) line << " (" << running_ << " arrays running)";
+    line << " | ";
+  }
+  line << status();
   *out_ << "\r" << line.str() << "\033[K" << std::flush;
   drawn_ = true;
 }
@@ -84,8 +99,9 @@ void Progress::array_finished(std::int64_t models, double from, double to, std::
   }
   if (!out_) return;
   *out_ << "array of " << models << " trial(s) " << from << " -> " << to << " " << unit_ << ": " << steps
-        << " steps in " << clock(seconds) << ", best " << metric_ << " " << array_best << " | " << status()
-        << std::endl;  // flushed: live even in a pipe
+        << " steps in " << clock(seconds) << ", best " << metric_ << " ";
+  if (std::isnan(array_best)) *out_ << "-"; else *out_ << array_best;  // (every trial diverged or failed)
+  *out_ << " | " << status() << std::endl;  // flushed: live even in a pipe
 }
 
 void Progress::array_abandoned(double work) {

@@ -389,7 +389,7 @@ class Tuner {
     saved_.erase(id);  // it never trains again
     progress_.message("trial " + std::to_string(id) + " failed: " + message);
     reports.push_back([this, id, budget] { report_failure(id, budget); });
-    progress_.result(r.metric);
+    progress_.result(id, r.metric);
   }
 
   // --keep-checkpoints live: the checkpoints of every trial the scheduler
@@ -570,7 +570,7 @@ class Tuner {
   void replay(std::int64_t id, const RungResult& r) {
     if (r.status == "failed") {
       report_failure(id, r.budget);
-      progress_.replayed(0, std::numeric_limits<double>::quiet_NaN());
+      progress_.replayed(0, id, std::numeric_limits<double>::quiet_NaN());
       return;
     }
     const auto status = r.status == "completed" ? search::TrialStatus::kCompleted
@@ -583,7 +583,7 @@ class Tuner {
     for (const auto& earlier : rungs_.at(id)) {
       if (earlier.budget < r.budget) from = std::max(from, earlier.budget);
     }
-    progress_.replayed(r.budget - from, r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric);
+    progress_.replayed(r.budget - from, id, r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric);
   }
 
   // Whether the trial's checkpoint at `budget` is on disk with the CRC its
@@ -691,7 +691,7 @@ class Tuner {
     rungs_.at(id).push_back({to, r.metric, r.status, 0, 0});
     saved_.erase(id);
     progress_.message("trial " + std::to_string(id) + " failed: " + r.error);
-    progress_.result(r.metric);  // the rung it could not start: a result of the plan's
+    progress_.result(id, r.metric);  // the rung it could not start: a result of the plan's
     report_failure(id, to);
     return false;
   }
@@ -715,6 +715,7 @@ class Tuner {
     }
     saved_[id] = {model, state, partial.steps, partial.progress};
     progress_.message("trial " + std::to_string(id) + " continues its rung from step " + std::to_string(partial.steps));
+    progress_.restored(budget_of(partial.steps, c) - partial.from_budget);
     return budget_of(partial.steps, c);
   }
 
@@ -1115,7 +1116,7 @@ class Tuner {
         searcher_->observe(result.trial_id, params, result.budget, result.metric);
         ++observations_;
       });
-      progress_.result(shown_metric(r));  // shown now: the display does not steer anything
+      progress_.result(m.trial_id, shown_metric(r));  // shown now: the display does not steer anything
       if (std::isnan(best) || search::better(shown_metric(r), best, sweep_.metric.goal)) best = shown_metric(r);
     }
     ended = true;

@@ -1,6 +1,7 @@
 // The progress display: plain lines into pipes, one redrawn line on terminals.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "hfta/core/progress.h"
@@ -11,12 +12,12 @@ namespace {
 TEST(Progress, PlainModePrintsOneLinePerArrayWithCountsBestAndEta) {
   std::ostringstream out;
   Progress p(&out, /*live=*/false, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
-  p.replayed(10, 0.5);  // from an earlier run: counts, but no time to estimate from
+  p.replayed(10, 0, 0.5);  // from an earlier run: counts, but no time to estimate from
   p.array_started(3, 0, 30);
   p.advanced(90);
   EXPECT_EQ(out.str(), "");  // nothing until the array finishes
-  p.result(0.7);
-  p.result(0.6);
+  p.result(1, 0.7);
+  p.result(2, 0.6);
   p.array_finished(3, 0, 30, 30, 2.0, 0.7);
   const std::string line = out.str();
   EXPECT_NE(line.find("array of 3 trial(s) 0 -> 30 steps: 30 steps in 0:02, best val_accuracy 0.7"), std::string::npos)
@@ -31,8 +32,8 @@ TEST(Progress, LiveModeRedrawsOneLineAndClearsItForMessages) {
   Progress p(&out, /*live=*/true, {1000, 9}, "val_loss", search::Goal::kMinimize, "epochs");
   p.array_started(9, 0, 1);
   p.advanced(9);
-  p.result(0.4);
-  p.result(0.3);
+  p.result(0, 0.4);
+  p.result(1, 0.3);
   p.array_finished(9, 0, 1, 391, 3.0, 0.3);
   EXPECT_NE(out.str().find("\rarray B=9 0->1 epochs | results 2/9, best val_loss 0.3"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("ETA"), std::string::npos);
@@ -75,6 +76,56 @@ TEST(Progress, CountsTheTrialsDoneAsToldWhenDrawn) {
   q.count_done_with([] { return std::int64_t{1}; });
   q.array_finished(2, 0, 30, 30, 1.0, 0.7);
   EXPECT_EQ(none.str().find("trials done"), std::string::npos) << none.str();
+}
+
+TEST(Progress, TheBestIsEachTrialWhereItEndedAsTheFinalTableRanksThem) {
+  std::ostringstream out;
+  Progress p(&out, /*live=*/false, {100, 6, 3}, "val_loss", search::Goal::kMinimize, "epochs");
+  p.result(0, 0.67);
+  p.result(1, 0.62);
+  p.result(2, std::nan(""));  // diverged
+  p.array_finished(3, 0, 1, 10, 1.0, 0.62);
+  EXPECT_NE(out.str().find("best val_loss 0.62 | results 3/6, best val_loss 0.62,"), std::string::npos) << out.str();
+  // Trial 1, promoted, then stopped early at a worse loss: the best is trial 0's now.
+  p.result(1, 1.72);
+  p.array_finished(1, 1, 3, 20, 1.0, 1.72);
+  EXPECT_NE(out.str().find("best val_loss 1.72 | results 4/6, best val_loss 0.67,"), std::string::npos) << out.str();
+  // An array whose trials all diverged has no best.
+  p.result(2, std::nan(""));
+  p.array_finished(1, 1, 3, 20, 1.0, std::nan(""));
+  EXPECT_NE(out.str().find("best val_loss - | results 5/6"), std::string::npos) << out.str();
+}
+
+TEST(Progress, NeitherCountNorEtaReadsPastTheEnd) {
+  std::ostringstream out;
+  Progress p(&out, /*live=*/false, {100, 2, 2}, "val_accuracy", search::Goal::kMaximize, "steps");
+  std::int64_t done = 0;
+  p.count_done_with([&] { return done; });
+  p.restored(40);  // a rung resumed from its mid-rung checkpoint
+  p.array_started(2, 0, 30);
+  p.advanced(60);
+  p.result(0, 0.5);
+  p.result(1, 0.6);
+  p.array_finished(2, 0, 30, 30, 1.0, 0.6);
+  EXPECT_EQ(out.str().find("ETA"), std::string::npos) << out.str();  // 40 restored + 60 of 100: none left
+  EXPECT_NE(out.str().find("results 2/2"), std::string::npos) << out.str();
+  // ASHA promoted more than its plan counted; every trial is done.
+  done = 2;
+  p.array_started(1, 30, 90);
+  p.advanced(10);
+  p.result(1, 0.7);
+  p.array_finished(1, 30, 90, 60, 1.0, 0.7);
+  const std::string last = out.str().substr(out.str().rfind("array of"));
+  EXPECT_NE(last.find("trials done 2/2, results 3/3"), std::string::npos) << last;
+  EXPECT_EQ(last.find("ETA"), std::string::npos) << last;  // the plan's total is not done, but every trial is
+}
+
+TEST(Progress, BeforeTheFirstArrayTheLiveLineHoldsTheCountsAlone) {
+  std::ostringstream out;
+  Progress p(&out, /*live=*/true, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
+  p.message("resuming: 2 trial(s)");
+  EXPECT_EQ(out.str().find("array B=0"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("\rresults 0/4, best val_accuracy -"), std::string::npos) << out.str();
 }
 
 TEST(Progress, ClockFormat) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -24,8 +25,11 @@ class Progress {
   Progress(std::ostream* out, bool live, ProgressTotals totals, std::string metric, search::Goal goal,
            std::string unit);
 
-  /// A rung result from an earlier run, replayed on resume: `work` was done before.
-  void replayed(double work, double metric);
+  /// A rung result of `trial` from an earlier run, replayed on resume: `work` was done before.
+  void replayed(double work, std::int64_t trial, double metric);
+  /// `work` done before this run that no rung result holds: a rung resumed
+  /// from its mid-rung checkpoint starts that far in.
+  void restored(double work);
   /// A replayed rung result whose checkpoint was lost: it no longer counts, as
   /// its work and result count again when its rung is trained again.
   void unreplayed(double work);
@@ -34,8 +38,11 @@ class Progress {
   void array_started(std::int64_t models, double from, double to);
   /// `work` more budget units (summed over the array's models) are trained.
   void advanced(double work);
-  /// A rung result: one more of the totals, and maybe a new best.
-  void result(double metric);
+  /// A rung result of `trial`: one more of the totals, and the trial's metric
+  /// now (NaN: diverged or failed). The best shown is the best trial's
+  /// latest, as the final table ranks them: each trial where it ended, not a
+  /// rung it later fell from.
+  void result(std::int64_t trial, double metric);
   /// That array is done, after `steps` steps: a plain line (plain mode), or a
   /// redraw (live mode). It names its own shape, not the last one started.
   void array_finished(std::int64_t models, double from, double to, std::int64_t steps, double seconds,
@@ -63,11 +70,12 @@ class Progress {
   ProgressTotals totals_;
   std::string metric_, unit_;
   search::Goal goal_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), first_array_ = start_;
   double work_before_ = 0, work_now_ = 0;
   std::int64_t results_ = 0, models_ = 0, running_ = 0;  // models_, from_, to_: the last array started
-  double from_ = 0, to_ = 0, best_ = 0;
-  bool has_best_ = false, drawn_ = false;
+  double from_ = 0, to_ = 0;
+  std::map<std::int64_t, double> latest_;  ///< each trial's metric at its latest rung result
+  bool drawn_ = false;
   std::function<std::int64_t()> done_;
 };
 
