@@ -56,7 +56,7 @@ struct Args {
   std::string keep_checkpoints;   // all or live; resume: "" takes run.json's
   std::int64_t seed = -1;
   bool json = false;
-  std::string format = "json";
+  std::string format;  ///< export: json or csv; unset, FILE's extension chooses (.csv), else json
   std::string output;
 };
 
@@ -646,6 +646,14 @@ std::optional<std::string> experiment_file(const std::string& dir, const std::st
   return std::nullopt;
 }
 
+// --format, or without it what --output's name says (`best.csv`: CSV), else JSON.
+std::string export_format(const Args& a) {
+  if (!a.format.empty()) return a.format;
+  std::string extension = std::filesystem::path(a.output).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
+  return extension == ".csv" ? "csv" : "json";
+}
+
 int export_results(const Args& a, std::ostream& out, std::ostream& err) {
   if (!is_experiment(a.dir, "export", err)) return kExitUsage;
   if (!a.output.empty() && a.output != "-") {
@@ -675,7 +683,7 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()
         << " trial(s) so far, at the budgets they reached (\"finished\": false)\n";
   }
-  const std::string text = a.format == "csv" ? results_csv(*results) : results->dump(2) + "\n";
+  const std::string text = export_format(a) == "csv" ? results_csv(*results) : results->dump(2) + "\n";
   struct stat info {};
   if (a.output.empty() || a.output == "-") {
     out << text;
@@ -813,7 +821,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   auto* export_cmd = app.add_subcommand("export", "Write every trial and the best one");
   export_cmd->add_option("dir", a.dir, "The experiment directory")->required();
-  export_cmd->add_option("--format", a.format, "json or csv")->check(CLI::IsMember({"json", "csv"}));
+  export_cmd->add_option("--format", a.format, "json or csv (default: csv for an --output named *.csv, else json)")->check(CLI::IsMember({"json", "csv"}));
   export_cmd->add_option("--output", a.output, "File to write (default: standard output)");
 
   // A first word that is no verb: CLI11 would say only that one is required.

@@ -291,6 +291,11 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   }
   ASSERT_EQ(run("export " + dir_ + "/fused --output " + dir_ + "/export.json").code, 0);
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/export.json")), results);
+  // Without --format, a file named *.csv gets CSV; --format decides over the name.
+  ASSERT_EQ(run("export " + dir_ + "/fused --output " + dir_ + "/export.CSV").code, 0);
+  EXPECT_EQ(slurp(dir_ + "/export.CSV"), csv.out);
+  ASSERT_EQ(run("export " + dir_ + "/fused --format json --output " + dir_ + "/json.csv").code, 0);
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/json.csv")), results);
   // "-" is standard output; a link is written through, a pipe or device written to, never replaced.
   EXPECT_EQ(nlohmann::json::parse(run("export " + dir_ + "/fused --output -").out), results);
   ::symlink((dir_ + "/export.json").c_str(), (dir_ + "/link.json").c_str());
