@@ -448,6 +448,58 @@ bool recorded_names_waves(const std::string& dir) {
   return j.is_object() && j.contains("search") && j["search"].is_object() && j["search"].contains("waves");
 }
 
+// DIR/run.json, the options run was given (an empty object where there is
+// none); nullopt where it is damaged.
+std::optional<nlohmann::json> run_options_of(const std::string& dir) {
+  std::ifstream run_file(dir + "/run.json");
+  if (!run_file) return nlohmann::json::object();
+  auto options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
+  if (!options.is_object()) return std::nullopt;
+  return options;
+}
+
+// What DIR/sweep.yaml, perhaps edited since the run began, changes against
+// the sweep the run started (sweep.json, read as `recorded`): keys that would
+// change its trials (resume refuses them), keys of the fusion section (how
+// they are packed, never their numbers: taken), and the name (what the
+// results are called: taken). Nullopt: sweep.yaml does not load (err says why).
+struct SweepEdits {
+  std::optional<SweepConfig> given;  ///< sweep.yaml as read (none: there is none)
+  std::vector<std::string> changed, packing;
+  bool renamed = false;
+};
+
+std::optional<SweepEdits> sweep_edits(const std::string& dir, const SweepConfig& recorded,
+                                      const nlohmann::json& run_options, bool before_waves, std::ostream& err) {
+  SweepEdits edits;
+  struct stat info {};
+  if (::stat((dir + "/sweep.yaml").c_str(), &info) != 0) return edits;
+  edits.given = load(dir + "/sweep.yaml", err);
+  if (!edits.given) return std::nullopt;
+  SweepConfig& given = *edits.given;
+  // A --seed given to run is part of the recorded sweep (directories from
+  // before run.json said so are taken as if it was).
+  if (run_options.value("seed_given", true)) given.seed = recorded.seed;
+  if (before_waves) given.search.waves = 1;
+  std::map<std::string, std::string> was, now;
+  flatten(to_json(recorded), "", was);
+  flatten(to_json(given), "", now);
+  auto differs = [&](const std::string& k) {
+    if (k == "name") {
+      edits.renamed = true;
+    } else {
+      (k.rfind("fusion.", 0) == 0 ? edits.packing : edits.changed).push_back(k);
+    }
+  };
+  for (const auto& [k, v] : now) {
+    if (!was.count(k) || was[k] != v) differs(k);
+  }
+  for (const auto& [k, v] : was) {
+    if (!now.count(k)) differs(k);
+  }
+  return edits;
+}
+
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   stop_after(duration_seconds(a.time_limit).value_or(0));
@@ -471,55 +523,24 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   // it goes on so (and its sweep.yaml, which cannot name waves, is read so).
   const bool before_waves = recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(a.dir);
   if (before_waves) recorded->search.waves = 1;
-  std::ifstream run_file(a.dir + "/run.json");
-  nlohmann::json run_options = nlohmann::json::object();
-  if (run_file) {
-    run_options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
-    if (!run_options.is_object()) {
-      err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options)\n";
-      return kExitUsage;
-    }
+  auto options = run_options_of(a.dir);
+  if (!options) {
+    err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options)\n";
+    return kExitUsage;
   }
+  nlohmann::json& run_options = *options;
   // The sweep file in the directory may have been edited since: refuse changes to the trials.
-  std::string repacked;  // the fusion keys edited, if any
-  bool renamed = false;   // the name names the results, never the trials: taken too
-  if (::stat((a.dir + "/sweep.yaml").c_str(), &info) == 0) {
-    auto given = load(a.dir + "/sweep.yaml", err);
-    if (!given) return kExitUsage;
-    // A --seed given to run is part of the recorded sweep (directories from
-    // before run.json said so are taken as if it was).
-    if (run_options.value("seed_given", true)) given->seed = recorded->seed;
-    if (before_waves) given->search.waves = 1;
-    std::map<std::string, std::string> was, now;
-    flatten(to_json(*recorded), "", was);
-    flatten(to_json(*given), "", now);
-    // The fusion section decides how trials are packed, never their numbers:
-    // an edit there is taken (and recorded); any other is refused.
-    std::vector<std::string> changed, packing;
-    auto differs = [&](const std::string& k) {
-      if (k == "name") {
-        renamed = true;
-      } else {
-        (k.rfind("fusion.", 0) == 0 ? packing : changed).push_back(k);
-      }
-    };
-    for (const auto& [k, v] : now) {
-      if (!was.count(k) || was[k] != v) differs(k);
-    }
-    for (const auto& [k, v] : was) {
-      if (!now.count(k)) differs(k);
-    }
-    if (!changed.empty()) {
-      err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
-          << "what would change its trials: " << joined(changed) << "\n";
-      return kExitUsage;
-    }
-    if (!packing.empty()) {
-      recorded->fusion = given->fusion;
-      repacked = joined(packing);
-    }
-    if (renamed) recorded->name = given->name;
+  const auto edits = sweep_edits(a.dir, *recorded, run_options, before_waves, err);
+  if (!edits) return kExitUsage;
+  if (!edits->changed.empty()) {
+    err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
+        << "what would change its trials: " << joined(edits->changed) << "\n";
+    return kExitUsage;
   }
+  const std::string repacked = joined(edits->packing);  // the fusion keys edited, if any
+  const bool renamed = edits->renamed;
+  if (!repacked.empty()) recorded->fusion = edits->given->fusion;
+  if (renamed) recorded->name = edits->given->name;
   const bool fuse = run_options.value("fusion", "auto") == "auto";
   const auto lock = lock_or_refuse(a.dir, "resume", err);
   if (!lock) return kExitUsage;
@@ -550,6 +571,27 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     write_atomically(a.dir + "/run.json", run_options.dump() + "\n");
   }
   return train(*recorded, a.dir, fuse, as_run, out, err, "resume", *lock);
+}
+
+// What status says of a stopped sweep: to resume it, or, where resume would
+// refuse the directory's sweep.yaml as edited, what to mend first.
+std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
+  const std::string resume = "continue with hfta-tune resume " + dir;
+  const auto run_options = run_options_of(dir);
+  if (!run_options) return resume;  // (resume names the damaged run.json)
+  const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
+  if (before_waves) recorded.search.waves = 1;
+  std::ostringstream problems;
+  const auto edits = sweep_edits(dir, recorded, *run_options, before_waves, problems);
+  if (!edits) {
+    return dir + "/sweep.yaml does not load (hfta-tune validate " + dir +
+           "/sweep.yaml says why), and resume reads it: mend it, then " + resume;
+  }
+  if (!edits->changed.empty()) {
+    return dir + "/sweep.yaml was edited in what would change its trials (" + joined(edits->changed) +
+           "), which resume refuses: restore them, then " + resume;
+  }
+  return resume;
 }
 
 int status(const Args& a, std::ostream& out, std::ostream& err) {
@@ -593,7 +635,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
       }
     }
     if (partial > 0) out << ", " << partial << " checkpointed mid-rung";
-    if (!running) out << "; continue with hfta-tune resume " << a.dir;
+    if (!running) out << "; " << how_to_continue(a.dir, *sweep);
     out << "\n";
     return kExitOk;
   }

@@ -534,6 +534,16 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   const Result edited = run("resume " + dir_ + "/cut");
   EXPECT_EQ(edited.code, 2);
   EXPECT_NE(edited.err.find("search.eta"), std::string::npos) << edited.err;
+  // status says so, rather than to resume.
+  const Result told = run("status " + dir_ + "/cut");
+  EXPECT_EQ(told.code, 0) << told.err;
+  EXPECT_NE(told.out.find("/cut/sweep.yaml was edited in what would change its trials (search.eta), which resume "
+                          "refuses: restore them, then continue with hfta-tune resume"),
+            std::string::npos)
+      << told.out;
+  std::ofstream(dir_ + "/cut/sweep.yaml") << "name: [";
+  EXPECT_NE(run("status " + dir_ + "/cut").out.find("/cut/sweep.yaml does not load (hfta-tune validate "),
+            std::string::npos);
   // So is an edited seed, when run was not given --seed.
   std::ofstream(dir_ + "/cut/sweep.yaml") << std::string(kTinySweep).replace(std::string(kTinySweep).find("seed: 1"), 7, "seed: 5");
   const Result reseeded = run("resume " + dir_ + "/cut");
