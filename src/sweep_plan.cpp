@@ -190,6 +190,11 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
            "search would (it learns across rounds: "
         << across << ")\n";
   }
+  if (sweep.search.method == SearchMethod::kAsha && waves > 1) {
+    out << "note: ASHA promotes the top 1/" << sweep.search.eta
+        << " of a rung's results as they come in, so as the waves arrive it can promote more trials than the "
+           "counts above, which are those of every trial at once\n";
+  }
   if (sweep.search.stopping == Stopping::kMedian) {
     out << "note: median stopping trains in steps of " << sweep.budget.min << " " << unit
         << "; each step's trial counts above are the most it can hold"
