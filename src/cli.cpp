@@ -503,7 +503,6 @@ std::optional<SweepEdits> sweep_edits(const std::string& dir, const SweepConfig&
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   stop_after(duration_seconds(a.time_limit).value_or(0));
-  struct stat info {};
   if (!is_experiment(a.dir, "resume", err)) return kExitUsage;
   std::string damaged;
   if (results_or_damage(a.dir, damaged)) {
@@ -578,7 +577,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
 std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   const std::string resume = "continue with hfta-tune resume " + dir;
   const auto run_options = run_options_of(dir);
-  if (!run_options) return resume;  // (resume names the damaged run.json)
+  if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options), and resume reads it";
   const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
   if (before_waves) recorded.search.waves = 1;
   std::ostringstream problems;

@@ -70,9 +70,9 @@ std::set<std::int64_t> fault_injection() {
 // that fails under the sweep): as soon as they are written
 // (HFTA_TUNE_DAMAGE_CHECKPOINTS), or after their round checked them, as their
 // array is about to read them (HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD). Each is
-// trial@budget, comma-separated: 3@30,7@10.
-std::set<std::pair<std::int64_t, double>> damage_injection(const char* name) {
-  std::set<std::pair<std::int64_t, double>> out;
+// trial@budget, comma-separated: 3@30,7@10 (given twice, twice).
+std::multiset<std::pair<std::int64_t, double>> damage_injection(const char* name) {
+  std::multiset<std::pair<std::int64_t, double>> out;
   if (const char* v = std::getenv(name)) {
     std::stringstream s(v);
     std::string item;
@@ -82,6 +82,14 @@ std::set<std::pair<std::int64_t, double>> damage_injection(const char* name) {
     }
   }
   return out;
+}
+
+// Takes one `item` out of `set`, saying whether there was one.
+bool take_one(std::multiset<std::pair<std::int64_t, double>>& set, const std::pair<std::int64_t, double>& item) {
+  const auto it = set.find(item);
+  if (it == set.end()) return false;
+  set.erase(it);
+  return true;
 }
 
 // A count a test sets in the environment variable `name` (0 when unset).
@@ -337,6 +345,7 @@ class Tuner {
       auto capacity = [this](const std::string& key, const Config& c) { return sizer_.capacity(key, c); };
       train_arrays(packer_.pack(items, capacity));
     }
+    lost_in_round_.clear();
   }
 
   void train_isolating_failures(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
@@ -349,13 +358,20 @@ class Tuner {
     try {
       train_splitting_on_oom(array, sizer_, train, &mutex_);
     } catch (const CheckpointLost& e) {
-      // (Training a lost rung again, from the rung before it, checked just now:
-      // it fails, as repair() expects of whatever goes wrong.)
-      if (repairing_) return fail(e.id, array.to_budget, e.what(), reports);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
+      // The trial leaves the array, to train its lost rungs again once the
+      // round's arrays are done; the others train on. Lost while its lost rung
+      // trains again (the rung before, checked just now), or lost again after
+      // that this round (a file that keeps going, or a checkpoint that reads
+      // back wrong however often it is written), it fails instead, rather than
+      // training for ever.
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (repairing_ || !lost_in_round_.insert(e.id).second) {
+        lock.unlock();
+        fail(e.id, array.to_budget, e.what(), reports);
+      } else {
         lost_[e.id] = {array.from_budget, array.to_budget};
         progress_.message(std::string(e.what()) + "; it trains its lost rungs again once this round's arrays are done");
+        lock.unlock();
       }
       train_isolating_failures(array, reports, worker);  // the others, without it
     } catch (const StorageError&) {
@@ -419,9 +435,15 @@ class Tuner {
   std::optional<TestMetrics> test_metrics(const TrialRecord& r) {
     if (data_.test.size() == 0) return std::nullopt;
     auto model = build(1, r.params, device_of(0));
+    bool loaded = false;
     if (saved_.count(r.id) || options_.dir.empty() || (store_.has_checkpoint(r.id) && intact(r.id, final_rung(r.id)))) {
-      model->load_slot(0, load_state(r.id, final_rung(r.id)).model);
-    } else {  // its checkpoints went (--keep-checkpoints live), or are damaged: its final weights
+      try {
+        model->load_slot(0, load_state(r.id, final_rung(r.id)).model);
+        loaded = true;
+      } catch (const CheckpointLost&) {  // lost since intact() read it: its final weights, as below
+      }
+    }
+    if (!loaded) {  // its checkpoints went (--keep-checkpoints live), or are damaged: its final weights
       const std::string dir = options_.dir + "/trials/" + std::to_string(r.id);
       try {
         auto plain = model->make_plain();
@@ -608,7 +630,7 @@ class Tuner {
     auto model = build(1, records_.at(id).params)->make_plain();
     fusion::SlotState state;
     std::string problem;
-    if (damage_at_load_.erase({id, budget})) damage_checkpoint(id);
+    if (take_one(damage_at_load_, {id, budget})) damage_checkpoint(id);
     if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
       throw CheckpointLost(id, "trial " + std::to_string(id) + ": its checkpoint at " + format_budget(budget) +
                                    " could not be read: " + problem);
@@ -1013,8 +1035,11 @@ class Tuner {
     // Mid-rung checkpoints, at least checkpoint_seconds apart: between pieces
     // of training or after an evaluation, never where one is due (a trial
     // resumed there would skip it).
+    // None while a lost rung trains again (repairing_): trial.json stays as the
+    // scheduler was told until repaired_or_failed writes the outcome, and a
+    // kill meanwhile starts the repair over.
     auto checkpoint_if_due = [&](std::int64_t step) {
-      if (options_.dir.empty() || step >= to ||
+      if (options_.dir.empty() || repairing_ || step >= to ||
           std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() <
               options_.checkpoint_seconds) {
         return;
@@ -1094,7 +1119,7 @@ class Tuner {
       if (!options_.dir.empty() && !(repairing_ && r.status != "completed")) {
         RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
         rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
-        if (damage_checkpoints_.erase({m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
+        if (take_one(damage_checkpoints_, {m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
       }
       // The state this rung started from is stale now: a retried array must not
       // start from it. With a directory the new one is read back from disk
@@ -1170,9 +1195,10 @@ class Tuner {
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
   std::set<std::int64_t> fault_trials_ = fault_injection();
-  std::set<std::pair<std::int64_t, double>> damage_checkpoints_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS");
-  std::set<std::pair<std::int64_t, double>> damage_at_load_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD");
+  std::multiset<std::pair<std::int64_t, double>> damage_checkpoints_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS");
+  std::multiset<std::pair<std::int64_t, double>> damage_at_load_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD");
   std::map<std::int64_t, std::pair<double, double>> lost_;  ///< trial -> its job's (from, to): see train_lost_again
+  std::set<std::int64_t> lost_in_round_;  ///< trials lost once this round (lost again: failed)
   std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
   std::map<std::int64_t, double> rung_start_;      ///< where each trial's current rung began
   // Tests: the process exits (as if killed) after this many mid-rung checkpoints.
