@@ -226,6 +226,14 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
   return so_far;
 }
 
+// The plan's arrays are each round's as one worker trains them; several cut
+// them further, by measured throughput (search/worker_balance.h).
+std::string workers_note(int workers) {
+  if (workers <= 1) return "";
+  return "note: with " + std::to_string(workers) +
+         " workers, a round's arrays may be cut further, so that no worker waits while another trains its last one\n";
+}
+
 // Trains the sweep in `dir`, whose lock the caller holds.
 int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
           std::ostream& err, const char* verb, const ExperimentLock& /*held*/) {
@@ -242,7 +250,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
   const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers));
-  out << to_text(plan, sweep) << std::flush;
+  out << to_text(plan, sweep) << workers_note(workers) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
   options.checkpoint_seconds = a.checkpoint_every;
@@ -766,7 +774,7 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.json) {
     out << to_json(p, *sweep).dump(2) << "\n";
   } else {
-    out << to_text(p, *sweep);
+    out << to_text(p, *sweep) << workers_note(workers_for(a, devices));
   }
   return kExitOk;
 }

@@ -781,6 +781,11 @@ TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
   EXPECT_EQ(b.at("trials")[3].at("status"), "failed");
   EXPECT_EQ(b.at("best"), a.at("best"));
   EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/zero --workers 0").code, 2);
+  // The plan shows one worker's arrays, and says that several may cut them.
+  const std::string note = "note: with 3 workers, a round's arrays may be cut further";
+  EXPECT_NE(three.out.find(note), std::string::npos) << three.out;
+  EXPECT_NE(run("plan " + sweep + " --workers 3").out.find(note), std::string::npos);
+  EXPECT_EQ(run("plan " + sweep + " --workers 1").out.find("note: with"), std::string::npos);
 }
 
 TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
