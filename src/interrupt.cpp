@@ -34,6 +34,15 @@ void catch_interrupts() {
   action.sa_flags = SA_RESTART | SA_RESETHAND;
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+  // A hang-up (the SSH session or terminal closed) stops it as SIGTERM does,
+  // unless it was ignored when the process began: under `nohup` it trains on.
+  struct sigaction hangup {};
+  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) {
+    ::sigaction(SIGHUP, &action, nullptr);
+  }
+  // Output piped into a reader that quit (`| head`, a closed pager) is no
+  // reason to stop training: the writes fail, and the sweep goes on.
+  ::signal(SIGPIPE, SIG_IGN);
 }
 
 void stop_after(double seconds) {
@@ -55,6 +64,7 @@ const char* interrupt_name() {
   switch (received.load()) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
     default: return time_limit_reached() ? "the time limit" : "";
   }
 }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1127,6 +1128,7 @@ TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {
 pid_t spawn_tuner(const std::string& args, const std::string& out = "/dev/null", const std::string& err = "/dev/null") {
   const pid_t pid = fork();
   if (pid == 0) {
+    std::signal(SIGHUP, SIG_DFL);  // (as a terminal's process has it, whatever the test runner's)
     execl("/bin/sh", "sh", "-c",
           ("exec " + std::string(HFTA_TUNE_BINARY) + " " + args + " >'" + out + "' 2>'" + err + "'").c_str(),
           static_cast<char*>(nullptr));
@@ -1173,6 +1175,37 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   }
 }
 
+TEST_F(Cli, AReaderThatQuitsOrAHangUpUnderNohupDoesNotStopTheSweep) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  // `| head -1`: its output goes nowhere once head quits, and it trains on.
+  const std::string piped = dir_ + "/piped";
+  const std::string cmd = "( " + std::string(HFTA_TUNE_BINARY) + " run " + sweep + " --out " + piped +
+                          "; echo $? > " + dir_ + "/code ) | head -1 > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(slurp(dir_ + "/code"), "0\n");
+  ASSERT_TRUE(exists(piped + "/results.json"));
+  EXPECT_EQ(results(piped).at("finished"), true);
+  // A hang-up it was told to ignore (nohup) leaves it training.
+  const std::string dir = dir_ + "/nohup";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::signal(SIGHUP, SIG_IGN);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    execl(HFTA_TUNE_BINARY, "hfta-tune", "run", sweep.c_str(), "--out", dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int wait = 0; wait < 3000 && !exists(dir + "/sweep.json"); ++wait) usleep(10000);
+  usleep(300000);
+  kill(pid, SIGHUP);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by the hang-up";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(results(dir).at("finished"), true);
+}
+
 TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   // Budgets 60, 180 and 540 steps, and no mid-rung checkpoint but the one the
   // signal asks for: a resume that continues a rung continues from that one.
@@ -1184,7 +1217,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   int stops = 0, continued = 0;  // continued: stops that left a mid-rung checkpoint
   bool finished = false;
   for (int round = 0; round < 6 && !finished; ++round) {
-    const int sig = round % 2 == 0 ? SIGINT : SIGTERM;
+    const int sig = round % 3 == 0 ? SIGINT : round % 3 == 1 ? SIGTERM : SIGHUP;  // SIGHUP: the terminal closed
     std::remove(out.c_str());
     const pid_t pid = spawn_tuner(round == 0 ? "run " + sweep + " --out " + dir : "resume " + dir, out, err);
     // Its first line comes once it catches signals (the libraries take 0.7 s to load, killable till then).
@@ -1206,7 +1239,8 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
       break;
     }
     EXPECT_EQ(WEXITSTATUS(status), 1) << said;
-    EXPECT_NE(said.find(std::string("stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")), std::string::npos)
+    EXPECT_NE(said.find(std::string("stopped by ") + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")),
+              std::string::npos)
         << said;
     EXPECT_NE(said.find("hfta-tune resume " + dir), std::string::npos) << said;
     // Nothing half-written: every temporary file was renamed into place or removed.

@@ -1,4 +1,4 @@
-// Ctrl-C and SIGTERM stop a sweep at the next step instead of killing it
+// Ctrl-C, SIGTERM and SIGHUP stop a sweep at the next step instead of killing it
 // mid-write: the arrays in training save a mid-rung checkpoint and the
 // process exits 1, resumable, saying so. A second signal kills at once (the
 // default action), for a user who will not wait for the checkpoint.
@@ -14,14 +14,15 @@ struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
 };
 
-/// Catches SIGINT and SIGTERM from here on (once; later calls do nothing more).
+/// Catches SIGINT, SIGTERM and SIGHUP from here on (those not ignored when
+/// the process began), and ignores SIGPIPE.
 void catch_interrupts();
 
 /// Stops the sweep as a signal would once `seconds` have passed from now
 /// (0, or more than a century: never, the default).
 void stop_after(double seconds);
 
-/// Whether SIGINT or SIGTERM arrived since catch_interrupts().
+/// Whether SIGINT, SIGTERM or SIGHUP arrived since catch_interrupts().
 bool signalled();
 
 /// Whether the time limit passed and no signal came first.
@@ -30,7 +31,7 @@ bool time_limit_reached();
 /// Whether a signal arrived or the time limit passed.
 bool interrupted();
 
-/// The signal's name ("SIGINT" or "SIGTERM"), "the time limit", or "" when
+/// The signal's name ("SIGINT", "SIGTERM", "SIGHUP"), "the time limit", or "" when
 /// nothing stopped the sweep.
 const char* interrupt_name();
 
