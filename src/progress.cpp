@@ -1,5 +1,8 @@
 #include "hfta/core/progress.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -86,7 +89,13 @@ void Progress::draw() {
     line << " | ";
   }
   line << status();
-  *out_ << "\r" << line.str() << "\033[K" << std::flush;
+  std::string text = line.str();
+  // (Plain ASCII: a character a column.) One column spare, as a line that
+  // fills the last one wraps on some terminals.
+  if (const std::int64_t width = columns_ ? columns_() : 0; width > 1 && static_cast<std::int64_t>(text.size()) >= width) {
+    text.resize(static_cast<std::size_t>(width - 1));
+  }
+  *out_ << "\r" << text << "\033[K" << std::flush;
   drawn_ = true;
 }
 
@@ -116,6 +125,11 @@ void Progress::message(const std::string& text) {
   *out_ << text << std::endl;  // flushed: a message must not wait in a pipe's buffer for the next line
   drawn_ = false;
   draw();
+}
+
+std::int64_t Progress::terminal_columns() {
+  struct winsize size {};
+  return ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
 }
 
 void Progress::finish() {

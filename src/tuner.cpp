@@ -156,6 +156,7 @@ class Tuner {
     if (auto refused = not_trainable_yet(sweep); !refused.empty()) throw std::runtime_error(refused.front());
     if (options.workers < 1) throw std::invalid_argument("workers must be at least 1");
     progress_.count_done_with([this] { return trials_done(); });
+    if (options.live) progress_.width_with(&Progress::terminal_columns);
     // The cores, shared out: each worker's ops run on its own share (the probe
     // measures that too). Set even for one worker, in every thread that trains:
     // LibTorch settles its count (physical cores) lazily, per thread, while the

@@ -137,6 +137,19 @@ TEST(Progress, BeforeTheFirstArrayTheLiveLineHoldsTheCountsAlone) {
   EXPECT_NE(out.str().find("\rresults 0/4, best val_accuracy -"), std::string::npos) << out.str();
 }
 
+TEST(Progress, TheLiveLineIsCutToTheTerminalsWidth) {
+  std::ostringstream out;
+  Progress p(&out, /*live=*/true, {1000, 9}, "val_loss", search::Goal::kMinimize, "epochs");
+  std::int64_t columns = 40;
+  p.width_with([&] { return columns; });
+  p.array_started(9, 0, 1);
+  EXPECT_NE(out.str().find("\rarray B=9 0->1 epochs | results 0/9, be\033[K"), std::string::npos) << out.str();
+  columns = 0;  // not known: whole
+  p.advanced(1);
+  EXPECT_NE(out.str().find("\rarray B=9 0->1 epochs | results 0/9, best val_loss -, 0:00 elapsed"), std::string::npos)
+      << out.str();
+}
+
 TEST(Progress, ClockFormat) {
   EXPECT_EQ(Progress::clock(0), "0:00");
   EXPECT_EQ(Progress::clock(65.4), "1:05");

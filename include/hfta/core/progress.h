@@ -57,6 +57,13 @@ class Progress {
   /// How many trials are done training (the scheduler will not train them
   /// again), asked whenever the line is drawn, out of totals.trials.
   void count_done_with(std::function<std::int64_t()> done) { done_ = std::move(done); }
+  /// The live line is cut to the width `columns` gives when it is drawn (0:
+  /// unknown, not cut): a line that wraps is not redrawn in place, and every
+  /// redraw would leave a row behind.
+  void width_with(std::function<std::int64_t()> columns) { columns_ = std::move(columns); }
+
+  /// Standard output's terminal width in columns (0 where it is no terminal).
+  static std::int64_t terminal_columns();
 
   /// "1:05" or "1:02:03".
   static std::string clock(double seconds);
@@ -76,7 +83,7 @@ class Progress {
   double from_ = 0, to_ = 0;
   std::map<std::int64_t, double> latest_;  ///< each trial's metric at its latest rung result
   bool drawn_ = false;
-  std::function<std::int64_t()> done_;
+  std::function<std::int64_t()> done_, columns_;
 };
 
 }  // namespace hfta::core
