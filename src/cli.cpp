@@ -227,11 +227,24 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
 }
 
 // The plan's arrays are each round's as one worker trains them; several cut
-// them further, by measured throughput (search/worker_balance.h).
-std::string workers_note(int workers) {
+// them further, by measured throughput (search/worker_balance.h), each within
+// its share of the memory. More workers than CPU cores only take turns on
+// them, in smaller arrays.
+std::string workers_note(int workers, const std::vector<c10::Device>& devices) {
   if (workers <= 1) return "";
-  return "note: with " + std::to_string(workers) +
-         " workers, a round's arrays may be cut further, so that no worker waits while another trains its last one\n";
+  const int sharing = static_cast<int>(std::ceil(static_cast<double>(workers) / static_cast<double>(devices.size())));
+  std::string note = "note: with " + std::to_string(workers) + " workers, a round's arrays may be cut further, so that "
+                     "no worker waits while another trains its last one";
+  if (sharing > 1) {
+    note += "; the memory figure above is one worker's, 1/" + std::to_string(sharing) + " of what it names";
+  }
+  note += "\n";
+  const auto cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (devices.front().is_cpu() && cores > 0 && workers > cores) {
+    note += "note: " + std::to_string(workers) + " workers on " + std::to_string(cores) +
+            " CPU cores take turns on them, in smaller arrays: fewer workers fuse more\n";
+  }
+  return note;
 }
 
 // Trains the sweep in `dir`, whose lock the caller holds.
@@ -250,7 +263,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
   const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers));
-  out << to_text(plan, sweep) << workers_note(workers) << std::flush;
+  out << to_text(plan, sweep) << workers_note(workers, devices) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
   options.checkpoint_seconds = a.checkpoint_every;
@@ -774,7 +787,7 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.json) {
     out << to_json(p, *sweep).dump(2) << "\n";
   } else {
-    out << to_text(p, *sweep) << workers_note(workers_for(a, devices));
+    out << to_text(p, *sweep) << workers_note(workers_for(a, devices), devices);
   }
   return kExitOk;
 }

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -787,6 +788,11 @@ TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
   EXPECT_NE(three.out.find(note), std::string::npos) << three.out;
   EXPECT_NE(run("plan " + sweep + " --workers 3").out.find(note), std::string::npos);
   EXPECT_EQ(run("plan " + sweep + " --workers 1").out.find("note: with"), std::string::npos);
+  EXPECT_NE(three.out.find("; the memory figure above is one worker's, 1/3 of what it names"), std::string::npos) << three.out;
+  const auto cores = std::thread::hardware_concurrency();
+  EXPECT_NE(run("plan " + sweep + " --workers " + std::to_string(cores + 1)).out.find(
+                "note: " + std::to_string(cores + 1) + " workers on " + std::to_string(cores) + " CPU cores take turns"),
+            std::string::npos);
 }
 
 TEST_F(Cli, CudaSweepsTrainOnTheGpuAsOnTheCpu) {
