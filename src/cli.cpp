@@ -150,15 +150,20 @@ bool precision_fits(const SweepConfig& sweep, const std::string& file, const std
   return false;
 }
 
-// DIR's lock, or nullopt after saying who holds it.
+// DIR's lock, or nullopt after saying who holds it (or that DIR cannot be written in).
 std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char* verb, std::ostream& err) {
   std::string holder;
-  auto lock = ExperimentLock::take(dir, &holder);
-  if (!lock) {
-    err << "hfta-tune " << verb << ": " << dir << " is in use by another hfta-tune (pid "
-        << (holder.empty() ? "unknown" : holder) << ")\n";
+  try {
+    auto lock = ExperimentLock::take(dir, &holder);
+    if (!lock) {
+      err << "hfta-tune " << verb << ": " << dir << " is in use by another hfta-tune (pid "
+          << (holder.empty() ? "unknown" : holder) << ")\n";
+    }
+    return lock;
+  } catch (const StorageError& e) {  // read-only, not ours: nothing was written
+    err << "hfta-tune " << verb << ": cannot write in " << dir << ": " << e.what() << "\n";
+    return std::nullopt;
   }
-  return lock;
 }
 
 // A number of results.json to six significant digits, as run prints them (the file keeps every one).

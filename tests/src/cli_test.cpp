@@ -1562,6 +1562,14 @@ TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.err.find("in use by another hfta-tune (pid " + std::to_string(::getpid())), std::string::npos)
       << again.err;
+  // A directory it cannot write in (here: its lock file cannot be opened) is
+  // refused as bad input, before anything is written.
+  std::filesystem::create_directories(dir_ + "/unwritable/lock");
+  const Result unwritable = run("run " + sweep + " --out " + dir_ + "/unwritable");
+  EXPECT_EQ(unwritable.code, 2);
+  EXPECT_NE(unwritable.err.find("hfta-tune run: cannot write in " + dir_ + "/unwritable: cannot open "), std::string::npos)
+      << unwritable.err;
+  EXPECT_FALSE(exists(dir_ + "/unwritable/sweep.yaml"));
   const Result status = run("status " + dir_ + "/nowhere");
   EXPECT_EQ(status.code, 2);
   EXPECT_NE(status.err.find("does not exist"), std::string::npos) << status.err;
