@@ -1,5 +1,6 @@
 #include "hfta/core/sweep_plan.h"
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -22,7 +23,13 @@ std::string mib(double bytes) {
 // prints budgets (plan --json keeps every digit).
 std::string budget_text(double budget, const std::string& unit) {
   std::ostringstream out;
-  out << budget << " " << (budget == 1 ? unit.substr(0, unit.size() - 1) : unit);
+  // (Whole budgets in full: a million trials' total read "5e+06 steps".)
+  if (budget == std::floor(budget) && std::abs(budget) < 1e15) {
+    out << static_cast<std::int64_t>(budget);
+  } else {
+    out << budget;
+  }
+  out << " " << (budget == 1 ? unit.substr(0, unit.size() - 1) : unit);
   return out.str();
 }
 
@@ -159,9 +166,22 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       }
       if (r.arrays) {
         out << "; " << r.arrays->size() << " array" << (r.arrays->size() == 1 ? "" : "s") << ":";
-        for (const auto& a : *r.arrays) {
-          out << " B=" << a.models;
-          if (a.predicted_bytes) out << " (" << mib(*a.predicted_bytes) << ")";
+        // Each array's size, a run of more than three alike once, counted
+        // (a million trials made one line of 15,625 alike).
+        const auto& arrays = *r.arrays;
+        for (std::size_t k = 0; k < arrays.size();) {
+          std::size_t alike = 1;
+          while (k + alike < arrays.size() && arrays[k + alike].models == arrays[k].models &&
+                 arrays[k + alike].predicted_bytes == arrays[k].predicted_bytes) {
+            ++alike;
+          }
+          const std::size_t shown = alike > 3 ? 1 : alike;
+          for (std::size_t j = 0; j < shown; ++j) {
+            out << " B=" << arrays[k].models;
+            if (arrays[k].predicted_bytes) out << " (" << mib(*arrays[k].predicted_bytes) << ")";
+          }
+          if (alike > 3) out << " x" << alike;
+          k += alike;
         }
       }
       out << "\n";

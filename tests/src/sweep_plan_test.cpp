@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 
+#include <regex>
+
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
@@ -91,6 +93,22 @@ TEST(SweepPlan, UnfusedParametersSplitArraysAndFusionOffTrainsAlone) {
   const SweepPlan alone = make_plan(sweep, false, "cpu", kFreeBytes);
   EXPECT_EQ(alone.brackets[0].rungs[0].arrays->size(), 12u);
   EXPECT_EQ(to_json(alone, sweep).at("fusion"), "off");
+}
+
+TEST(SweepPlan, ARunOfAlikeArraysIsPrintedOnceCountedAndWholeBudgetsInFull) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml(
+      {{"search", "search:\n  method: random\n  trials: 1000000\n"},
+       {"budget", "budget:\n  unit: steps\n  min: 5\n  max: 5\n"}}));
+  const std::string text = to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
+  EXPECT_NE(text.find("rung 0: 1000000 trials to 5 steps; 15625 arrays: B=64 ("), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find(" MiB) x15625\n"), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find("total budget: 5000000 steps"), std::string::npos) << text.substr(0, 400);
+  // Three alike or fewer are each shown.
+  const SweepConfig few = load_sweep_string(sweep_yaml({{"search", "search:\n  method: random\n  trials: 12\n"},
+                                                        {"fusion", "fusion:\n  max_array: 4\n"}}));
+  const std::string three = to_text(make_plan(few, true, "cpu", kFreeBytes), few);
+  EXPECT_TRUE(std::regex_search(three, std::regex("3 arrays: B=4 \\([0-9]+ MiB\\) B=4 \\([0-9]+ MiB\\) B=4 \\([0-9]+ MiB\\)\n")))
+      << three;
 }
 
 TEST(SweepPlan, ArraysTpeProposesFromResultsAreUnknownWhereTheyDependOnThem) {
