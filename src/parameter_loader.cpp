@@ -132,8 +132,13 @@ class ParameterReader {
             if (match == options.end()) {
               std::vector<std::string> texts;
               for (const auto& o : options) texts.push_back(search::to_string(o));
+              // `depth: '2'` against values [1, 2]: the string, not the number.
+              const auto* text = std::get_if<std::string>(&v);
+              const bool quoted = text && std::find(texts.begin(), texts.end(), *text) != texts.end();
               r_.error_at(mark, path,
-                          "'" + c.parameter + "' never takes the value " + search::to_string(v) +
+                          "'" + c.parameter + "' never takes the value " +
+                              (quoted ? "'" + *text + "' (a quoted string: write " + *text + " without quotes)"
+                                      : search::to_string(v) + did_you_mean(search::to_string(v), texts)) +
                               "; it takes " + join_alternatives(texts));
             } else {
               v = *match;  // same type as the parameter's own values
