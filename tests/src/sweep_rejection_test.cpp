@@ -447,18 +447,17 @@ TEST(SweepRejection, ConditionOnValueNeverTaken) {
                                  "    when: {optimizer: rmsprop}\n"}});
   expect_rejected(yaml, "parameters.momentum.when.optimizer", "when:", "never takes the value");
   // A misspelt value gets a did-you-mean; a number quoted, the quotes named.
-  const auto misspelt = sweep_yaml({{"parameters",
-                                     "parameters:\n  optimizer:\n    values: [sgd, adam]\n"
-                                     "    fuse: false\n  momentum:\n    values: [0.9]\n"
-                                     "    when: {optimizer: sdg}\n"}});
-  expect_rejected(misspelt, "parameters.momentum.when.optimizer", "when:",
-                  "never takes the value sdg (did you mean 'sgd'?); it takes sgd or adam");
-  const auto quoted = sweep_yaml({{"parameters",
-                                   "parameters:\n  depth:\n    values: [1, 2]\n"
-                                   "    fuse: false\n  lr:\n    values: [0.1]\n"
-                                   "    when: {depth: '2'}\n"}});
-  expect_rejected(quoted, "parameters.lr.when.depth", "when:",
-                  "never takes the value '2' (a quoted string: write 2 without quotes); it takes 1 or 2");
+  const std::pair<std::string, std::string> cases[] = {
+      {"optimizer:\n    values: [sgd, adam]\n    fuse: false\n  momentum:\n    values: [0.9]\n"
+       "    when: {optimizer: sdg}\n",
+       "never takes the value sdg (did you mean 'sgd'?); it takes sgd or adam"},
+      {"depth:\n    values: [1, 2]\n    fuse: false\n  momentum:\n    values: [0.9]\n    when: {depth: '2'}\n",
+       "never takes the value '2' (a quoted string: write 2 without quotes); it takes 1 or 2"}};
+  for (const auto& [parameters, expected] : cases) {
+    const std::string on = parameters.substr(0, parameters.find(':'));
+    expect_rejected(sweep_yaml({{"parameters", "parameters:\n  " + parameters}}), "parameters.momentum.when." + on,
+                    "when:", expected);
+  }
 }
 
 TEST(SweepRejection, HyperparameterNoTrialsOptimizerReads) {
