@@ -310,7 +310,13 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitFailure;
   }
   const nlohmann::json results = results_json(sweep, result, dir);
-  write_atomically(dir + "/results.json", results.dump(2) + "\n");
+  try {
+    write_atomically(dir + "/results.json", results.dump(2) + "\n");
+  } catch (const StorageError& e) {  // every rung is on disk: resume writes it
+    err << "hfta-tune " << verb << ": " << e.what() << " (every trial is done and kept: hfta-tune resume " << dir
+        << " writes the results)\n";
+    return kExitFailure;
+  }
   print_best(sweep, result.trials, out);
   if (results.at("best").contains("test")) {
     out << "best trial " << results.at("best").at("id") << " on the test split: "
@@ -404,14 +410,19 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   // disagree on); and last, marking a sweep begun, the sweep as run (every
   // default filled in), which resume compares with sweep.yaml. A kill before
   // sweep.json leaves what a new run takes over.
-  write_atomically(dir + "/sweep.yaml", given);
-  write_atomically(dir + "/run.json",
-                   nlohmann::json({{"fusion", a.fusion == "auto" ? "auto" : "off"},
-                                   {"seed_given", a.seed >= 0},
-                                   {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints}})
-                           .dump() +
-                       "\n");
-  write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
+  try {
+    write_atomically(dir + "/sweep.yaml", given);
+    write_atomically(dir + "/run.json",
+                     nlohmann::json({{"fusion", a.fusion == "auto" ? "auto" : "off"},
+                                     {"seed_given", a.seed >= 0},
+                                     {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints}})
+                             .dump() +
+                         "\n");
+    write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
+  } catch (const StorageError& e) {  // (what it wrote, a new run takes over)
+    err << "hfta-tune run: " << e.what() << "; nothing was trained: once it can be written, run the same command again\n";
+    return kExitFailure;
+  }
   return train(*sweep, dir, a.fusion == "auto", a, out, err, "run", *lock);
 }
 

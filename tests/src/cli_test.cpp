@@ -707,6 +707,31 @@ TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {
   const Result resumed = run("resume " + dir);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   expect_same_results(dir, dir_ + "/whole");
+
+  // Full as the results are written, every trial done: resume writes them.
+  std::system(("rm '" + dir + "/results.json' && ln -s /dev/full '" + dir + "/results.json.tmp'").c_str());
+  const Result at_the_end = run("resume " + dir);
+  EXPECT_EQ(at_the_end.code, 1);
+  EXPECT_NE(at_the_end.err.find("results.json: No space left on device (every trial is done and kept: hfta-tune resume " +
+                                dir + " writes the results)"),
+            std::string::npos)
+      << at_the_end.err;
+  std::remove((dir + "/results.json.tmp").c_str());
+  ASSERT_EQ(run("resume " + dir).code, 0);
+  expect_same_results(dir, dir_ + "/whole");
+
+  // Full before the sweep began: nothing trained, and the same command runs it.
+  const std::string early = dir_ + "/full-early";
+  std::filesystem::create_directories(early);
+  ::symlink("/dev/full", (early + "/sweep.yaml.tmp").c_str());
+  const Result before = run("run " + sweep + " --out " + early);
+  EXPECT_EQ(before.code, 1);
+  EXPECT_NE(before.err.find("sweep.yaml: No space left on device; nothing was trained: once it can be written, run the "
+                            "same command again"),
+            std::string::npos)
+      << before.err;
+  ASSERT_EQ(run("run " + sweep + " --out " + early).code, 0);
+  expect_same_results(early, dir_ + "/whole");
 }
 
 TEST_F(Cli, AnArrayOutOfMemoryWhileReportingTrainsAgainOnlyWhatItHadNotReported) {
