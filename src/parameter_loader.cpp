@@ -214,6 +214,7 @@ class ParameterReader {
     // Whether p's conditions hold in every trial where nesterov is true
     // (each implied by nesterov = true or by nesterov's own conditions).
     auto present_with_nesterov = [&](const ParameterSpec& p) {
+      if (nesterov_limits(p.name)) return true;  // nesterov's own condition on p: p is there wherever nesterov is
       return std::all_of(p.when.begin(), p.when.end(), [&](const search::Condition& c) {
         if (c.parameter == "nesterov") return holds(c.values, yes);
         const auto* limits = nesterov_limits(c.parameter);
@@ -327,6 +328,7 @@ class ParameterReader {
       return false;
     }
     bool ok = true;
+    std::vector<std::size_t> listed_at;  // each value's index in the file
     for (size_t i = 0; i < values->size(); ++i) {
       const YAML::Node item = (*values)[i];
       const std::string item_path = values_path + "[" + std::to_string(i) + "]";
@@ -335,13 +337,18 @@ class ParameterReader {
         ok = false;
         continue;
       }
-      for (const auto& earlier : spec.values) {
-        if (same_value(earlier, *v)) {
-          r_.error(item, item_path, "the value " + search::to_string(*v) + " is listed twice");
-          ok = false;
-        }
+      // Once per repeat, naming the first listing (thrice is two problems, not three).
+      const auto first = std::find_if(spec.values.begin(), spec.values.end(),
+                                      [&](const search::ParamValue& earlier) { return same_value(earlier, *v); });
+      if (first != spec.values.end()) {
+        const auto k = listed_at[static_cast<std::size_t>(first - spec.values.begin())];
+        r_.error(item, item_path,
+                 "the value " + search::to_string(*v) + " is listed twice (as values[" + std::to_string(k) + "])");
+        ok = false;
+        continue;
       }
       spec.values.push_back(*v);
+      listed_at.push_back(i);
     }
     return ok;
   }

@@ -206,7 +206,8 @@ void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "budget", true);
   if (!node) return;
   r.check_mapping(*node, "budget", {"unit", "min", "max"});
-  if (!node->IsMap()) return;BudgetOptions& b = sweep.budget;
+  if (!node->IsMap()) return;
+  BudgetOptions& b = sweep.budget;
   read_enum_into(r, r.child(*node, "budget", "unit", false), "budget.unit", b.unit);
   const std::int64_t most = std::int64_t(1) << 40;
   auto min_node = r.child(*node, "budget", "min", false);
@@ -413,6 +414,46 @@ void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig&
           what + " " + count + " trials; at most " + std::to_string(kMaxTrials) + " (" + remedy + ")");
 }
 
+// A step trains one whole batch, and a rung's budget in samples trains its
+// nearest whole number of steps, at least one. Two rungs below a step and a
+// half apart would train the same steps: the later would train nothing its
+// budget names (the tuner would train it a step further than its budget, and
+// its results would not be the budget's). The largest batch a trial may take
+// makes the fewest steps, so it alone decides.
+void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
+  const auto method = sweep.search.method;
+  if (sweep.budget.unit != BudgetUnit::kSamples ||
+      (method != SearchMethod::kHyperband && method != SearchMethod::kSha && method != SearchMethod::kAsha)) {
+    return;
+  }
+  double batch = static_cast<double>(sweep.task.batch_size);
+  std::string whose = "task.batch_size " + std::to_string(sweep.task.batch_size);
+  if (const auto* p = sweep.find_parameter("batch_size")) {
+    batch = search::is_categorical(p->distribution) ? 0.0 : p->max;
+    for (const auto& v : p->values) batch = std::max(batch, search::is_numeric(v) ? search::as_double(v) : 0.0);
+    std::ostringstream b;
+    b << batch;
+    whose = "batch_size up to " + b.str();
+  }
+  if (batch <= 1) return;
+  const auto rungs = search::successive_halving_bracket(1, sweep.budget.max, sweep.budget.min, sweep.search.eta).rungs;
+  auto steps = [&](double budget) { return std::max<long long>(1, std::llround(budget / batch)); };
+  for (std::size_t k = 1; k < rungs.size(); ++k) {
+    if (steps(rungs[k].r) > steps(rungs[k - 1].r)) continue;
+    std::ostringstream what;
+    what << "the rungs of " << rungs[k - 1].r << " and " << rungs[k].r << " samples would both train "
+         << steps(rungs[k].r) << " step" << (steps(rungs[k].r) == 1 ? "" : "s") << " (" << whose
+         << "; a step trains a whole batch): give budget.min at least one batch (" << batch
+         << " samples), or count the budget in steps";
+    // At budget.min, or at budget.max where min is left at its default.
+    auto node = r.child(root, "", "budget", false);
+    auto min = node ? r.child(*node, "budget", "min", false) : std::nullopt;
+    auto at = min ? min : node ? r.child(*node, "budget", "max", false) : std::nullopt;
+    r.error(at ? *at : root, min || !at ? "budget.min" : "budget.max", what.str());
+    return;
+  }
+}
+
 SweepConfig load_sweep_string(const std::string& yaml, const std::string& source) {
   YamlReader r(source);
   YAML::Node root;
@@ -463,6 +504,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   load_early_stopping(r, root, sweep);
   load_fusion(r, root, sweep);
   if (r.ok()) check_trial_count(r, root, sweep);
+  if (r.ok()) check_rung_steps(r, root, sweep);
   if (!r.ok()) reject(r);
   sweep.search.waves = trial_waves(sweep);  // as run will train it, whatever a later default
   return sweep;

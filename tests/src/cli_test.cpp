@@ -483,7 +483,7 @@ TEST_F(Cli, TinyBudgetsOtherOptimizersAndLabelSmoothingTrain) {
   const std::string sweep = write_sweep("samples.yaml", R"(name: samples
 task: {model: mlp, batch_size: 64, options: {depth: 1, width: 16}}
 metric: {name: val_loss, goal: minimize}
-budget: {unit: samples, min: 10, max: 100}
+budget: {unit: samples, min: 32, max: 288}
 search: {method: sha, trials: 3, eta: 3}
 parameters:
   lr: {values: [0.01, 0.001, 0.005]}

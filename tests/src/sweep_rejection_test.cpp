@@ -174,9 +174,38 @@ TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
                                "  momentum: {values: [0.9]}\n  nesterov: {values: [true, false]}\n"
                                "  dampening: {values: [0.1], when: {nesterov: [false]}}\n",
                                "  optimizer: {values: [sgd, adam], fuse: false}\n  momentum: {value: 0.9, when: {optimizer: [sgd]}}\n"
-                               "  nesterov: {values: [true, false], when: {optimizer: [sgd]}}\n"}) {
+                               "  nesterov: {values: [true, false], when: {optimizer: [sgd]}}\n",
+                               // Nesterov's own condition on a momentum that is itself conditional.
+                               "  optimizer: {values: [sgd, adam], fuse: false}\n"
+                               "  momentum: {values: [0.5, 0.9], when: {optimizer: [sgd]}}\n"
+                               "  nesterov: {values: [true, false], when: {momentum: [0.9]}}\n"}) {
     EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"parameters", lr + ok}}), "sweep.yaml")) << ok;
   }
+}
+
+TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
+  // Batch 32: rungs of 5.33, 16 and 48 samples all train one step.
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 5\n  max: 48\n"}}), "budget.min",
+                  "min: 5", "the rungs of 5.33333 and 16 samples would both train 1 step (task.batch_size 32");
+  // budget.min left at 1: named at budget.max.
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  max: 81\n"}}), "budget.max", "max: 81",
+                  "give budget.min at least one batch (32 samples)");
+  // The largest batch a trial may take decides, for every rung method.
+  for (const std::string method : {"sha\n  trials: 9", "asha\n  trials: 9", "hyperband"}) {
+    expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 48\n  max: 432\n"},
+                                {"search", "search:\n  method: " + method + "\n  eta: 3\n"},
+                                {"parameters", "parameters:\n  lr: {value: 0.1}\n"
+                                               "  batch_size: {values: [16, 128], fuse: false}\n"}}),
+                    "budget.min", "min: 48", "(batch_size up to 128;");
+  }
+  // Rungs under a batch that each train a step more, a single rung, or steps as the unit, are taken.
+  for (const std::string& budget : {"budget:\n  unit: samples\n  min: 16\n  max: 144\n",
+                                    "budget:\n  unit: steps\n  min: 1\n  max: 9\n"}) {
+    EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"budget", budget}}), "sweep.yaml")) << budget;
+  }
+  EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"budget", "budget:\n  unit: samples\n  max: 5\n"},
+                                                {"search", "search:\n  method: random\n  trials: 2\n"}}),
+                                    "sweep.yaml"));
 }
 
 TEST(SweepRejection, UnknownModelOptionSuggestsTheRightOne) {
@@ -367,7 +396,18 @@ TEST(SweepRejection, EmptyChoice) {
 
 TEST(SweepRejection, DuplicateChoiceValue) {
   const auto yaml = sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [0.1, 0.1]\n"}});
-  expect_rejected(yaml, "parameters.lr.values[1]", "values:", "listed twice");
+  expect_rejected(yaml, "parameters.lr.values[1]", "values:", "listed twice (as values[0])");
+  // A value listed thrice is two problems, each named once, against the first listing.
+  try {
+    load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [0.1, 0.2, 0.1, 1.0e-1]\n"}}),
+                      "sweep.yaml");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("values[2]: the value 0.1 is listed twice (as values[0])"), std::string::npos) << what;
+    EXPECT_NE(what.find("values[3]: the value 0.1 is listed twice (as values[0])"), std::string::npos) << what;
+    EXPECT_EQ(e.diagnostics().size(), 2u) << what;
+  }
 }
 
 TEST(SweepRejection, MissingMetric) {
