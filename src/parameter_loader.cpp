@@ -262,6 +262,79 @@ class ParameterReader {
                 "dampening (PyTorch refuses it); " + fix);
   }
 
+  // Attention splits d_model evenly across its heads (task.options alone are
+  // checked as they load): no trial may pair a d_model with heads that do
+  // not divide it. Each one's condition on the other is followed; one on a
+  // third parameter may leave it out of a trial, which then has its task value.
+  void check_heads(const SweepConfig& sweep) {
+    const auto d_task = sweep.task.options.find("d_model"), h_task = sweep.task.options.find("heads");
+    if (d_task == sweep.task.options.end() || h_task == sweep.task.options.end() ||
+        !search::is_numeric(d_task->second) || !search::is_numeric(h_task->second)) {
+      return;
+    }
+    const ParameterSpec* d = sweep.find_parameter("d_model");
+    const ParameterSpec* h = sweep.find_parameter("heads");
+    if (!d && !h) return;
+    for (const auto& dv : states(d)) {
+      for (const auto& hv : states(h)) {
+        if (!may_be(d, dv.has_value(), "heads", hv) || !may_be(h, hv.has_value(), "d_model", dv)) continue;
+        const auto dm = dv ? *dv : std::llround(search::as_double(d_task->second));
+        const auto hs = hv ? *hv : std::llround(search::as_double(h_task->second));
+        if (hs <= 0 || dm % hs == 0) continue;
+        const std::string name = h ? "heads" : "d_model";
+        r_.error_at(positions_[name], "parameters." + name,
+                    std::to_string(hs) + " heads do not divide d_model " + std::to_string(dm) +
+                        " evenly, and a trial may take both (attention splits d_model across its heads): list "
+                        "only values that divide, or sample heads only with the d_model values they divide "
+                        "(when: {d_model: [...]})");
+        return;
+      }
+    }
+  }
+
+  // A whole-number parameter's states in a trial: absent (nullopt: its task
+  // value), where its `when` may leave it out, and each value it may take
+  // (the first 65536 of a range).
+  static std::vector<std::optional<long long>> states(const ParameterSpec* p) {
+    std::vector<std::optional<long long>> out;
+    if (!p || !p->when.empty()) out.emplace_back();
+    if (!p) return out;
+    if (search::is_categorical(p->distribution)) {
+      for (const auto& v : p->values) {
+        if (search::is_numeric(v)) out.emplace_back(std::llround(search::as_double(v)));
+      }
+      return out;
+    }
+    const double step = p->distribution == Distribution::kQuantized ? p->q : 1.0;
+    if (step <= 0 || (p->distribution != Distribution::kQuantized && p->distribution != Distribution::kIntUniform &&
+                      p->distribution != Distribution::kIntLogUniform)) {
+      return out;
+    }
+    const double first = p->distribution == Distribution::kQuantized ? p->min : std::ceil(p->min);
+    for (double x = first; x <= p->max + 1e-9 && out.size() < 65536; x += step) out.emplace_back(std::llround(x));
+    return out;
+  }
+
+  // Whether p may be present (or absent) in a trial where `other` is in
+  // `state` (nullopt: absent). Its conditions on `other` decide; one on a
+  // third parameter may hold or not.
+  static bool may_be(const ParameterSpec* p, bool present, const std::string& other,
+                     const std::optional<long long>& state) {
+    if (!p) return !present;
+    if (p->when.empty()) return present;
+    bool third = false;
+    for (const auto& c : p->when) {
+      if (c.parameter != other) {
+        third = true;
+      } else if (!state || std::none_of(c.values.begin(), c.values.end(), [&](const ParamValue& v) {
+                   return search::is_numeric(v) && std::llround(search::as_double(v)) == *state;
+                 })) {
+        return !present;  // a condition that fails leaves it out
+      }
+    }
+    return third || present;
+  }
+
   void check_method(const SweepConfig& sweep) {
     if (sweep.search.method != SearchMethod::kGrid) return;
     for (const auto& p : sweep.parameters) {
@@ -591,6 +664,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   reader.check_conditions(sweep.parameters, seen);
   reader.check_read(sweep.parameters, seen);
   reader.check_nesterov(sweep.parameters, seen);
+  reader.check_heads(sweep);
   reader.check_method(sweep);
 }
 

@@ -46,8 +46,9 @@ std::string absent_because(const search::ParameterSpec& p, const search::Config&
 }  // namespace
 
 void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  // (A missing key is an invalid node, whose type yaml-cpp throws for: test it first.)
   const YAML::Node search = root.IsMap() ? root["search"] : YAML::Node();
-  if (!search.IsMap() || !search["points_to_evaluate"]) return;
+  if (!search || !search.IsMap() || !search["points_to_evaluate"]) return;
   const std::string path = "search.points_to_evaluate";
   const auto node = r.child(search, "search", "points_to_evaluate", false);
   if (!node->IsSequence()) {
@@ -58,10 +59,10 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   // Parameters written in the file: one that failed to load is reported there, not again here.
   std::set<std::string> written;
   std::vector<std::string> names;
-  if (root["parameters"].IsMap()) {
-    for (const auto& entry : root["parameters"]) {
-      if (entry.first.IsScalar()) written.insert(entry.first.Scalar());
-    }
+  const YAML::Node parameters = root["parameters"];
+  if (!parameters || !parameters.IsMap()) return;  // no parameters to set: reported at the section
+  for (const auto& entry : parameters) {
+    if (entry.first.IsScalar()) written.insert(entry.first.Scalar());
   }
   for (const auto& p : sweep.parameters) names.push_back(p.name);
   std::optional<search::SearchSpace> space;

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include <yaml-cpp/depthguard.h>
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/search/brackets.h"
@@ -191,7 +192,8 @@ void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
   auto node = r.child(root, "", "metric", true);
   if (!node) return;
   r.check_mapping(*node, "metric", {"name", "goal"});
-  if (!node->IsMap()) return;if (auto n = r.child(*node, "metric", "name", true)) {
+  if (!node->IsMap()) return;
+  if (auto n = r.child(*node, "metric", "name", true)) {
     if (model) {
       const auto names = trainers::metric_names(model->kind);
       if (auto i = r.read_enum(*n, "metric.name", names)) sweep.metric.name = names[*i];
@@ -475,6 +477,11 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
     }
     if (!documents.empty()) root = documents[0];
     apply_merge_keys(root);
+  } catch (const YAML::DeepRecursion& e) {  // (whose own text says "bad file")
+    r.error_at(e.mark, "",
+               "not valid YAML: its lists and mappings nest " + std::to_string(e.depth()) +
+                   " levels deep, more than the parser takes (a sweep nests a few)");
+    reject(r);
   } catch (const YAML::Exception& e) {
     r.error_at(e.mark, "", "not valid YAML: " + e.msg);
     reject(r);

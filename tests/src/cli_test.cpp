@@ -86,6 +86,18 @@ class Cli : public ::testing::Test {
     EXPECT_EQ(again.at("best"), whole.at("best"));
   }
 
+  // The sizes resume packs by are the ones the run measured (throughput.json):
+  // made decisive (B models B times as fast as one), since on a loaded machine
+  // the probe of kTinySweep's small MLP can read B=2 within fusion.min_gain of
+  // one model, and keep arrays of one.
+  static void make_rates_decisive(const std::string& dir) {
+    auto rates = nlohmann::json::parse(slurp(dir + "/throughput.json"));
+    for (auto& [key, by_size] : rates.items()) {
+      for (auto& [size, rate] : by_size.items()) rate = std::stod(size) * 1000.0;
+    }
+    std::ofstream(dir + "/throughput.json") << rates.dump();
+  }
+
   // Defined below kTinySweep, which it runs.
   void expect_cut_mid_rung_resumes_as_whole(const std::string& run_flags, const std::string& resume_flags);
   void expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut);
@@ -570,14 +582,7 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
       << "fusion: {max_array: 2}\n";
   std::remove((dir_ + "/cut/results.json").c_str());
   for (int id = 0; id < 9; ++id) std::filesystem::remove_all(dir_ + "/cut/trials/" + std::to_string(id));
-  // The sizes resume packs by are the ones the run measured (throughput.json):
-  // made decisive here, since on a loaded machine the probe of this small MLP
-  // can read B=2 within fusion.min_gain of one model, and keep arrays of one.
-  auto rates = nlohmann::json::parse(slurp(dir_ + "/cut/throughput.json"));
-  for (auto& [key, by_size] : rates.items()) {
-    for (auto& [size, rate] : by_size.items()) rate = std::stod(size) * 1000.0;
-  }
-  std::ofstream(dir_ + "/cut/throughput.json") << rates.dump();
+  make_rates_decisive(dir_ + "/cut");
   EXPECT_EQ(run("resume " + dir_ + "/cut --device cuda:0").code, 2);  // refused before sweep.json is rewritten
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/sweep.json")).at("fusion").at("max_array"), 64);
   const Result repacked = run("resume " + dir_ + "/cut");
@@ -752,10 +757,20 @@ TEST_F(Cli, KeepCheckpointsLiveRemovesTheCheckpointsOfTrialsDoneTrainingAndEndsA
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   // Stopped inside the sweep: a trial its rung passed over has only its
-  // weights left; one that may still train keeps its checkpoint.
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
-  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/live --workers 1 --keep-checkpoints live").code, 0);
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  // weights left; one that may still train keeps its checkpoint. First
+  // stopped in its first round, for its measured rates to be made decisive
+  // (arrays of one would spend every piece below in the first round), then
+  // three pieces of training later: past the second round, whose arrays are
+  // one each.
+  {
+    const ScopedEnv first_round("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/live --workers 1 --keep-checkpoints live").code, 0);
+  }
+  make_rates_decisive(dir_ + "/live");
+  {
+    const ScopedEnv later("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3");
+    ASSERT_EQ(run("resume " + dir_ + "/live --workers 1").code, 0);
+  }
   ASSERT_FALSE(exists(dir_ + "/live/results.json"));
   int dropped = 0, kept = 0;
   for (int id = 0; id < 22; ++id) {

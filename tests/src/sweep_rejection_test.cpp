@@ -2,6 +2,9 @@
 // that names the YAML path, the line, and what was expected.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_loader.h"
 
@@ -415,6 +418,21 @@ TEST(SweepRejection, MissingMetric) {
   expect_rejected(yaml, "metric", "name:", "missing required key 'metric'");
 }
 
+TEST(SweepRejection, MissingSearchOrParametersBesidePointsToEvaluate) {
+  // (Points to evaluate are read beside both: a missing one is reported, not thrown over.)
+  expect_rejected(sweep_yaml({{"search", ""}}), "search", "name:", "missing required key 'search'");
+  expect_rejected(sweep_yaml({{"parameters", ""},
+                              {"search", "search:\n  method: random\n  trials: 3\n  points_to_evaluate: [{lr: 0.1}]\n"}}),
+                  "parameters", "name:", "missing required key 'parameters'");
+  try {  // and only there: the point's lr is not called unknown
+    load_sweep_string(sweep_yaml({{"parameters", ""},
+                                  {"search", "search:\n  method: random\n  trials: 3\n  points_to_evaluate: [{lr: 0.1}]\n"}}),
+                      "sweep.yaml");
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
+  }
+}
+
 TEST(SweepRejection, MissingMetricName) {
   const auto yaml = sweep_yaml({{"metric", "metric:\n  goal: minimize\n"}});
   expect_rejected(yaml, "metric.name", "goal:", "missing required key 'name'");
@@ -429,6 +447,33 @@ TEST(SweepRejection, HeadsThatDoNotDivideTheModelWidth) {
   const auto yaml = sweep_yaml({{"task", "task:\n  model: transformer_lm\n  options:\n    d_model: 64\n    heads: 3\n"},
                                 {"metric", "metric:\n  name: val_perplexity\n  goal: minimize\n"}});
   expect_rejected(yaml, "task.options.heads", "heads: 3", "3 heads do not divide d_model 64 evenly");
+  // As parameters, every pair a trial may take (conditions on each other followed).
+  auto lm = [](const std::string& params) {
+    return sweep_yaml({{"task", "task:\n  model: transformer_lm\n  options:\n    d_model: 64\n    heads: 4\n"},
+                       {"metric", "metric:\n  name: val_perplexity\n  goal: minimize\n"},
+                       {"parameters", "parameters:\n  lr: {value: 0.01}\n" + params}});
+  };
+  expect_rejected(lm("  heads: {values: [3, 4], fuse: false}\n"), "parameters.heads", "  heads: {",
+                  "3 heads do not divide d_model 64 evenly, and a trial may take both");
+  expect_rejected(lm("  d_model: {distribution: int_uniform, min: 60, max: 64, fuse: false}\n"), "parameters.d_model",
+                  "  d_model: {", "4 heads do not divide d_model 61 evenly");
+  expect_rejected(lm("  d_model: {values: [48, 64], fuse: false}\n  heads: {values: [32], fuse: false}\n"),
+                  "parameters.heads", "  heads: {", "32 heads do not divide d_model 48");
+  // heads 3 left out where the task's 4 would not divide: once without d_model's 96, once with a third condition.
+  expect_rejected(lm("  d_model: {values: [64, 96], fuse: false}\n  heads: {values: [3], fuse: false}\n"),
+                  "parameters.heads", "  heads: {", "3 heads do not divide d_model 64");
+  expect_rejected(lm("  optimizer: {values: [sgd, adam], fuse: false}\n"
+                     "  d_model: {values: [96], fuse: false, when: {optimizer: [sgd]}}\n"
+                     "  heads: {values: [3], fuse: false, when: {optimizer: [sgd]}}\n"),
+                  "parameters.heads", "  heads: {", "3 heads do not divide d_model 64");
+  for (const std::string ok : {"  heads: {values: [1, 2, 4, 8], fuse: false}\n",
+                               "  d_model: {distribution: quantized, min: 32, max: 128, q: 16, fuse: false}\n",
+                               "  d_model: {values: [64, 96], fuse: false}\n"
+                               "  heads: {values: [3], fuse: false, when: {d_model: [96]}}\n",
+                               "  heads: {values: [2, 8], fuse: false}\n"
+                               "  d_model: {values: [48], fuse: false, when: {heads: [2]}}\n"}) {
+    EXPECT_NO_THROW(load_sweep_string(lm(ok), "sweep.yaml")) << ok;
+  }
 }
 
 TEST(SweepRejection, MissingMetricGoal) {
@@ -651,6 +696,34 @@ TEST(SweepRejection, NotYaml) {
     ASSERT_EQ(e.diagnostics().size(), 1u);
     EXPECT_NE(e.diagnostics()[0].message.find("not valid YAML"), std::string::npos);
     EXPECT_GT(e.diagnostics()[0].line, 0);
+  }
+}
+
+TEST(SweepRejection, NestingDeeperThanTheParserTakesIsNamed) {
+  const std::string yaml = "name: " + std::string(3000, '[') + std::string(3000, ']') + "\n";
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_NE(e.diagnostics()[0].message.find("levels deep, more than the parser takes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SweepRejection, ControlCharactersInEchoedValuesAreWrittenOut) {
+  // A zero byte echoed from a quoted value would end the printed report
+  // there; a block scalar's line breaks would split one problem over lines.
+  const auto yaml = sweep_yaml({{"seed", "seed: \"a\\u0000b\"\n"},
+                                {"budget", "budget: |\n  multi\n  line\n"}});
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(std::strlen(e.what()), what.size()) << what;
+    EXPECT_NE(what.find("seed: expected an integer, got 'a\\x00b'"), std::string::npos) << what;
+    EXPECT_NE(what.find("got 'multi\\nline\\n'"), std::string::npos) << what;
+    EXPECT_EQ(std::count(what.begin(), what.end(), '\n') + 1, static_cast<long>(e.diagnostics().size())) << what;
   }
 }
 
