@@ -7,6 +7,7 @@
 #include <set>
 
 #include "hfta/core/did_you_mean.h"
+#include "hfta/search/search_space.h"
 #include "option_values.h"
 #include "sweep_sections.h"
 
@@ -264,9 +265,11 @@ class ParameterReader {
 
   // Attention splits d_model evenly across its heads (task.options alone are
   // checked as they load): no trial may pair a d_model with heads that do
-  // not divide it. Each one's condition on the other is followed; one on a
-  // third parameter may leave it out of a trial, which then has its task value.
-  void check_heads(const SweepConfig& sweep) {
+  // not divide it. Conditions are followed: on each other, and on the
+  // unconditional listed parameters either names (every combination of
+  // theirs); one on any other parameter may hold or not. Where a parameter's
+  // condition leaves it out, a trial has its task value.
+  void check_heads(const SweepConfig& sweep, const std::set<std::string>& declared) {
     const auto d_task = sweep.task.options.find("d_model"), h_task = sweep.task.options.find("heads");
     if (d_task == sweep.task.options.end() || h_task == sweep.task.options.end() ||
         !search::is_numeric(d_task->second) || !search::is_numeric(h_task->second)) {
@@ -274,22 +277,52 @@ class ParameterReader {
     }
     const ParameterSpec* d = sweep.find_parameter("d_model");
     const ParameterSpec* h = sweep.find_parameter("heads");
-    if (!d && !h) return;
-    for (const auto& dv : states(d)) {
-      for (const auto& hv : states(h)) {
-        if (!may_be(d, dv.has_value(), "heads", hv) || !may_be(h, hv.has_value(), "d_model", dv)) continue;
-        const auto dm = dv ? *dv : std::llround(search::as_double(d_task->second));
-        const auto hs = hv ? *hv : std::llround(search::as_double(h_task->second));
-        if (hs <= 0 || dm % hs == 0) continue;
-        const std::string name = h ? "heads" : "d_model";
-        r_.error_at(positions_[name], "parameters." + name,
-                    std::to_string(hs) + " heads do not divide d_model " + std::to_string(dm) +
-                        " evenly, and a trial may take both (attention splits d_model across its heads): list "
-                        "only values that divide, or sample heads only with the d_model values they divide "
-                        "(when: {d_model: [...]})");
-        return;
+    if ((!d && !h) || (declared.count("d_model") && !d) || (declared.count("heads") && !h)) return;
+    for (const auto& fixed : third_values(sweep, {d, h})) {
+      for (const auto& dv : states(d)) {
+        for (const auto& hv : states(h)) {
+          if (!may_be(d, dv.has_value(), "heads", hv, fixed) || !may_be(h, hv.has_value(), "d_model", dv, fixed)) {
+            continue;
+          }
+          const auto dm = dv ? *dv : std::llround(search::as_double(d_task->second));
+          const auto hs = hv ? *hv : std::llround(search::as_double(h_task->second));
+          if (hs <= 0 || dm % hs == 0) continue;
+          const std::string name = h ? "heads" : "d_model";
+          r_.error_at(positions_[name], "parameters." + name,
+                      std::to_string(hs) + " heads do not divide d_model " + std::to_string(dm) +
+                          " evenly, and a trial may take both (attention splits d_model across its heads): list "
+                          "only values that divide, or sample heads only with the d_model values they divide "
+                          "(when: {d_model: [...]})");
+          return;
+        }
       }
     }
+  }
+
+  // Every combination of the values of the unconditional listed parameters
+  // that `specs`' conditions name (up to 4096; beyond, none is fixed).
+  static std::vector<search::Config> third_values(const SweepConfig& sweep,
+                                                  const std::vector<const ParameterSpec*>& specs) {
+    std::vector<search::Config> out(1);
+    for (const auto* spec : specs) {
+      for (const auto& c : spec ? spec->when : std::vector<search::Condition>{}) {
+        const ParameterSpec* t = sweep.find_parameter(c.parameter);
+        if (!t || !t->when.empty() || !search::is_categorical(t->distribution) || out.front().count(t->name) ||
+            std::any_of(specs.begin(), specs.end(), [&](const ParameterSpec* s) { return s == t; })) {
+          continue;
+        }
+        if (out.size() * t->values.size() > 4096) return {search::Config{}};
+        std::vector<search::Config> more;
+        for (const auto& config : out) {
+          for (const auto& v : t->values) {
+            more.push_back(config);
+            more.back()[t->name] = v;
+          }
+        }
+        out = std::move(more);
+      }
+    }
+    return out;
   }
 
   // A whole-number parameter's states in a trial: absent (nullopt: its task
@@ -316,23 +349,27 @@ class ParameterReader {
   }
 
   // Whether p may be present (or absent) in a trial where `other` is in
-  // `state` (nullopt: absent). Its conditions on `other` decide; one on a
-  // third parameter may hold or not.
+  // `state` (nullopt: absent) and the parameters in `fixed` hold their values
+  // there. A condition on any other parameter may hold or not.
   static bool may_be(const ParameterSpec* p, bool present, const std::string& other,
-                     const std::optional<long long>& state) {
+                     const std::optional<long long>& state, const search::Config& fixed) {
     if (!p) return !present;
-    if (p->when.empty()) return present;
-    bool third = false;
+    bool unknown = false;
     for (const auto& c : p->when) {
-      if (c.parameter != other) {
-        third = true;
-      } else if (!state || std::none_of(c.values.begin(), c.values.end(), [&](const ParamValue& v) {
-                   return search::is_numeric(v) && std::llround(search::as_double(v)) == *state;
-                 })) {
-        return !present;  // a condition that fails leaves it out
+      bool holds = false;
+      if (c.parameter == other) {
+        holds = state && std::any_of(c.values.begin(), c.values.end(), [&](const ParamValue& v) {
+                  return search::is_numeric(v) && std::llround(search::as_double(v)) == *state;
+                });
+      } else if (const auto it = fixed.find(c.parameter); it != fixed.end()) {
+        holds = std::any_of(c.values.begin(), c.values.end(), [&](const ParamValue& v) { return v == it->second; });
+      } else {
+        unknown = true;
+        continue;
       }
+      if (!holds) return !present;  // a condition that fails leaves it out
     }
-    return third || present;
+    return unknown || present;
   }
 
   void check_method(const SweepConfig& sweep) {
@@ -664,7 +701,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   reader.check_conditions(sweep.parameters, seen);
   reader.check_read(sweep.parameters, seen);
   reader.check_nesterov(sweep.parameters, seen);
-  reader.check_heads(sweep);
+  reader.check_heads(sweep, seen);
   reader.check_method(sweep);
 }
 

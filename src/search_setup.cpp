@@ -81,6 +81,21 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
       std::vector<search::BracketPlan>{{0, {{s.trials, double(b.max)}}}}, goal, 0, trial_waves(sweep));
 }
 
+std::vector<double> rung_budgets(const SweepConfig& sweep) {
+  const auto& s = sweep.search;
+  const auto& b = sweep.budget;
+  std::vector<double> out;
+  if (s.method == SearchMethod::kHyperband || s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha) {
+    for (const auto& rung : search::successive_halving_bracket(1, b.max, b.min, s.eta).rungs) out.push_back(rung.r);
+  } else if (s.method == SearchMethod::kRandom && s.stopping == Stopping::kMedian) {
+    for (std::int64_t budget = b.min; budget < b.max; budget += b.min) out.push_back(static_cast<double>(budget));
+    out.push_back(static_cast<double>(b.max));  // (as MedianStoppingScheduler)
+  } else {
+    out.push_back(static_cast<double>(b.max));
+  }
+  return out;
+}
+
 std::string task_key(const SweepConfig& sweep) {
   std::string key = sweep.task.model + "|" + sweep.task.dataset +
                     "|batch_size=" + std::to_string(sweep.task.batch_size);

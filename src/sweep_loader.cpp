@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -416,43 +417,81 @@ void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig&
           what + " " + count + " trials; at most " + std::to_string(kMaxTrials) + " (" + remedy + ")");
 }
 
+// Reports at budget.min, or at budget.max where asked or where min is left at its default.
+void budget_error(YamlReader& r, const YAML::Node& root, bool at_max, const std::string& message) {
+  auto node = r.child(root, "", "budget", false);
+  auto min = node && !at_max ? r.child(*node, "budget", "min", false) : std::nullopt;
+  auto at = min ? min : node ? r.child(*node, "budget", "max", false) : std::nullopt;
+  r.error(at ? *at : root, min || !at ? "budget.min" : "budget.max", message);
+}
+
+// Median stopping compares trials after every budget.min up to budget.max: a
+// million steps of it is a typo (budget.min left at 1) that would take the
+// scheduler's memory.
+void check_median_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
+  constexpr std::int64_t kMostSteps = 10000;
+  if (sweep.search.stopping != Stopping::kMedian) return;
+  const std::int64_t steps = (sweep.budget.max + sweep.budget.min - 1) / sweep.budget.min;
+  if (steps <= kMostSteps) return;
+  budget_error(r, root, false,
+          "median stopping would compare the trials " + std::to_string(steps) + " times (after every budget.min " +
+              std::to_string(sweep.budget.min) + " up to budget.max " + std::to_string(sweep.budget.max) +
+              "); at most " + std::to_string(kMostSteps) + " (raise budget.min)");
+}
+
+// The batch sizes a trial may train with, largest first: the batch_size
+// parameter's values (a range's every one, up to 4096 of them, else its
+// ends), and task.batch_size where no such parameter is, or where its `when`
+// may leave it out.
+std::vector<std::int64_t> batch_sizes(const SweepConfig& sweep) {
+  std::set<std::int64_t> out;
+  const auto* p = sweep.find_parameter("batch_size");
+  if (!p || !p->when.empty()) out.insert(sweep.task.batch_size);
+  if (p && search::is_categorical(p->distribution)) {
+    for (const auto& v : p->values) {
+      if (search::is_numeric(v)) out.insert(std::llround(search::as_double(v)));
+    }
+  } else if (p) {
+    const double q = p->distribution == search::Distribution::kQuantized && p->q > 0 ? p->q : 1.0;
+    const double first = q == 1.0 ? std::ceil(p->min) : p->min;
+    const auto count = static_cast<std::int64_t>(std::floor((p->max - first) / q + 1e-9)) + 1;
+    for (std::int64_t k = 0; k < count; k = count <= 4096 || k + 1 == count ? k + 1 : count - 1) {
+      out.insert(std::llround(first + static_cast<double>(k) * q));
+    }
+  }
+  return {out.rbegin(), out.rend()};
+}
+
 // A step trains one whole batch, and a rung's budget in samples trains its
-// nearest whole number of steps, at least one. Two rungs below a step and a
-// half apart would train the same steps: the later would train nothing its
-// budget names (the tuner would train it a step further than its budget, and
-// its results would not be the budget's). The largest batch a trial may take
-// makes the fewest steps, so it alone decides.
+// nearest whole number of steps, at least one. Two rungs whose budgets round
+// to the same steps would leave the later one nothing to train (the tuner
+// would train it a step past its budget, and its results would not be the
+// budget's): refused, at every batch size a trial may take.
 void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
-  const auto method = sweep.search.method;
-  if (sweep.budget.unit != BudgetUnit::kSamples ||
-      (method != SearchMethod::kHyperband && method != SearchMethod::kSha && method != SearchMethod::kAsha)) {
-    return;
-  }
-  double batch = static_cast<double>(sweep.task.batch_size);
-  std::string whose = "task.batch_size " + std::to_string(sweep.task.batch_size);
-  if (const auto* p = sweep.find_parameter("batch_size")) {
-    batch = search::is_categorical(p->distribution) ? 0.0 : p->max;
-    for (const auto& v : p->values) batch = std::max(batch, search::is_numeric(v) ? search::as_double(v) : 0.0);
-    std::ostringstream b;
-    b << batch;
-    whose = "batch_size up to " + b.str();
-  }
-  if (batch <= 1) return;
-  const auto rungs = search::successive_halving_bracket(1, sweep.budget.max, sweep.budget.min, sweep.search.eta).rungs;
-  auto steps = [&](double budget) { return std::max<long long>(1, std::llround(budget / batch)); };
-  for (std::size_t k = 1; k < rungs.size(); ++k) {
-    if (steps(rungs[k].r) > steps(rungs[k - 1].r)) continue;
-    std::ostringstream what;
-    what << "the rungs of " << rungs[k - 1].r << " and " << rungs[k].r << " samples would both train "
-         << steps(rungs[k].r) << " step" << (steps(rungs[k].r) == 1 ? "" : "s") << " (" << whose
-         << "; a step trains a whole batch): give budget.min at least one batch (" << batch
-         << " samples), or count the budget in steps";
-    // At budget.min, or at budget.max where min is left at its default.
-    auto node = r.child(root, "", "budget", false);
-    auto min = node ? r.child(*node, "budget", "min", false) : std::nullopt;
-    auto at = min ? min : node ? r.child(*node, "budget", "max", false) : std::nullopt;
-    r.error(at ? *at : root, min || !at ? "budget.min" : "budget.max", what.str());
-    return;
+  if (sweep.budget.unit != BudgetUnit::kSamples) return;
+  const auto rungs = rung_budgets(sweep);
+  if (rungs.size() < 2) return;
+  const bool median = sweep.search.stopping == Stopping::kMedian;
+  for (const std::int64_t batch : batch_sizes(sweep)) {
+    const auto b = static_cast<double>(batch);
+    auto steps = [&](double budget) { return std::max<long long>(1, std::llround(budget / b)); };
+    for (std::size_t k = 1; k < rungs.size(); ++k) {
+      if (steps(rungs[k]) > steps(rungs[k - 1])) continue;
+      // Median stopping's last step is what is left of budget.max: that may be under a batch.
+      const bool tail = median && k + 1 == rungs.size() && sweep.budget.min >= batch;
+      std::ostringstream what;
+      what << (median ? "median stopping's steps" : "the rungs") << " to " << rungs[k - 1] << " and " << rungs[k]
+           << " samples would both train " << steps(rungs[k]) << " step" << (steps(rungs[k]) == 1 ? "" : "s")
+           << " of batch_size " << batch << " (a step trains a whole batch): ";
+      if (tail) {
+        what << "make budget.max a multiple of budget.min";
+      } else {
+        what << "give budget.min at least one batch (" << batch << " samples)";
+      }
+      what << ", or count the budget in steps";
+      budget_error(r, root, tail, what.str());
+      return;
+    }
   }
 }
 
@@ -511,6 +550,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   load_early_stopping(r, root, sweep);
   load_fusion(r, root, sweep);
   if (r.ok()) check_trial_count(r, root, sweep);
+  if (r.ok()) check_median_steps(r, root, sweep);
   if (r.ok()) check_rung_steps(r, root, sweep);
   if (!r.ok()) reject(r);
   sweep.search.waves = trial_waves(sweep);  // as run will train it, whatever a later default

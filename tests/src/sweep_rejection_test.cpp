@@ -189,7 +189,7 @@ TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
 TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
   // Batch 32: rungs of 5.33, 16 and 48 samples all train one step.
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 5\n  max: 48\n"}}), "budget.min",
-                  "min: 5", "the rungs of 5.33333 and 16 samples would both train 1 step (task.batch_size 32");
+                  "min: 5", "the rungs to 5.33333 and 16 samples would both train 1 step of batch_size 32");
   // budget.min left at 1: named at budget.max.
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  max: 81\n"}}), "budget.max", "max: 81",
                   "give budget.min at least one batch (32 samples)");
@@ -199,7 +199,7 @@ TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
                                 {"search", "search:\n  method: " + method + "\n  eta: 3\n"},
                                 {"parameters", "parameters:\n  lr: {value: 0.1}\n"
                                                "  batch_size: {values: [16, 128], fuse: false}\n"}}),
-                    "budget.min", "min: 48", "(batch_size up to 128;");
+                    "budget.min", "min: 48", "of batch_size 128 (a step");
   }
   // Rungs under a batch that each train a step more, a single rung, or steps as the unit, are taken.
   for (const std::string& budget : {"budget:\n  unit: samples\n  min: 16\n  max: 144\n",
@@ -209,6 +209,34 @@ TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
   EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"budget", "budget:\n  unit: samples\n  max: 5\n"},
                                                 {"search", "search:\n  method: random\n  trials: 2\n"}}),
                                     "sweep.yaml"));
+  // A batch_size its `when` may leave out: the task's batch (256) decides.
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 100\n  max: 900\n"},
+                              {"task", "task:\n  model: mlp\n  batch_size: 256\n"},
+                              {"parameters", "parameters:\n  optimizer: {values: [sgd, adam], fuse: false}\n"
+                                             "  batch_size: {values: [16, 32], fuse: false, when: {optimizer: [sgd]}}\n"}}),
+                  "budget.min", "min: 100", "of batch_size 256");
+  // A quantized batch_size takes 32, 64 and 96, never its max of 100.
+  EXPECT_NO_THROW(load_sweep_string(
+      sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 48\n  max: 144\n"},
+                  {"parameters", "parameters:\n  batch_size: {distribution: quantized, min: 32, max: 100, q: 32, "
+                                 "fuse: false}\n"}}),
+      "sweep.yaml"));
+  // Median stopping's steps (budget.min apart, then the rest of budget.max).
+  const std::string median = "search:\n  method: random\n  trials: 4\n  stopping: median\n";
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 16\n  max: 160\n"}, {"search", median}}),
+                  "budget.min", "min: 16", "median stopping's steps to 16 and 32 samples would both train 1 step");
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 1000\n  max: 2010\n"},
+                              {"search", median}, {"task", "task:\n  model: mlp\n  batch_size: 64\n"}}),
+                  "budget.max", "max: 2010", "make budget.max a multiple of budget.min");
+  EXPECT_NO_THROW(load_sweep_string(
+      sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 1000\n  max: 2000\n"}, {"search", median}}),
+      "sweep.yaml"));
+}
+
+TEST(SweepRejection, MedianStoppingOverTenThousandSteps) {
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: steps\n  max: 100000000000\n"},
+                              {"search", "search:\n  method: random\n  trials: 2\n  stopping: median\n"}}),
+                  "budget.max", "max: 100000000000", "median stopping would compare the trials 100000000000 times");
 }
 
 TEST(SweepRejection, UnknownModelOptionSuggestsTheRightOne) {
@@ -464,14 +492,18 @@ TEST(SweepRejection, HeadsThatDoNotDivideTheModelWidth) {
                   "parameters.heads", "  heads: {", "3 heads do not divide d_model 64");
   expect_rejected(lm("  optimizer: {values: [sgd, adam], fuse: false}\n"
                      "  d_model: {values: [96], fuse: false, when: {optimizer: [sgd]}}\n"
-                     "  heads: {values: [3], fuse: false, when: {optimizer: [sgd]}}\n"),
+                     "  heads: {values: [3], fuse: false, when: {optimizer: [adam]}}\n"),
                   "parameters.heads", "  heads: {", "3 heads do not divide d_model 64");
   for (const std::string ok : {"  heads: {values: [1, 2, 4, 8], fuse: false}\n",
                                "  d_model: {distribution: quantized, min: 32, max: 128, q: 16, fuse: false}\n",
                                "  d_model: {values: [64, 96], fuse: false}\n"
                                "  heads: {values: [3], fuse: false, when: {d_model: [96]}}\n",
                                "  heads: {values: [2, 8], fuse: false}\n"
-                               "  d_model: {values: [48], fuse: false, when: {heads: [2]}}\n"}) {
+                               "  d_model: {values: [48], fuse: false, when: {heads: [2]}}\n",
+                               // Both on one third parameter: sgd trials take (96, 3), adam ones the task's (64, 4).
+                               "  optimizer: {values: [sgd, adam], fuse: false}\n"
+                               "  d_model: {values: [96], fuse: false, when: {optimizer: [sgd]}}\n"
+                               "  heads: {values: [3], fuse: false, when: {optimizer: [sgd]}}\n"}) {
     EXPECT_NO_THROW(load_sweep_string(lm(ok), "sweep.yaml")) << ok;
   }
 }

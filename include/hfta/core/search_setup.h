@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "hfta/core/sweep_config.h"
 #include "hfta/search/brackets.h"
@@ -28,6 +29,11 @@ std::int64_t trial_waves(const SweepConfig& sweep);
 /// The scheduler the sweep's method runs: Hyperband, SHA, ASHA, or one rung at
 /// the full budget for random and grid search.
 std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep);
+
+/// The budgets a trial's rungs end at, in order, for the sweep's method: the
+/// rungs of successive halving (every Hyperband bracket's are a tail of
+/// them), median stopping's steps (min, 2 min, ..., max), or the full budget.
+std::vector<double> rung_budgets(const SweepConfig& sweep);
 
 /// The task's fusion key: model, dataset, batch size and fixed options.
 std::string task_key(const SweepConfig& sweep);
