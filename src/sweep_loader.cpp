@@ -16,6 +16,7 @@
 #include <yaml-cpp/depthguard.h>
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/core/sweep_summary.h"
 #include "hfta/search/brackets.h"
 #include "hfta/fusion/precision.h"
 #include "option_values.h"
@@ -480,8 +481,8 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& 
       // Median stopping's last step is what is left of budget.max: that may be under a batch.
       const bool tail = median && k + 1 == rungs.size() && sweep.budget.min >= batch;
       std::ostringstream what;
-      what << (median ? "median stopping's steps" : "the rungs") << " to " << rungs[k - 1] << " and " << rungs[k]
-           << " samples would both train " << steps(rungs[k]) << " step" << (steps(rungs[k]) == 1 ? "" : "s")
+      what << (median ? "median stopping's steps" : "the rungs") << " to " << budget_text(rungs[k - 1], "samples")
+           << " and " << budget_text(rungs[k], "samples") << " would both train " << steps(rungs[k]) << " step" << (steps(rungs[k]) == 1 ? "" : "s")
            << " of batch_size " << batch << " (a step trains a whole batch): ";
       if (tail) {
         what << "make budget.max a multiple of budget.min";

@@ -7,6 +7,7 @@
 
 #include "hfta/core/array_sizer.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/core/sweep_summary.h"
 #include "hfta/trainers/footprint.h"
 
 namespace hfta::core {
@@ -16,20 +17,6 @@ std::string mib(double bytes) {
   std::ostringstream out;
   out.precision(bytes < 10.0 * (1 << 20) ? 2 : 0);
   out << std::fixed << bytes / (1 << 20) << " MiB";
-  return out.str();
-}
-
-// "11.1111 steps", "1 epoch": six significant digits, as the progress line
-// prints budgets (plan --json keeps every digit).
-std::string budget_text(double budget, const std::string& unit) {
-  std::ostringstream out;
-  // (Whole budgets in full: a million trials' total read "5e+06 steps".)
-  if (budget == std::floor(budget) && std::abs(budget) < 1e15) {
-    out << static_cast<std::int64_t>(budget);
-  } else {
-    out << budget;
-  }
-  out << " " << (budget == 1 ? unit.substr(0, unit.size() - 1) : unit);
   return out.str();
 }
 

@@ -1,5 +1,6 @@
 #include "hfta/core/sweep_summary.h"
 
+#include <cmath>
 #include <iomanip>
 
 #include "hfta/core/search_setup.h"
@@ -95,6 +96,20 @@ std::string summarize(const SweepConfig& s) {
     out << "    " << std::left << std::setw(static_cast<int>(width) + 2) << p.name << describe(p)
         << "\n";
   }
+  return out.str();
+}
+
+// "11.1111 steps", "1 epoch": six significant digits, as the progress line
+// prints budgets (plan --json keeps every digit).
+std::string budget_text(double budget, const std::string& unit) {
+  std::ostringstream out;
+  // (Whole budgets in full: a million trials' total read "5e+06 steps".)
+  if (budget == std::floor(budget) && std::abs(budget) < 1e15) {
+    out << static_cast<std::int64_t>(budget);
+  } else {
+    out << budget;
+  }
+  out << " " << (budget == 1 ? unit.substr(0, unit.size() - 1) : unit);
   return out.str();
 }
 

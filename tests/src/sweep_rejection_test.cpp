@@ -189,7 +189,7 @@ TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
 TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
   // Batch 32: rungs of 5.33, 16 and 48 samples all train one step.
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 5\n  max: 48\n"}}), "budget.min",
-                  "min: 5", "the rungs to 5.33333 and 16 samples would both train 1 step of batch_size 32");
+                  "min: 5", "the rungs to 5.33333 samples and 16 samples would both train 1 step of batch_size 32");
   // budget.min left at 1: named at budget.max.
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  max: 81\n"}}), "budget.max", "max: 81",
                   "give budget.min at least one batch (32 samples)");
@@ -224,7 +224,7 @@ TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
   // Median stopping's steps (budget.min apart, then the rest of budget.max).
   const std::string median = "search:\n  method: random\n  trials: 4\n  stopping: median\n";
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 16\n  max: 160\n"}, {"search", median}}),
-                  "budget.min", "min: 16", "median stopping's steps to 16 and 32 samples would both train 1 step");
+                  "budget.min", "min: 16", "median stopping's steps to 16 samples and 32 samples would both train 1 step");
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 1000\n  max: 2010\n"},
                               {"search", median}, {"task", "task:\n  model: mlp\n  batch_size: 64\n"}}),
                   "budget.max", "max: 2010", "make budget.max a multiple of budget.min");

@@ -13,4 +13,8 @@ std::string summarize(const SweepConfig& sweep);
 /// One parameter's distribution in one line: "log_uniform [0.0001, 0.1]".
 std::string describe(const search::ParameterSpec& parameter);
 
+/// A budget with its unit: "11.1111 steps" (six significant digits), "1 epoch",
+/// whole budgets in full ("5000000 samples").
+std::string budget_text(double budget, const std::string& unit);
+
 }  // namespace hfta::core
