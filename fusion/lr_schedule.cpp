@@ -55,7 +55,9 @@ double LrSchedule::schedule(std::int64_t t) const {
       const double warm_end = o_.pct_start * static_cast<double>(o_.total_steps) - 1;
       const double end = static_cast<double>(o_.total_steps) - 1;
       const double step = static_cast<double>(std::min(t, o_.total_steps - 1));
-      if (step <= warm_end) return cosine_between(initial, o_.max_lr, step / warm_end);
+      // A warm-up that ends at step 0 (pct_start x total_steps = 1) has reached max_lr there
+      // (where PyTorch would divide by zero).
+      if (warm_end > 0 && step <= warm_end) return cosine_between(initial, o_.max_lr, step / warm_end);
       return cosine_between(o_.max_lr, min_lr, (step - warm_end) / (end - warm_end));
     }
     case ScheduleKind::kPlateau: return plateau_.lr;

@@ -818,7 +818,9 @@ class Tuner {
     };
     const std::int64_t total = steps_for(static_cast<double>(sweep_.budget.max), c);
     // Milestones are fractions of the sweep's full budget, in training steps.
-    for (double f : *trainers::parse_fractions(text(c, sweep_, "milestones", "0.5,0.75"))) {
+    // (Held here: a range-for over `*parse_fractions(...)` reads the optional after its end.)
+    const auto fractions = trainers::parse_fractions(text(c, sweep_, "milestones", "0.5,0.75"));
+    for (double f : fractions.value()) {
       o.milestones.push_back(std::llround(f * static_cast<double>(total)));
     }
     o.step_size = static_cast<std::int64_t>(hp("step_size"));
@@ -1232,11 +1234,6 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
       trainers::find_model(sweep.task.model)->kind == trainers::TaskKind::kGan) {
     out.push_back("task.precision: " + sweep.task.model + " trains in fp32 only (its two optimizers step "
                   "between forward passes, outside one autocast region)");
-  }
-  for (const char* data_shape : {"points", "seq_len", "mask_prob"}) {
-    if (sweep.find_parameter(data_shape)) {
-      out.push_back(std::string("parameters.") + data_shape + ": it shapes the dataset; set it under task, not as a parameter");
-    }
   }
   return out;
 }

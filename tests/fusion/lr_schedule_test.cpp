@@ -121,6 +121,19 @@ TEST(LrSchedule, OneCycleMatchesPyTorchsPhases) {
   }
 }
 
+TEST(LrSchedule, OneCycleWhoseWarmUpEndsAtTheFirstStepStartsAtItsPeak) {
+  // pct_start x total_steps = 1: the warm-up phase ends at step 0, where
+  // PyTorch's formula divides by zero; the schedule is at max_lr there, then anneals.
+  ScheduleOptions o;
+  o.kind = ScheduleKind::kOneCycle, o.max_lr = 0.5, o.total_steps = 20, o.pct_start = 0.05;
+  const LrSchedule s(0.0, o);
+  EXPECT_DOUBLE_EQ(s.lr(0), 0.5);
+  for (int t = 1; t < 20; ++t) {
+    EXPECT_TRUE(std::isfinite(s.lr(t))) << t;
+    EXPECT_LT(s.lr(t), s.lr(t - 1)) << t;
+  }
+}
+
 TEST(LrSchedule, ReduceOnPlateauFollowsEachModelsOwnMetric) {
   ScheduleOptions o;
   o.kind = ScheduleKind::kPlateau, o.patience = 3, o.factor = 0.5, o.cooldown = 2, o.min_lr = 0.01;

@@ -512,6 +512,37 @@ parameters:
   EXPECT_EQ(results.at("metric").at("goal"), "minimize");
 }
 
+TEST_F(Cli, MultiStepKeepsTheFullLearningRateUntilItsFirstMilestone) {
+  // One trial (the same seed, data and initial weights in each sweep),
+  // evaluated at 40 and 120 steps: before the first milestone (60 or 108
+  // steps of 120) it trains as at a constant rate, after it slower.
+  const std::string base = R"(name: multistep
+seed: 4
+task: {model: mlp, batch_size: 64, validation_size: 500, options: {depth: 1, width: 16}}
+metric: {name: val_loss, goal: minimize}
+budget: {unit: steps, min: 40, max: 120}
+search: {method: sha, trials: 1, eta: 3}
+parameters:
+  lr: {value: 0.05}
+)";
+  auto history = [&](const std::string& name, const std::string& schedule) {
+    const Result r = run("run " + write_sweep(name + ".yaml", base + schedule) + " --out " + dir_ + "/" + name);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return results(dir_ + "/" + name).at("trials")[0].at("history");
+  };
+  const auto constant = history("constant", "");
+  const std::string multistep = "  schedule: {value: multistep}\n  gamma: {value: 0.1}\n";
+  const auto early = history("early", multistep + "  milestones: {value: \"0.5,0.75\"}\n");
+  const auto late = history("late", multistep + "  milestones: {value: \"0.9,0.95\"}\n");
+  ASSERT_EQ(constant.size(), 2u);
+  ASSERT_EQ(early.size(), 2u);
+  ASSERT_EQ(late.size(), 2u);
+  EXPECT_EQ(early[0], constant[0]);
+  EXPECT_EQ(late[0], constant[0]);
+  EXPECT_NE(early[1].at("train_loss"), constant[1].at("train_loss"));
+  EXPECT_NE(late[1].at("train_loss"), early[1].at("train_loss"));
+}
+
 TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);

@@ -233,6 +233,16 @@ TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
       "sweep.yaml"));
 }
 
+TEST(SweepRejection, OptionsThatShapeTheDatasetAreNotParameters) {
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: pointnet\n"},
+                              {"parameters", "parameters:\n  lr: {value: 0.1}\n  points: {values: [64, 128], fuse: false}\n"}}),
+                  "parameters.points", "  points: {", "it shapes the dataset every trial of the sweep shares");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: bert\n  options: {size: tiny}\n"},
+                              {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"},
+                              {"parameters", "parameters:\n  lr: {value: 0.1}\n  mask_prob: {values: [0.1, 0.2]}\n"}}),
+                  "parameters.mask_prob", "  mask_prob: {", "set it under task.options");
+}
+
 TEST(SweepRejection, MedianStoppingOverTenThousandSteps) {
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: steps\n  max: 100000000000\n"},
                               {"search", "search:\n  method: random\n  trials: 2\n  stopping: median\n"}}),
