@@ -1433,7 +1433,8 @@ TEST_F(Cli, ASweepReadFromAPipeIsKeptAsGiven) {
 TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
   ASSERT_NO_FATAL_FAILURE(expect_cut_mid_rung_resumes_as_whole("", ""));
   // A finished rung leaves no partial checkpoint behind.
-  for (const auto& t : results(dir_ + "/cut").at("trials")) {
+  const auto cut = results(dir_ + "/cut");  // (held: a range-for over a temporary's .at() would read it freed)
+  for (const auto& t : cut.at("trials")) {
     EXPECT_FALSE(exists(dir_ + "/cut/trials/" + t.at("id").dump() + "/partial.pt"));
   }
 }
