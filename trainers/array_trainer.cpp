@@ -30,11 +30,14 @@ at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& t
     return mean(all.view({models, n}));
   }
   // PyTorch's label smoothing: (1 - e) * NLL + e * mean over classes of -log p.
-  const at::Tensor logp = at::log_softmax(logits, -1);
+  // In at least float32, as autocast runs cross entropy: a model with e = 0
+  // then gets the loss it gets above, whatever its mates' smoothing.
+  const bool reduced = logits.scalar_type() == at::kBFloat16 || logits.scalar_type() == at::kHalf;
+  const at::Tensor logp = at::log_softmax(reduced ? logits.to(at::kFloat) : logits, -1);
   const at::Tensor index = masked ? labels.clamp_min(0) : labels;
   const at::Tensor nll = -logp.gather(-1, index.view({1, n, 1}).expand({models, n, 1})).squeeze(-1);
   const at::Tensor uniform = -logp.mean(-1);
-  const at::Tensor e = at::tensor(smoothing, at::kDouble).to(logits.options()).view({models, 1});
+  const at::Tensor e = at::tensor(smoothing, at::kDouble).to(logp.options()).view({models, 1});
   at::Tensor per_row = (1 - e) * nll + e * uniform;
   if (masked) per_row = per_row * counted.to(per_row.scalar_type());
   return mean(per_row);

@@ -101,6 +101,19 @@ TEST(MixedPrecision, Bfloat16AutocastArrayMatchesEachTrialAloneUnderAutocast) {
   for (const auto& m : trainer.evaluate()) EXPECT_GT(m.val_accuracy, 0.7) << "trial " << m.trial_id;
 }
 
+TEST(MixedPrecision, AMatesLabelSmoothingLeavesAnUnsmoothedModelsLossAsAlone) {
+  // bfloat16 logits, as autocast gives: each model's loss is computed in
+  // float32 whether or not another model of the array smooths its labels.
+  const at::Tensor logits = at::randn({2, 64, 10}, at::TensorOptions().dtype(at::kBFloat16));
+  const at::Tensor labels = at::randint(0, 10, {64}, at::TensorOptions().dtype(at::kLong));
+  fusion::AutocastScope autocast(fusion::Precision::kBFloat16, at::kCPU);
+  const at::Tensor alone = per_model_cross_entropy(logits, labels, {0.0, 0.0}, false);
+  const at::Tensor mated = per_model_cross_entropy(logits, labels, {0.0, 0.1}, false);
+  EXPECT_EQ(alone.scalar_type(), at::kFloat);
+  EXPECT_EQ(mated.scalar_type(), at::kFloat);
+  EXPECT_NEAR(mated[0].item<double>(), alone[0].item<double>(), 1e-6 * alone[0].item<double>());
+}
+
 // On a GPU autocast computes matrix products and convolutions in bfloat16 or
 // float16 alike for the array and the plain models: the two agree to those
 // precisions. (fp16 arrays scale each model's loss, the plain loop here does
