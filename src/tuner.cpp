@@ -864,7 +864,10 @@ class Tuner {
       return number(c, sweep_, name, std::stod(spec ? spec->default_value : std::string("0")));
     };
     t.lr = hp("lr"), t.momentum = hp("momentum"), t.weight_decay = hp("weight_decay");
-    t.dropout = number(c, sweep_, "dropout", 0), t.beta1 = hp("beta1"), t.beta2 = hp("beta2"), t.eps = hp("eps");
+    t.dropout = number(c, sweep_, "dropout", 0), t.beta1 = hp("beta1"), t.beta2 = hp("beta2");
+    // eps unset: each optimizer's own default, PyTorch's (the catalog's 1e-8 is Adam's and RMSprop's).
+    const std::string optimizer = text(c, sweep_, "optimizer", "sgd");
+    t.eps = c.count("eps") ? hp("eps") : optimizer == "adagrad" ? 1e-10 : optimizer == "adadelta" ? 1e-6 : hp("eps");
     t.dampening = hp("dampening"), t.alpha = hp("alpha"), t.rho = hp("rho"), t.lr_decay = hp("lr_decay");
     t.label_smoothing = hp("label_smoothing");
     t.nesterov = text(c, sweep_, "nesterov", "false") == "true";

@@ -131,10 +131,12 @@ void ArrayTrainer::build_optimizer(std::vector<fusion::LrSchedule> schedules) {
   } else if (opt == "adagrad") {
     fusion::FusedAdagradOptions o;
     o.lr = each(&SlotTrial::lr), o.lr_decay = each(&SlotTrial::lr_decay), o.weight_decay = each(&SlotTrial::weight_decay);
+    o.eps = each(&SlotTrial::eps);
     return std::make_unique<fusion::FusedAdagrad>(params, b, o);
   } else if (opt == "adadelta") {
     fusion::FusedAdadeltaOptions o;
     o.lr = each(&SlotTrial::lr), o.rho = each(&SlotTrial::rho), o.weight_decay = each(&SlotTrial::weight_decay);
+    o.eps = each(&SlotTrial::eps);
     return std::make_unique<fusion::FusedAdadelta>(params, b, o);
   } else {
     throw std::invalid_argument("unknown optimizer " + opt);

@@ -543,6 +543,27 @@ parameters:
   EXPECT_NE(late[1].at("train_loss"), early[1].at("train_loss"));
 }
 
+TEST_F(Cli, EpsReachesAdagradAndAdadeltaAndDefaultsToPyTorchs) {
+  // The same trial (seed, data, initial weights) with eps unset, set to
+  // PyTorch's default for its optimizer, and set far from it.
+  for (const auto& [optimizer, pytorch_eps] : std::vector<std::pair<std::string, std::string>>{
+           {"adagrad", "1.0e-10"}, {"adadelta", "1.0e-6"}}) {
+    SCOPED_TRACE(optimizer);
+    auto history = [&](const std::string& name, const std::string& eps) {
+      const std::string sweep = "name: eps\nseed: 5\ntask: {model: mlp, batch_size: 64, validation_size: 500, "
+                                "options: {depth: 1, width: 8}}\nmetric: {name: val_loss, goal: minimize}\n"
+                                "budget: {unit: steps, max: 40}\nsearch: {method: random, trials: 1}\n"
+                                "parameters:\n  optimizer: {value: " + optimizer + "}\n  lr: {value: 0.5}\n" + eps;
+      const Result r = run("run " + write_sweep(name + ".yaml", sweep) + " --out " + dir_ + "/" + name);
+      EXPECT_EQ(r.code, 0) << r.err;
+      return results(dir_ + "/" + name).at("trials")[0].at("history");
+    };
+    const auto unset = history(optimizer + "-unset", "");
+    EXPECT_EQ(history(optimizer + "-default", "  eps: {value: " + pytorch_eps + "}\n"), unset);
+    EXPECT_NE(history(optimizer + "-large", "  eps: {value: 1.0}\n"), unset);
+  }
+}
+
 TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);

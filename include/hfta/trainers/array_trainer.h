@@ -26,7 +26,8 @@ struct SlotTrial {
   std::int64_t trial_id = 0;
   std::uint64_t seed = 0;  ///< initialises the slot as the plain model after manual_seed(seed)
   double lr = 0.01, momentum = 0, weight_decay = 0, dropout = 0;
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double beta1 = 0.9, beta2 = 0.999;
+  double eps = 1e-8;  ///< every optimizer but SGD; PyTorch's default is 1e-10 for Adagrad, 1e-6 for Adadelta: set it
   double dampening = 0, nesterov = 0, amsgrad = 0;       ///< SGD, Adam (booleans as 0/1)
   double alpha = 0.99, centered = 0, rho = 0.9, lr_decay = 0;  ///< RMSprop, Adadelta, Adagrad
   double label_smoothing = 0;
