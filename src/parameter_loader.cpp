@@ -574,16 +574,14 @@ class ParameterReader {
   bool check_against_target(const std::string& path, const YAML::Node& key,
                             const YAML::Node& node, const OptionSpec& target,
                             ParameterSpec& spec) {
-    const std::string owner = model_ && model_->find_option(target.name)
-                                  ? "option '" + target.name + "' of model " + model_->name
-                                  : "training hyperparameter '" + target.name + "'";
-    // The options that shape the dataset every trial of the sweep shares (a
-    // cloud's points, a sequence's tokens, the share of them masked).
-    if (target.name == "points" || target.name == "seq_len" || target.name == "mask_prob") {
+    if (target.shapes_data) {
       r_.error(key, path, "it shapes the dataset every trial of the sweep shares; set it under task.options, not as a "
                           "parameter");
       return false;
     }
+    const std::string owner = model_ && model_->find_option(target.name)
+                                  ? "option '" + target.name + "' of model " + model_->name
+                                  : "training hyperparameter '" + target.name + "'";
     if (search::is_categorical(spec.distribution)) {
       bool ok = true;
       for (size_t i = 0; i < spec.values.size(); ++i) {

@@ -482,8 +482,8 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& 
       const bool tail = median && k + 1 == rungs.size() && sweep.budget.min >= batch;
       std::ostringstream what;
       what << (median ? "median stopping's steps" : "the rungs") << " to " << budget_text(rungs[k - 1], "samples")
-           << " and " << budget_text(rungs[k], "samples") << " would both train " << steps(rungs[k]) << " step" << (steps(rungs[k]) == 1 ? "" : "s")
-           << " of batch_size " << batch << " (a step trains a whole batch): ";
+           << " and " << budget_text(rungs[k], "samples") << " would both train " << steps(rungs[k]) << " step"
+           << (steps(rungs[k]) == 1 ? "" : "s") << " of batch_size " << batch << " (a step trains a whole batch): ";
       if (tail) {
         what << "make budget.max a multiple of budget.min";
       } else {

@@ -1,6 +1,7 @@
 #include "hfta/core/sweep_summary.h"
 
 #include <cmath>
+#include <cstdint>
 #include <iomanip>
 
 #include "hfta/core/search_setup.h"

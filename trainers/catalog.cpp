@@ -69,6 +69,13 @@ OptionSpec dropout(const std::string& def) {
   return real("dropout", def, 0, false, 1, true, false, "dropout probability (per model)");
 }
 
+// An option of the dataset every trial of a sweep shares (a cloud's points, a
+// sequence's tokens, the share of them masked).
+OptionSpec shapes_data(OptionSpec o) {
+  o.shapes_data = true;
+  return o;
+}
+
 std::vector<ModelSpec> build_models() {
   const std::vector<std::string> images = {"fashion_mnist"};
   return {
@@ -82,7 +89,7 @@ std::vector<ModelSpec> build_models() {
         text("activation", "relu", kActivations, true, "activation"), dropout("0")},
        "LeNet-5 style convolutional network"},
       {"pointnet", "point_clouds", {"point_clouds"}, TaskKind::kClassification,
-       {integer("points", 1024, 16, 1 << 16, true, "points per cloud"),
+       {shapes_data(integer("points", 1024, 16, 1 << 16, true, "points per cloud")),
         boolean("input_transform", false, true, "learn a 3x3 input transform (T-Net)"),
         boolean("feature_transform", false, true, "learn a 64x64 feature transform (T-Net, regularised)"),
         dropout("0.3")},
@@ -105,13 +112,13 @@ std::vector<ModelSpec> build_models() {
         integer("heads", 4, 1, 256, true, "attention heads"),
         integer("layers", 2, 1, 128, true, "encoder layers"),
         integer("ff", 1024, 1, 1 << 16, true, "feed-forward size"),
-        integer("seq_len", 128, 2, 1 << 16, true, "tokens per sequence"), dropout("0.1")},
+        shapes_data(integer("seq_len", 128, 2, 1 << 16, true, "tokens per sequence")), dropout("0.1")},
        "Transformer encoder language model"},
       {"bert", "text", {"text"}, TaskKind::kMaskedLanguageModel,
        {text("size", "medium", {"tiny", "mini", "small", "medium"}, true,
              "BERT size (medium: 8 layers, 512 hidden, 8 heads)"),
-        integer("seq_len", 128, 2, 1 << 16, true, "tokens per sequence"),
-        real("mask_prob", "0.15", 0, true, 1, true, true, "fraction of tokens masked"),
+        shapes_data(integer("seq_len", 128, 2, 1 << 16, true, "tokens per sequence")),
+        shapes_data(real("mask_prob", "0.15", 0, true, 1, true, true, "fraction of tokens masked")),
         dropout("0.1")},
        "BERT-style encoder with masked-language-model loss"},
   };
@@ -160,7 +167,7 @@ std::vector<OptionSpec> build_training_hyperparameters() {
       read_with(integer("step_size", 1, 1, 1e12, false, "step schedule period"), sched, {"step"}),
       read_with(real("gamma", "0.1", 0, true, 1, false, false, "step/exponential decay factor"), sched,
                 {"step", "multistep", "exponential"}),
-      read_with(integer("t_max", 0, 0, 1e12, false, "cosine period (0: the trial's budget)"), sched, {"cosine"}),
+      read_with(integer("t_max", 0, 0, 1e12, false, "cosine period (0: the sweep's full budget)"), sched, {"cosine"}),
       read_with(integer("t_0", 1, 1, 1e12, false, "first cosine-restart period"), sched, {"cosine_restarts"}),
       read_with(integer("t_mult", 1, 1, 1e6, false, "cosine-restart period multiplier"), sched, {"cosine_restarts"}),
       read_with(real("eta_min", "0", 0, false, kInf, false, false, "cosine minimum learning rate"), sched,
