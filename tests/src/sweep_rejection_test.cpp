@@ -7,6 +7,7 @@
 
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/tuner.h"
 
 namespace hfta::core {
 namespace {
@@ -241,6 +242,16 @@ TEST(SweepRejection, OptionsThatShapeTheDatasetAreNotParameters) {
                               {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"},
                               {"parameters", "parameters:\n  lr: {value: 0.1}\n  mask_prob: {values: [0.1, 0.2]}\n"}}),
                   "parameters.mask_prob", "  mask_prob: {", "set it under task.options");
+  // A sweep built in code skips the loader: the tuner refuses it too.
+  SweepConfig sweep = load_sweep_string(sweep_yaml({{"task", "task:\n  model: pointnet\n"}}), "sweep.yaml");
+  EXPECT_TRUE(not_trainable_yet(sweep).empty());
+  search::ParameterSpec points;
+  points.name = "points";
+  points.values = {search::ParamValue(std::int64_t{64})};
+  sweep.parameters.push_back(points);
+  const auto refused = not_trainable_yet(sweep);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused.front().find("parameters.points: it shapes the dataset"), std::string::npos) << refused.front();
 }
 
 TEST(SweepRejection, MedianStoppingOverTenThousandSteps) {
