@@ -73,7 +73,7 @@ std::optional<double> duration_seconds(const std::string& text) {
     while (at < text.size() && (std::isdigit(static_cast<unsigned char>(text[at])) || text[at] == '.')) ++at;
     const std::string number = text.substr(start, at - start);
     if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
-    const double n = std::stod(number);
+    const double n = std::strtod(number.c_str(), nullptr);  // out of range: infinity or 0, never a throw as stod's
     if (at == text.size()) {  // a bare number: seconds, alone
       if (next_unit > 0) return std::nullopt;
       total += n;
@@ -486,12 +486,18 @@ bool recorded_names_waves(const std::string& dir) {
 }
 
 // DIR/run.json, the options run was given (an empty object where there is
-// none); nullopt where it is damaged.
+// none); nullopt where it is damaged, a field of the wrong type included.
 std::optional<nlohmann::json> run_options_of(const std::string& dir) {
   std::ifstream run_file(dir + "/run.json");
   if (!run_file) return nlohmann::json::object();
   auto options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
   if (!options.is_object()) return std::nullopt;
+  auto one_of = [&](const char* key, const std::set<std::string>& values) {
+    return !options.contains(key) || (options[key].is_string() && values.count(options[key].get<std::string>()));
+  };
+  const bool typed = (!options.contains("seed_given") || options["seed_given"].is_boolean()) &&
+                     one_of("fusion", {"auto", "off"}) && one_of("keep_checkpoints", {"all", "live"});
+  if (!typed) return std::nullopt;
   return options;
 }
 
@@ -561,7 +567,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   if (before_waves) recorded->search.waves = 1;
   auto options = run_options_of(a.dir);
   if (!options) {
-    err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options)\n";
+    err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options as run writes them)\n";
     return kExitUsage;
   }
   nlohmann::json& run_options = *options;
@@ -614,7 +620,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
 std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   const std::string resume = "continue with hfta-tune resume " + dir;
   const auto run_options = run_options_of(dir);
-  if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options), and resume reads it";
+  if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options as run writes them), and resume reads it";
   const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
   if (before_waves) recorded.search.waves = 1;
   std::ostringstream problems;

@@ -1,6 +1,5 @@
 #include "hfta/core/experiment_dir.h"
 
-#include <cmath>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -56,21 +55,23 @@ void write_atomically(const std::string& path, const std::string& text) {
   if (!f) throw StorageError("cannot write " + tmp + ": " + cause());
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
             ::fsync(::fileno(f)) == 0;
-  const std::string why = cause();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
+  std::string why = ok ? "" : cause();
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    why = cause();
+  }
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (ok) why = cause();
     std::remove(tmp.c_str());  // a partial file would keep a full disk full
     throw StorageError("cannot write " + path + ": " + why);
   }
-  rename_durably(tmp, path);
+  sync_directory_of(path);
 }
 
+// Never removes `from` when the rename fails: it is a checkpoint, maybe the
+// only copy of a rung (write_atomically removes its own temporary file).
 void rename_durably(const std::string& from, const std::string& to) {
-  if (std::rename(from.c_str(), to.c_str()) != 0) {
-    const std::string why = cause();
-    std::remove(from.c_str());
-    throw StorageError("cannot write " + to + ": " + why);
-  }
+  if (std::rename(from.c_str(), to.c_str()) != 0) throw StorageError("cannot rename " + from + " to " + to + ": " + cause());
   sync_directory_of(to);
 }
 

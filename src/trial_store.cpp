@@ -56,10 +56,18 @@ void promote(const std::string& dir, const char* next, const char* current) {
 }
 
 // The file a record names, promoting its next version where a kill came
-// between trial.json naming it and its move into place.
-std::string named_file(const std::string& dir, const char* next, const char* current, std::uint32_t expected_crc) {
+// between trial.json naming it and its move into place. With `previous`, the
+// file it replaces becomes that, as save() would have made it.
+std::string named_file(const std::string& dir, const char* next, const char* current, std::uint32_t expected_crc,
+                       const char* previous = nullptr) {
   bool ok = false;
-  if (file_crc(dir + "/" + next, &ok) == expected_crc && ok) promote(dir, next, current);
+  if (file_crc(dir + "/" + next, &ok) == expected_crc && ok) {
+    bool replaced = false;
+    if (previous && file_crc(dir + "/" + current, &replaced) != expected_crc && replaced) {
+      promote(dir, current, previous);
+    }
+    promote(dir, next, current);
+  }
   return dir + "/" + current;
 }
 
@@ -257,7 +265,7 @@ std::optional<std::string> TrialStore::intact_checkpoint(std::int64_t id, std::u
   // A rung's checkpoint is the last one or the one before it (also where a
   // kill between save()'s two renames leaves the last one named as it was).
   const std::string dir = trial_dir(id);
-  const std::string last = named_file(dir, kNextCheckpoint, kCheckpoint, expected_crc);
+  const std::string last = named_file(dir, kNextCheckpoint, kCheckpoint, expected_crc, kPreviousCheckpoint);
   if (intact(last, expected_crc, problem)) return last;
   const std::string before = dir + "/" + kPreviousCheckpoint;
   std::string previous;

@@ -542,14 +542,23 @@ class Tuner {
     std::ifstream in(options_.dir + "/state.json");
     if (!in) return;
     const auto state = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!state.is_object() || !state.contains("scheduler") || !state["scheduler"].contains("results")) {
+    // Valid JSON of another shape is as damaged as a truncated file.
+    auto is_result = [](const nlohmann::json& r) {
+      return r.is_object() && r.contains("trial") && r["trial"].is_number_integer() && r.contains("budget") &&
+             r["budget"].is_number();
+    };
+    const bool readable = state.is_object() && state.contains("scheduler") && state["scheduler"].is_object() &&
+                          state["scheduler"].contains("results") && state["scheduler"]["results"].is_array() &&
+                          std::all_of(state["scheduler"]["results"].begin(), state["scheduler"]["results"].end(), is_result);
+    if (!readable) {
       progress_.message("state.json is damaged: rebuilt from trials/");
       return;
     }
     std::vector<std::string> lost;
     for (const auto& r : state["scheduler"]["results"]) {
-      const auto id = r.value("trial", std::int64_t{-1});
-      if (!finished(id, r.value("budget", 0.0))) lost.push_back("trial " + std::to_string(id) + " at " + nlohmann::json(r.value("budget", 0.0)).dump());
+      const auto id = r["trial"].get<std::int64_t>();
+      const double budget = r["budget"].get<double>();
+      if (!finished(id, budget)) lost.push_back("trial " + std::to_string(id) + " at " + nlohmann::json(budget).dump());
     }
     if (lost.empty()) return;
     std::string list;
@@ -1035,6 +1044,9 @@ class Tuner {
     // Evaluate at every epoch boundary of the training data (counted from the
     // trial's first step, whatever the budget unit) and at the end of the rung:
     // the same points however the trial's training is cut into rungs or resumed.
+    // A rung end between epoch boundaries only looks (evaluate(false)): early
+    // stopping and plateau schedules count the boundaries, which every trial
+    // passes wherever its rungs end.
     const std::int64_t per_epoch = (data_.train.size() + batch_size(first) - 1) / batch_size(first);
     std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
     auto last_checkpoint = std::chrono::steady_clock::now();
@@ -1079,7 +1091,7 @@ class Tuner {
         }
       }
       done += chunk;
-      for (const auto& m : trainer.evaluate()) {
+      for (const auto& m : trainer.evaluate(/*scheduled=*/done % per_epoch == 0)) {
         latest[m.trial_id] = m;
         nlohmann::json point = {{"step", m.step}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss},
                                 {"val_accuracy", m.val_accuracy}};

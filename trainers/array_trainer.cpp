@@ -321,7 +321,7 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   return out;
 }
 
-std::vector<SlotMetrics> ArrayTrainer::evaluate() {
+std::vector<SlotMetrics> ArrayTrainer::evaluate(bool scheduled) {
   std::vector<SlotMetrics> all = gan_ ? gan_metrics() : classifier_metrics();
   const at::Tensor train_loss = loss_sum_.cpu(), d_loss = d_loss_sum_.cpu();
   std::vector<SlotMetrics> out;
@@ -341,6 +341,8 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
                             (options_.divergence > 0 && m.train_loss > options_.divergence);
       if (diverged) {
         status_[k] = SlotStatus::kDiverged;
+      } else if (!scheduled) {
+        // Only looks: patience counts the regular evaluations alone.
       } else if (watched(m) > best_[k] + options_.min_delta) {
         best_[k] = watched(m);
         bad_evals_[k] = 0;
@@ -353,7 +355,7 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
         frozen_.emplace(i, model_->extract_slot(i));
       }
     }
-    if (status_[k] == SlotStatus::kRunning && std::isfinite(m.val_loss)) {
+    if (scheduled && status_[k] == SlotStatus::kRunning && std::isfinite(m.val_loss)) {
       // Reduce-on-plateau schedules watch the same metric as early stopping, as
       // it is (a relative threshold on a negated metric would work backwards).
       scheduler_->observe(i, options_.maximize ? watched(m) : -watched(m));
@@ -361,9 +363,11 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate() {
     m.status = status_[k];
     out.push_back(m);
   }
-  loss_sum_.zero_();
-  d_loss_sum_.zero_();
-  std::fill(loss_steps_.begin(), loss_steps_.end(), 0);
+  if (scheduled) {
+    loss_sum_.zero_();
+    d_loss_sum_.zero_();
+    std::fill(loss_steps_.begin(), loss_steps_.end(), 0);
+  }
   compact();
   sync_generator_lr();  // a plateau's new rate, and compaction's rebuilt optimizers
   return out;
@@ -419,9 +423,15 @@ void ArrayTrainer::compact() {
   best_ = std::move(best);
   bad_evals_ = std::move(bad);
   smoothing_ = std::move(smoothing);
-  loss_sum_ = at::zeros({static_cast<std::int64_t>(trials_.size())}, loss_sum_.options());
-  d_loss_sum_ = at::zeros_like(loss_sum_);
-  loss_steps_.assign(trials_.size(), 0);
+  // Training losses since the last scheduled evaluation move with their slots
+  // (an evaluation that only looks leaves them summing).
+  std::vector<std::int64_t> kept(survivors.begin(), survivors.end());
+  const at::Tensor rows = at::tensor(kept, at::TensorOptions().dtype(at::kLong)).to(loss_sum_.device());
+  loss_sum_ = loss_sum_.index_select(0, rows);
+  d_loss_sum_ = d_loss_sum_.index_select(0, rows);
+  std::vector<std::int64_t> loss_steps;
+  for (const auto k : survivors) loss_steps.push_back(loss_steps_[k]);
+  loss_steps_ = std::move(loss_steps);
   frozen_.clear();
 }
 

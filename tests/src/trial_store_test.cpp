@@ -11,6 +11,7 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/linear.h>
 
+#include "hfta/core/experiment_dir.h"
 #include "hfta/core/trial_store.h"
 
 namespace hfta::core {
@@ -69,11 +70,24 @@ TEST(TrialStore, AKillBetweenCheckpointAndTrialJsonLoadsTheRecordedRung) {
   EXPECT_EQ(step, 30);
   EXPECT_FALSE(fs::exists(next));  // moved into place
   EXPECT_EQ(loaded_weight(dir, second.checkpoint_crc, &step), 2.0);
+  // The rung it replaced stays as the previous one, as the save would have left it.
+  EXPECT_EQ(loaded_weight(dir, first.checkpoint_crc, &step), 1.0);
+  EXPECT_EQ(step, 10);
 
   // A clean save leaves only checkpoint.pt.
   save_rung(dir, 3.0, 90);
   EXPECT_FALSE(fs::exists(next));
   fs::remove_all(base);
+}
+
+TEST(TrialStore, ARenameThatFailsLeavesTheFileWhereItWas) {
+  const std::string dir = ::testing::TempDir() + "/store-rename-" + std::to_string(::getpid());
+  const RungResult rung = save_rung(dir, 1.0, 10);
+  const std::string checkpoint = dir + "/trials/0/checkpoint.pt";
+  EXPECT_THROW(rename_durably(checkpoint, dir + "/no such folder/checkpoint.pt"), StorageError);
+  std::int64_t step = 0;
+  EXPECT_EQ(loaded_weight(dir, rung.checkpoint_crc, &step), 1.0);  // still there: it may be a rung's only copy
+  fs::remove_all(dir);
 }
 
 TEST(TrialStore, APartialRungRoundTripsAndARungsSaveRemovesIt) {

@@ -514,5 +514,52 @@ TEST(ArrayTrainer, ResumesFromAnEvaluationPointWithItsEarlyStoppingAndPlateauSta
   EXPECT_TRUE(stopped);
 }
 
+// A rung that ends between epoch boundaries is evaluated for the scheduler
+// only: the evaluation stops diverged trials (and compacts the array), but the
+// survivors' patience, plateau rates and training-loss averages go on as if
+// it had never happened.
+TEST(ArrayTrainer, AnEvaluationThatOnlyLooksStopsTheDivergedAndChangesNothingElse) {
+  auto trials = half_diverging();
+  for (auto* t : {&trials[0], &trials[3]}) {
+    t->schedule = {};
+    t->schedule.kind = fusion::ScheduleKind::kPlateau, t->schedule.factor = 0.5, t->schedule.patience = 0;
+  }
+  ArrayTrainerOptions o = adam_options(0.5);
+  o.patience = 1;
+  o.min_delta = 1e9;  // no evaluation after a trial's first counted one improves enough: it stops at its second
+  ArrayTrainer looked(small_mlp(4), trials, o, data());
+  looked.train(10);
+  const auto first = looked.evaluate(/*scheduled=*/false);
+  EXPECT_EQ(looked.trial_ids(), (std::vector<std::int64_t>{10, 13}));  // the diverged stopped, the array compacted
+  for (const auto& m : first) {
+    EXPECT_EQ(m.status, m.trial_id == 11 || m.trial_id == 12 ? SlotStatus::kDiverged : SlotStatus::kRunning);
+  }
+  looked.train(15);
+  const auto second = looked.evaluate();
+  looked.train(5);
+  const auto third = looked.evaluate();
+
+  ArrayTrainer regular(small_mlp(2), {trials[0], trials[3]}, o, data());
+  regular.train(25);
+  const auto second_alone = regular.evaluate();
+  regular.train(5);
+  const auto third_alone = regular.evaluate();
+  auto same = [](const std::vector<SlotMetrics>& a, const std::vector<SlotMetrics>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      SCOPED_TRACE("trial " + std::to_string(a[i].trial_id));
+      EXPECT_EQ(a[i].trial_id, b[i].trial_id);
+      EXPECT_NEAR(a[i].train_loss, b[i].train_loss, 1e-12);  // the mean over all 25 steps, then the last 5
+      EXPECT_NEAR(a[i].val_loss, b[i].val_loss, 1e-12);
+      EXPECT_EQ(a[i].status, b[i].status);
+    }
+  };
+  same(second, second_alone);
+  same(third, third_alone);
+  for (const auto& m : second) EXPECT_EQ(m.status, SlotStatus::kRunning);  // counted, the look would have stopped them
+  for (const auto& m : third) EXPECT_EQ(m.status, SlotStatus::kStopped);
+  for (std::int64_t id : {10, 13}) expect_same_model(looked.extract(id), regular.extract(id));
+}
+
 }  // namespace
 }  // namespace hfta::trainers

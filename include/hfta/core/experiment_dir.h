@@ -21,7 +21,7 @@ struct StorageError : std::runtime_error {
 void write_atomically(const std::string& path, const std::string& text);
 
 /// rename(from, to), then fsync of to's directory, so the new name survives
-/// a power loss. Throws StorageError.
+/// a power loss. Throws StorageError, leaving `from` where it was.
 void rename_durably(const std::string& from, const std::string& to);
 
 /// create_directories(dir). Throws StorageError.

@@ -79,7 +79,7 @@ enum class SlotStatus { kRunning, kStopped, kDiverged };
 struct SlotMetrics {
   std::int64_t trial_id = 0;
   std::int64_t step = 0;
-  double train_loss = 0;  ///< mean over the steps since the previous evaluation
+  double train_loss = 0;  ///< mean over the steps since the previous scheduled evaluation
   double val_loss = 0;
   double val_accuracy = 0;    ///< of classes, or of next tokens for language models
   double val_perplexity = 0;  ///< exp(val_loss): the language models' measure
@@ -123,7 +123,11 @@ class ArrayTrainer {
   /// stopping and divergence: stopped slots are frozen (they change no more),
   /// and once enough have stopped the array is compacted. Returns the metrics
   /// of the trials that were running, in slot order, keyed by trial id.
-  std::vector<SlotMetrics> evaluate();
+  /// `scheduled` false: an evaluation between the regular ones (a rung that
+  /// ends mid-epoch) that only looks: divergence still stops a slot, but
+  /// early-stopping patience, reduce-on-plateau and the training-loss average
+  /// go on as if it had not happened, so where rungs end changes no trajectory.
+  std::vector<SlotMetrics> evaluate(bool scheduled = true);
 
   /// The trials in the array's slots, in slot order (compaction removes stopped ones).
   std::vector<std::int64_t> trial_ids() const;
