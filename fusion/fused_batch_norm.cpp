@@ -6,6 +6,7 @@
 #include <torch/utils.h>
 
 #include "hfta/fusion/batch_norm.h"
+#include "hfta/fusion/module_cast.h"
 #include "hfta/fusion/slot_init.h"
 
 namespace hfta::fusion {
@@ -109,7 +110,7 @@ template <std::size_t D>
 typename FusedBatchNormImpl<D>::Plain FusedBatchNormImpl<D>::extract_slot(std::int64_t slot) const {
   Plain plain(options_);
   const at::Tensor& any = options_.affine() ? weight : running_mean;
-  if (any.defined()) plain->to(any.device(), any.scalar_type());
+  if (any.defined()) to_floating(*plain, any.scalar_type(), any.device());
   torch::NoGradGuard no_grad;
   const std::int64_t c = options_.num_features();
   if (options_.affine()) {

@@ -13,6 +13,7 @@
 
 #include "hfta/fusion/layout.h"
 #include "hfta/fusion/max_pool.h"
+#include "hfta/fusion/module_cast.h"
 #include "hfta/fusion/slot_init.h"
 #include "plain_layers.h"
 
@@ -144,7 +145,7 @@ torch::nn::Sequential FusedMlp::make_plain() const {
     in = width_;
   }
   net->push_back(torch::nn::Linear(in, classes_));
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 
@@ -208,7 +209,7 @@ torch::nn::Sequential FusedCnn::make_plain() const {
       plain_activation(activation_), torch::nn::MaxPool2d(2), torch::nn::Flatten(),
       torch::nn::Linear(16 * width_ * 25, 120), plain_activation(activation_), torch::nn::Dropout(dropout_),
       torch::nn::Linear(120, 84), plain_activation(activation_), torch::nn::Linear(84, classes_));
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 

@@ -8,6 +8,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "hfta/fusion/module_cast.h"
 #include "hfta/trainers/transformer_lm.h"
 #include "plain_layers.h"
 
@@ -83,7 +84,7 @@ torch::nn::Sequential FusedBert::make_plain() const {
   net->push_back(LayerNorm(LayerNormOptions({h})));
   net->push_back(Linear(h, vocab_));
   net->push_back(Flatten(FlattenOptions().start_dim(0).end_dim(1)));
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 

@@ -6,6 +6,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
+#include "hfta/fusion/module_cast.h"
 #include "plain_layers.h"
 
 namespace hfta::trainers {
@@ -140,7 +141,7 @@ torch::nn::Sequential FusedDcgan::make_plain() const {
   discriminator->push_back(Flatten());
   Sequential net(generator, discriminator);
   dcgan_init(*net);
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 

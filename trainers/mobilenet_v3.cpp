@@ -11,6 +11,7 @@
 #include <torch/nn/modules/pooling.h>
 
 #include "hfta/fusion/layout.h"
+#include "hfta/fusion/module_cast.h"
 #include "plain_layers.h"
 
 namespace hfta::trainers {
@@ -233,7 +234,7 @@ torch::nn::Sequential FusedMobileNetV3Small::make_plain() const {
   net->push_back(hardswish_module());
   net->push_back(torch::nn::Dropout(dropout_));
   net->push_back(torch::nn::Linear(hidden, classes_));
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 

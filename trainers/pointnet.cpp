@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "hfta/fusion/layout.h"
+#include "hfta/fusion/module_cast.h"
 #include "plain_layers.h"
 
 namespace hfta::trainers {
@@ -162,7 +163,7 @@ torch::nn::Sequential FusedPointNet::make_plain() const {
   net->push_back(BatchNorm1d(256));
   net->push_back(ReLU());
   net->push_back(Linear(256, classes_));
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 

@@ -7,6 +7,7 @@
 #include <torch/nn/modules/pooling.h>
 
 #include "hfta/fusion/layout.h"
+#include "hfta/fusion/module_cast.h"
 #include "plain_layers.h"
 
 namespace hfta::trainers {
@@ -112,7 +113,7 @@ torch::nn::Sequential FusedResNet18::make_plain() const {
   net->push_back(torch::nn::AdaptiveAvgPool2d(1));
   net->push_back(torch::nn::Flatten());
   net->push_back(torch::nn::Linear(in, classes_));
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 

@@ -7,6 +7,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "hfta/fusion/layout.h"
+#include "hfta/fusion/module_cast.h"
 #include "plain_layers.h"
 
 namespace hfta::trainers {
@@ -85,7 +86,7 @@ torch::nn::Sequential FusedTransformerLm::make_plain() const {
   for (std::int64_t i = 0; i < shape_.layers; ++i) net->push_back(EncoderLayer(layer_options(), /*causal=*/true));
   net->push_back(Linear(shape_.d_model, vocab_));
   net->push_back(Flatten(FlattenOptions().start_dim(0).end_dim(1)));
-  net->to(options_.dtype().toScalarType());
+  fusion::to_floating(*net, options_.dtype().toScalarType());
   return net;
 }
 

@@ -108,7 +108,11 @@ void expect_python_form_matches(torch::nn::Sequential model, const std::string& 
       "sys.path.insert(0, \"" HFTA_SOURCE_DIR "/scripts\")\n"
       "import plain_models\n"
       "net = plain_models." + python_model + "\n"
-      "net.load_state_dict(torch.load(\"" + dir + "/" + kStateDictFile + "\"))\n"
+      "sd = torch.load(\"" + dir + "/" + kStateDictFile + "\")\n"
+      // Types too: a batch norm's num_batches_tracked is an int64 (load_state_dict would convert a float).
+      "wrong = [k for k, v in net.state_dict().items() if sd[k].dtype != v.dtype]\n"
+      "if wrong: print(\"types differ:\", wrong); sys.exit()\n"
+      "net.load_state_dict(sd)\n"
       "net.eval()\n"
       "with torch.no_grad():\n"
       "    y = net(" + python_input + ")\n"
