@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -205,12 +206,21 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
   if (ranked.empty()) out << "  none yet (failed and diverged trials do not count)\n";
 }
 
+// What status and export say of a trial.json they cannot read (resume says
+// it trains again): the trial is missing from what they show.
+std::function<void(const std::string&)> left_out(std::ostream& err, const std::string& verb) {
+  return [&err, verb](const std::string& damage) {
+    err << "hfta-tune " << verb << ": " << damage << " on resume; left out here\n";
+  };
+}
+
 // An unfinished sweep's trials, each at the budget it reached, and the best of
 // them; `rungs`, when given, counts their finished rungs.
-SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std::size_t* rungs = nullptr) {
+SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std::size_t* rungs = nullptr,
+                          const std::function<void(const std::string&)>& damaged = nullptr) {
   SweepResult so_far;
   so_far.finished = false;
-  for (const auto& [id, t] : TrialStore(dir).load_all()) {
+  for (const auto& [id, t] : TrialStore(dir).load_all(damaged)) {
     if (rungs) *rungs += t.rungs.size();
     so_far.trials.push_back(t.record);
     // Each at the budget it reached: its history to its last finished rung's
@@ -648,7 +658,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   }
   if (!results) {
     // Not running: stopped by a signal, a kill or a time limit; which, the directory does not say.
-    const auto trials = TrialStore(a.dir).load_all();
+    const auto trials = TrialStore(a.dir).load_all(left_out(err, "status"));
     std::size_t rungs = 0, partial = 0;
     for (const auto& [id, t] : trials) rungs += t.rungs.size(), partial += t.partial.has_value();
     out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "not running") << ", " << trials.size()
@@ -762,7 +772,7 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
   if (!results) {  // running or interrupted: the trials so far
     const auto sweep = load(a.dir + "/sweep.json", err);
     if (!sweep) return kExitUsage;
-    const SweepResult so_far = trials_so_far(a.dir, *sweep);
+    const SweepResult so_far = trials_so_far(a.dir, *sweep, nullptr, left_out(err, "export"));
     results = results_json(*sweep, so_far, a.dir);
     err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()
         << " trial(s) so far, at the budgets they reached (\"finished\": false)\n";

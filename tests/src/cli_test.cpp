@@ -601,6 +601,14 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   std::system(("rm -rf '" + dir_ + "/cut/trials/1'").c_str());
   // And a trial.json damaged from outside is named, and its trial trained again.
   std::ofstream(dir_ + "/cut/trials/2/trial.json") << "{\"id\": ";
+  for (const std::string verb : {"status", "export"}) {  // which say it is left out of what they show
+    const Result told = run(verb + " " + dir_ + "/cut");
+    EXPECT_EQ(told.code, 0) << told.err;
+    EXPECT_NE(told.err.find("hfta-tune " + verb + ": " + dir_ + "/cut/trials/2/trial.json cannot be read"),
+              std::string::npos)
+        << told.err;
+    EXPECT_NE(told.err.find("left out here"), std::string::npos) << told.err;
+  }
   const Result repaired = run("resume " + dir_ + "/cut");
   EXPECT_EQ(repaired.code, 0) << repaired.err;
   EXPECT_NE(repaired.out.find("trials/2/trial.json cannot be read"), std::string::npos) << repaired.out;
