@@ -1045,18 +1045,18 @@ TEST_F(Cli, APromotedTrialTrainsAsIfStraightThrough) {
   // random search trains the same trials (same sweep seed) to 3 epochs in one
   // go. Reduce-on-plateau rates and early-stopping patience carry across the
   // rungs, so the promoted trial's every evaluation is the straight one's.
+  // Plateau schedules that cut the rate at every evaluation without a gain.
+  auto plateau = [](const std::string& lr_max, const std::string& factor) {
+    return "parameters:\n  lr: {distribution: log_uniform, min: 0.05, max: " + lr_max +
+           "}\n  momentum: {value: 0.9}\n  schedule: {value: plateau}\n  plateau_patience: {value: 0}\n"
+           "  plateau_factor: {value: " + factor + "}\n";
+  };
   const std::string common = R"(seed: 4
 task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
 metric: {name: val_loss, goal: minimize}
 budget: {unit: epochs, min: 1, max: 3}
-parameters:
-  lr: {distribution: log_uniform, min: 0.05, max: 0.5}
-  momentum: {value: 0.9}
-  schedule: {value: plateau}
-  plateau_patience: {value: 0}
-  plateau_factor: {value: 0.5}
 early_stopping: {patience: 2, min_delta: 0.02}
-)";
+)" + plateau("0.5", "0.5");
   // In steps, rungs end between epoch boundaries (157 steps of 64 from 10,000
   // images): the rung end at step 100 is evaluated, but only looks. Had it
   // counted, 157 would have had to beat it: every trial stopped there (a
@@ -1066,14 +1066,8 @@ early_stopping: {patience: 2, min_delta: 0.02}
 task: {model: mlp, batch_size: 64, validation_size: 50000, options: {depth: 1, width: 16}}
 metric: {name: val_loss, goal: minimize}
 budget: {unit: steps, min: 100, max: 300}
-parameters:
-  lr: {distribution: log_uniform, min: 0.05, max: 0.8}
-  momentum: {value: 0.9}
-  schedule: {value: plateau}
-  plateau_patience: {value: 0}
-  plateau_factor: {value: 0.1}
 early_stopping: {patience: 1, min_delta: 0.3}
-)";
+)" + plateau("0.8", "0.1");
   struct Case {
     std::string name, sweep, trials;
     double full;
