@@ -73,6 +73,7 @@ json to_json(const SweepConfig& s) {
                  {"options", options}};
   // Only when given: 0 stands for the dataset's default, which a sweep file cannot write.
   if (s.task.validation_size > 0) out["task"]["validation_size"] = s.task.validation_size;
+  if (s.task.eval_steps > 0) out["task"]["eval_steps"] = s.task.eval_steps;  // 0: each epoch, as before it existed
 
   out["metric"] = {{"name", s.metric.name}, {"goal", to_string(s.metric.goal)}};
   out["budget"] = {

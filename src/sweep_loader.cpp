@@ -95,7 +95,8 @@ void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "task", true);
   if (!node) return nullptr;
-  if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "precision", "validation_size", "options"})) {
+  if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "precision", "validation_size", "eval_steps",
+                                         "options"})) {
     if (!node->IsMap()) return nullptr;
   }
   TaskOptions& task = sweep.task;
@@ -144,6 +145,8 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
               "fashion_mnist and point_clouds");
     }
   }
+  read_int_in(r, r.child(*node, "task", "eval_steps", false), "task.eval_steps", 1, std::int64_t{1} << 40,
+              "training steps between evaluations", task.eval_steps);
   if (auto l = r.child(*node, "task", "loss", false); l && model) {
     if (auto i = r.read_enum(*l, "task.loss", trainers::loss_names(model->kind))) {
       task.loss = trainers::loss_names(model->kind)[*i];

@@ -72,6 +72,7 @@ std::string summarize(const SweepConfig& s) {
       << s.task.batch_size << ", loss " << s.task.loss;
   if (s.task.precision != "fp32") out << ", " << s.task.precision << " autocast";
   if (s.task.validation_size > 0) out << ", " << s.task.validation_size << " validation examples";
+  if (s.task.eval_steps > 0) out << ", evaluated every " << s.task.eval_steps << " steps";
   std::string options;
   for (const auto& [name, value] : s.task.options) {
     options += (options.empty() ? "" : ", ") + name + "=" + search::to_string(value);

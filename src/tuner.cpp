@@ -1041,13 +1041,15 @@ class Tuner {
     // Budget units per step, summed over the array's models: the ETA's measure of work.
     const double work_per_step = static_cast<double>(models) * (array.to_budget - array.from_budget) /
                                  static_cast<double>(std::max<std::int64_t>(to - from, 1));
-    // Evaluate at every epoch boundary of the training data (counted from the
-    // trial's first step, whatever the budget unit) and at the end of the rung:
-    // the same points however the trial's training is cut into rungs or resumed.
-    // A rung end between epoch boundaries only looks (evaluate(false)): early
-    // stopping and plateau schedules count the boundaries, which every trial
-    // passes wherever its rungs end.
-    const std::int64_t per_epoch = (data_.train.size() + batch_size(first) - 1) / batch_size(first);
+    // Evaluate every task.eval_steps steps (by default at every epoch boundary
+    // of the training data), counted from the trial's first step whatever the
+    // budget unit, and at the end of the rung: the same points however the
+    // trial's training is cut into rungs or resumed. A rung end between them
+    // only looks (evaluate(false)): early stopping and plateau schedules count
+    // the regular points, which every trial passes wherever its rungs end.
+    const std::int64_t every = sweep_.task.eval_steps > 0
+                                   ? sweep_.task.eval_steps
+                                   : (data_.train.size() + batch_size(first) - 1) / batch_size(first);
     std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
     auto last_checkpoint = std::chrono::steady_clock::now();
     // Mid-rung checkpoints, at least checkpoint_seconds apart: between pieces
@@ -1074,7 +1076,7 @@ class Tuner {
       throw Interrupted();
     };
     for (std::int64_t done = from; done < to;) {
-      const std::int64_t chunk = std::min(per_epoch - done % per_epoch, to - done);
+      const std::int64_t chunk = std::min(every - done % every, to - done);
       // In pieces, so the progress line moves between evaluations (the same training).
       for (std::int64_t piece = 0; piece < chunk; piece += kProgressSteps) {
         const std::int64_t n = std::min(kProgressSteps, chunk - piece);
@@ -1091,7 +1093,7 @@ class Tuner {
         }
       }
       done += chunk;
-      for (const auto& m : trainer.evaluate(/*scheduled=*/done % per_epoch == 0)) {
+      for (const auto& m : trainer.evaluate(/*scheduled=*/done % every == 0)) {
         latest[m.trial_id] = m;
         nlohmann::json point = {{"step", m.step}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss},
                                 {"val_accuracy", m.val_accuracy}};

@@ -1068,12 +1068,20 @@ metric: {name: val_loss, goal: minimize}
 budget: {unit: steps, min: 100, max: 300}
 early_stopping: {patience: 1, min_delta: 0.3}
 )" + plateau("0.8", "0.1");
+  // With task.eval_steps, evaluations every 50 steps, the rung end among them:
+  // early stopping acts inside a budget shorter than an epoch (promoted trials
+  // 3 and 5 stop at 200 and 250, as straight).
+  std::string every_50 = in_steps;
+  every_50.replace(every_50.find("width: 16}"), 10, "width: 16}, eval_steps: 50");
+  every_50.replace(every_50.find("patience: 1, min_delta: 0.3"), 27, "patience: 2, min_delta: 0.05");
   struct Case {
     std::string name, sweep, trials;
-    double full;
-    int promoted;
+    std::int64_t first_rung;  // steps
+    std::int64_t looks;       // the step of a rung end that only looks (-1: none)
+    int promoted, stopped;
   };
-  for (const Case& c : {Case{"epochs", common, "3", 3, 1}, Case{"steps", in_steps, "9", 300, 3}}) {
+  for (const Case& c : {Case{"epochs", common, "3", 196, -1, 1, 0}, Case{"steps", in_steps, "9", 100, 100, 3, 0},
+                        Case{"every-50", every_50, "9", 100, -1, 3, 2}}) {
     SCOPED_TRACE(c.name);
     const std::string sha = write_sweep(c.name + "-sha.yaml",
                                         "name: sha\nsearch: {method: sha, trials: " + c.trials + ", eta: 3}\n" + c.sweep);
@@ -1083,21 +1091,24 @@ early_stopping: {patience: 1, min_delta: 0.3}
     ASSERT_EQ(run("run " + straight + " --out " + dir_ + "/" + c.name + "-straight").code, 0);
     const auto halved = results(dir_ + "/" + c.name + "-sha");
     const auto whole = results(dir_ + "/" + c.name + "-straight");
-    int promoted = 0;
+    int promoted = 0, stopped = 0;
     for (std::size_t i = 0; i < halved.at("trials").size(); ++i) {
       const auto& t = halved.at("trials")[i];
-      if (t.at("budget") != c.full) continue;
+      if (t.at("history").back().at("step") <= c.first_rung) continue;
       ++promoted;
-      // Every evaluation the straight run made, and the rung ends between them.
+      stopped += t.at("status") == "stopped";
+      // Every evaluation the straight run made, and the rung end between them.
       nlohmann::json same = nlohmann::json::array();
       for (const auto& point : t.at("history")) {
-        if (point.at("step") != 100) same.push_back(point);
+        if (point.at("step") != c.looks) same.push_back(point);
       }
       EXPECT_EQ(same, whole.at("trials")[i].at("history")) << t.at("id");
       EXPECT_EQ(t.at("metric"), whole.at("trials")[i].at("metric"));
       EXPECT_EQ(t.at("status"), whole.at("trials")[i].at("status"));
+      EXPECT_EQ(t.at("budget"), whole.at("trials")[i].at("budget"));
     }
     EXPECT_EQ(promoted, c.promoted);
+    EXPECT_EQ(stopped, c.stopped);
   }
 }
 

@@ -51,7 +51,8 @@ TEST(SweepJson, RoundTripsEveryDistribution) {
 
 TEST(SweepJson, RoundTripsConditionsAndEverySection) {
   const SweepConfig s = load_sweep_string(sweep_yaml(
-      {{"search", "search:\n  method: asha\n  trials: 30\n  eta: 4\n  promotion_wait: 1.5\n"},
+      {{"task", "task:\n  model: mlp\n  validation_size: 5000\n  eval_steps: 300\n"},
+       {"search", "search:\n  method: asha\n  trials: 30\n  eta: 4\n  promotion_wait: 1.5\n"},
        {"parameters", "parameters:\n  optimizer: {values: [sgd, adam], fuse: false}\n"
                       "  schedule: {values: [step, cosine]}\n"
                       "  momentum: {distribution: uniform, min: 0, max: 0.9,"

@@ -50,6 +50,8 @@ TEST(SweepLoader, FillsDefaults) {
   EXPECT_DOUBLE_EQ(s.fusion.min_gain, 0.1);
   EXPECT_EQ(s.task.validation_size, 0);  // the dataset's own
   EXPECT_EQ(load(sweep_yaml({{"task", "task:\n  model: mlp\n  validation_size: 5000\n"}})).task.validation_size, 5000);
+  EXPECT_EQ(s.task.eval_steps, 0);  // each epoch
+  EXPECT_EQ(load(sweep_yaml({{"task", "task:\n  model: mlp\n  eval_steps: 250\n"}})).task.eval_steps, 250);
 }
 
 TEST(SweepLoader, ReadsEveryDistribution) {

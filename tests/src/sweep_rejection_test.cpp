@@ -83,6 +83,8 @@ TEST(SweepRejection, ValidationSizeOutsideItsDatasetsRangeOrOnText) {
                   "validation_size", "generated validation clouds");
   expect_rejected(sweep_yaml({{"task", "task:\n  model: transformer_lm\n  validation_size: 100\n"}}),
                   "task.validation_size", "validation_size", "dataset text has a fixed split");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  eval_steps: 0\n"}}), "task.eval_steps", "eval_steps",
+                  "training steps between evaluations");
 }
 
 TEST(SweepRejection, WavesNeedTpeAndAtMostTheTrials) {

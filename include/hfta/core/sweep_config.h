@@ -46,6 +46,9 @@ struct TaskOptions {
   /// Validation examples: Fashion-MNIST's last N training images, or N generated
   /// point clouds; 0: the dataset's default (10,000 and 2,000).
   std::int64_t validation_size = 0;
+  /// Training steps between evaluations, counted from a trial's first step;
+  /// 0: one epoch of the training data (at the trial's batch size).
+  std::int64_t eval_steps = 0;
   std::map<std::string, search::ParamValue> options;  ///< every model option, defaults filled in
   /// Where `precision` was written (1-based; 0 when defaulted), for errors that only
   /// the device can raise (fp16 on a CPU). Not part of the sweep's identity.
