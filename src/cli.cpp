@@ -74,7 +74,9 @@ std::optional<double> duration_seconds(const std::string& text) {
     while (at < text.size() && (std::isdigit(static_cast<unsigned char>(text[at])) || text[at] == '.')) ++at;
     const std::string number = text.substr(start, at - start);
     if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
-    const double n = std::strtod(number.c_str(), nullptr);  // out of range: infinity or 0, never a throw as stod's
+    errno = 0;
+    const double n = std::strtod(number.c_str(), nullptr);  // no throw, as stod's out_of_range
+    if (errno == ERANGE) return std::nullopt;  // past a double, or a nonzero so small it would read as 0: no limit
     if (at == text.size()) {  // a bare number: seconds, alone
       if (next_unit > 0) return std::nullopt;
       total += n;

@@ -1,6 +1,7 @@
 #include "hfta/core/search_setup.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "hfta/search/asha_scheduler.h"
@@ -115,6 +116,25 @@ search::Packer make_packer(const SweepConfig& sweep, bool fuse) {
   }
   return search::Packer(task_key(sweep), unfused, sweep.fusion.max_array,
                         fuse && sweep.fusion.enabled == FusionMode::kAuto);
+}
+
+std::vector<std::int64_t> batch_sizes(const SweepConfig& sweep) {
+  std::set<std::int64_t> out;
+  const auto* p = sweep.find_parameter("batch_size");
+  if (!p || !p->when.empty()) out.insert(sweep.task.batch_size);
+  if (p && search::is_categorical(p->distribution)) {
+    for (const auto& v : p->values) {
+      if (search::is_numeric(v)) out.insert(std::llround(search::as_double(v)));
+    }
+  } else if (p) {
+    const double q = p->distribution == search::Distribution::kQuantized && p->q > 0 ? p->q : 1.0;
+    const double first = q == 1.0 ? std::ceil(p->min) : p->min;
+    const auto count = static_cast<std::int64_t>(std::floor((p->max - first) / q + 1e-9)) + 1;
+    for (std::int64_t k = 0; k < count; k = count <= 4096 || k + 1 == count ? k + 1 : count - 1) {
+      out.insert(std::llround(first + static_cast<double>(k) * q));
+    }
+  }
+  return {out.rbegin(), out.rend()};
 }
 
 }  // namespace hfta::core

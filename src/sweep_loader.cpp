@@ -344,7 +344,7 @@ void load_early_stopping(YamlReader& r, const YAML::Node& root, SweepConfig& swe
   EarlyStoppingOptions& e = sweep.early_stopping;
   e.enabled = true;
   read_int_in(r, r.child(*node, "early_stopping", "patience", false), "early_stopping.patience",
-              1, 1000000, "evaluations without improvement before a model stops", e.patience);
+              0, 1000000, "evaluations without improvement before a model stops (0: divergence alone)", e.patience);
   read_number_where(r, r.child(*node, "early_stopping", "min_delta", false), "early_stopping.min_delta",
                     [](double v) { return v >= 0; }, "expected a number >= 0 (the smallest improvement)", e.min_delta);
   read_number_where(r, r.child(*node, "early_stopping", "divergence", false), "early_stopping.divergence",
@@ -441,29 +441,6 @@ void check_median_steps(YamlReader& r, const YAML::Node& root, const SweepConfig
           "median stopping would compare the trials " + std::to_string(steps) + " times (after every budget.min " +
               std::to_string(sweep.budget.min) + " up to budget.max " + std::to_string(sweep.budget.max) +
               "); at most " + std::to_string(kMostSteps) + " (raise budget.min)");
-}
-
-// The batch sizes a trial may train with, largest first: the batch_size
-// parameter's values (a range's every one, up to 4096 of them, else its
-// ends), and task.batch_size where no such parameter is, or where its `when`
-// may leave it out.
-std::vector<std::int64_t> batch_sizes(const SweepConfig& sweep) {
-  std::set<std::int64_t> out;
-  const auto* p = sweep.find_parameter("batch_size");
-  if (!p || !p->when.empty()) out.insert(sweep.task.batch_size);
-  if (p && search::is_categorical(p->distribution)) {
-    for (const auto& v : p->values) {
-      if (search::is_numeric(v)) out.insert(std::llround(search::as_double(v)));
-    }
-  } else if (p) {
-    const double q = p->distribution == search::Distribution::kQuantized && p->q > 0 ? p->q : 1.0;
-    const double first = q == 1.0 ? std::ceil(p->min) : p->min;
-    const auto count = static_cast<std::int64_t>(std::floor((p->max - first) / q + 1e-9)) + 1;
-    for (std::int64_t k = 0; k < count; k = count <= 4096 || k + 1 == count ? k + 1 : count - 1) {
-      out.insert(std::llround(first + static_cast<double>(k) * q));
-    }
-  }
-  return {out.rbegin(), out.rend()};
 }
 
 // A step trains one whole batch, and a rung's budget in samples trains its

@@ -168,6 +168,7 @@ class Tuner {
     threads_per_worker_ = std::max(1, cores / (options.devices.front().is_cpu() ? options.workers : 1));
     at::set_num_threads(threads_per_worker_);
     data_ = trainers::load_classification_data(sweep.task.model, model_options({}), sweep.task.validation_size);
+    note_idle_patience();
     place_data();
     if (!options.dir.empty()) {
       kept_.load();
@@ -537,6 +538,47 @@ class Tuner {
     write_atomically(options_.dir + "/state.json", state.dump(1) + "\n");
   }
 
+  // Early stopping and plateau schedules count evaluation points (every
+  // task.eval_steps, by default each epoch), not rung ends between them:
+  // where budget.max leaves fewer points than a patience needs, it can never
+  // act. Said at the start, at the batch size with the fewest points.
+  void note_idle_patience() {
+    std::vector<std::pair<std::string, std::int64_t>> patiences;  // what waits, for how many evaluations
+    if (sweep_.early_stopping.enabled && sweep_.early_stopping.patience > 0) {
+      patiences.emplace_back("early_stopping.patience", sweep_.early_stopping.patience);
+    }
+    const auto* schedule = sweep_.find_parameter("schedule");
+    const auto* plateau = sweep_.find_parameter("plateau_patience");
+    const bool may_plateau =
+        plateau || (schedule && std::any_of(schedule->values.begin(), schedule->values.end(), [](const auto& v) {
+                      return search::to_string(v) == "plateau";
+                    }));
+    if (may_plateau) {
+      double least = std::stod(trainers::find_training_hyperparameter("plateau_patience")->default_value);
+      if (plateau && search::is_categorical(plateau->distribution)) {
+        least = 1e18;
+        for (const auto& v : plateau->values) least = std::min(least, search::as_double(v));
+      } else if (plateau) {
+        least = plateau->min;
+      }
+      patiences.emplace_back("plateau_patience", static_cast<std::int64_t>(least));
+    }
+    const auto train = static_cast<std::int64_t>(data_.train.size());
+    for (const auto& [name, patience] : patiences) {
+      for (const std::int64_t b : batch_sizes(sweep_)) {
+        const std::int64_t every = sweep_.task.eval_steps > 0 ? sweep_.task.eval_steps : (train + b - 1) / b;
+        const std::int64_t last = std::max<std::int64_t>(raw_steps_at(static_cast<double>(sweep_.budget.max), b), 1);
+        const std::int64_t points = (last - 1) / every;  // before the last step, where stopping saves nothing
+        if (points > patience) continue;
+        progress_.message("note: " + name + " " + std::to_string(patience) + " waits for " + std::to_string(patience + 1) +
+                          " evaluations, and budget.max leaves " + std::to_string(points) + " before its end (one every " +
+                          std::to_string(every) + " steps at batch " + std::to_string(b) +
+                          "), so it never acts: set task.eval_steps to evaluate more often");
+        break;
+      }
+    }
+  }
+
   // On resume: the rung results an earlier state.json recorded that trials/ no longer holds.
   void check_state() {
     std::ifstream in(options_.dir + "/state.json");
@@ -662,8 +704,8 @@ class Tuner {
   // A trial whose checkpoint at `budget` could not be loaded: falls back to
   // its previous rung's checkpoint (repairing that one first, down to the
   // start where none is left) and trains the lost rung again, alone, recording
-  // what it recorded the first time: the rung's evaluation, and training
-  // losses averaged over that rung's steps. Returns whether it stands at
+  // what it recorded the first time: the rung's evaluations, training losses
+  // averaged as they were (the rung's checkpoint holds the running sums). Returns whether it stands at
   // `budget` again, still running (false: it failed, or this time stopped).
   bool repair(std::int64_t id, double budget) {
     double previous = 0;
@@ -800,8 +842,9 @@ class Tuner {
     return budget > 0 ? std::max<std::int64_t>(steps, 1) : 0;
   }
 
-  std::int64_t raw_steps(double budget, const Config& c) const {
-    const auto b = batch_size(c);
+  std::int64_t raw_steps(double budget, const Config& c) const { return raw_steps_at(budget, batch_size(c)); }
+
+  std::int64_t raw_steps_at(double budget, std::int64_t b) const {
     const double per_epoch = std::ceil(static_cast<double>(data_.train.size()) / static_cast<double>(b));
     switch (sweep_.budget.unit) {
       case BudgetUnit::kEpochs: return std::llround(budget * per_epoch);

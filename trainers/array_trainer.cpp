@@ -336,9 +336,11 @@ std::vector<SlotMetrics> ArrayTrainer::evaluate(bool scheduled) {
     m.train_loss = n ? train_loss[i].item<double>() / steps : NAN;
     if (gan_) m.d_loss = n ? d_loss[i].item<double>() / steps : NAN;
     if (status_[k] == SlotStatus::kRunning) {
+      // The bound is on the average over an interval of evaluation: a look's
+      // shorter window (early, noisy steps) is not held to it.
       const bool diverged = !std::isfinite(m.train_loss) || !std::isfinite(m.val_loss) ||
                             (gan_ && !std::isfinite(m.d_loss)) ||
-                            (options_.divergence > 0 && m.train_loss > options_.divergence);
+                            (scheduled && options_.divergence > 0 && m.train_loss > options_.divergence);
       if (diverged) {
         status_[k] = SlotStatus::kDiverged;
       } else if (!scheduled) {

@@ -1079,15 +1079,22 @@ early_stopping: {patience: 1, min_delta: 0.3}
     std::int64_t first_rung;  // steps
     std::int64_t looks;       // the step of a rung end that only looks (-1: none)
     int promoted, stopped;
+    bool noted;  // that the patience cannot act
   };
-  for (const Case& c : {Case{"epochs", common, "3", 196, -1, 1, 0}, Case{"steps", in_steps, "9", 100, 100, 3, 0},
-                        Case{"every-50", every_50, "9", 100, -1, 3, 2}}) {
+  for (const Case& c : {Case{"epochs", common, "3", 196, -1, 1, 0, false}, Case{"steps", in_steps, "9", 100, 100, 3, 0, true},
+                        Case{"every-50", every_50, "9", 100, -1, 3, 2, false}}) {
     SCOPED_TRACE(c.name);
     const std::string sha = write_sweep(c.name + "-sha.yaml",
                                         "name: sha\nsearch: {method: sha, trials: " + c.trials + ", eta: 3}\n" + c.sweep);
     const std::string straight =
         write_sweep(c.name + "-straight.yaml", "name: straight\nsearch: {method: random, trials: " + c.trials + "}\n" + c.sweep);
-    ASSERT_EQ(run("run " + sha + " --out " + dir_ + "/" + c.name + "-sha").code, 0);
+    const Result halving = run("run " + sha + " --out " + dir_ + "/" + c.name + "-sha");
+    ASSERT_EQ(halving.code, 0);
+    EXPECT_EQ(halving.out.find("note: early_stopping.patience 1 waits for 2 evaluations, and budget.max leaves 1 "
+                               "before its end (one every 157 steps at batch 64), so it never acts: set task.eval_steps") !=
+                  std::string::npos,
+              c.noted)
+        << halving.out;
     ASSERT_EQ(run("run " + straight + " --out " + dir_ + "/" + c.name + "-straight").code, 0);
     const auto halved = results(dir_ + "/" + c.name + "-sha");
     const auto whole = results(dir_ + "/" + c.name + "-straight");
@@ -1485,8 +1492,10 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
   expect_same_results(dir_ + "/at-once", dir_ + "/whole");
 
   // A limit that is no duration is bad usage: nothing is written.
-  const std::string too_long = "1" + std::string(400, '0') + "s";  // past a double: no throw from inside the parser
-  for (const char* bad : {"10x", "-5", "1h1h", "30m2h", "m", "1e3h", "0x10m", "1.2.3s", ".", "", too_long.c_str()}) {
+  // Past a double (no throw from inside the parser), and so small it would read as 0, no limit.
+  const std::string too_long = "1" + std::string(400, '0') + "s", too_small = "0." + std::string(400, '0') + "1s";
+  for (const char* bad : {"10x", "-5", "1h1h", "30m2h", "m", "1e3h", "0x10m", "1.2.3s", ".", "", too_long.c_str(),
+                          too_small.c_str()}) {
     const Result r = run("run " + sweep + " --out " + dir_ + "/bad --time-limit '" + bad + "'");
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_NE(r.err.find("--time-limit: expected a duration such as 90s, 30m, 2h or 1h30m, got '" + std::string(bad) + "'"),

@@ -35,6 +35,12 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep);
 /// them), median stopping's steps (min, 2 min, ..., max), or the full budget.
 std::vector<double> rung_budgets(const SweepConfig& sweep);
 
+/// The batch sizes a trial may train with, largest first: the batch_size
+/// parameter's values (a range's every one, up to 4096 of them, else its
+/// ends), and task.batch_size where no such parameter is, or where its `when`
+/// may leave it out.
+std::vector<std::int64_t> batch_sizes(const SweepConfig& sweep);
+
 /// The task's fusion key: model, dataset, batch size and fixed options.
 std::string task_key(const SweepConfig& sweep);
 

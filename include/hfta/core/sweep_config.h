@@ -95,7 +95,7 @@ struct SearchOptions {
 /// Per-model early stopping inside an array.
 struct EarlyStoppingOptions {
   bool enabled = false;
-  std::int64_t patience = 3;  ///< evaluations without improvement by min_delta
+  std::int64_t patience = 3;  ///< evaluations without improvement by min_delta (0: divergence alone)
   double min_delta = 0.0;
   double divergence = 0.0;    ///< > 0: a training loss above it counts as diverged (NaN/Inf always do)
   bool operator==(const EarlyStoppingOptions& o) const {

@@ -97,8 +97,8 @@ struct SlotProgress {
   double best = -INFINITY;       ///< the best watched metric (larger is better)
   std::int64_t bad_evals = 0;    ///< evaluations since it last improved
   fusion::LrSchedule::PlateauState plateau;
-  /// Training losses since the last evaluation (a GAN's generator's, and its
-  /// discriminator's) and their count: what the next evaluation averages.
+  /// Training losses since the last scheduled evaluation (a GAN's generator's,
+  /// and its discriminator's) and their count: what the next one averages.
   double loss_sum = 0, d_loss_sum = 0;
   std::int64_t loss_steps = 0;
 };
@@ -124,9 +124,10 @@ class ArrayTrainer {
   /// and once enough have stopped the array is compacted. Returns the metrics
   /// of the trials that were running, in slot order, keyed by trial id.
   /// `scheduled` false: an evaluation between the regular ones (a rung that
-  /// ends mid-epoch) that only looks: divergence still stops a slot, but
-  /// early-stopping patience, reduce-on-plateau and the training-loss average
-  /// go on as if it had not happened, so where rungs end changes no trajectory.
+  /// ends mid-epoch) that only looks: a non-finite loss still stops a slot,
+  /// but the divergence bound, early-stopping patience, reduce-on-plateau and
+  /// the training-loss average go on as if it had not happened, so where rungs
+  /// end changes no trajectory.
   std::vector<SlotMetrics> evaluate(bool scheduled = true);
 
   /// The trials in the array's slots, in slot order (compaction removes stopped ones).
@@ -162,12 +163,12 @@ class ArrayTrainer {
   FusedDcgan* gan_ = nullptr;  ///< the model, when it is a GAN (adversarial steps, two optimizers)
   std::unique_ptr<fusion::FusedOptimizer> generator_optimizer_;  ///< a GAN's second optimizer
   std::unique_ptr<GanEvaluation> gan_evaluation_;  ///< made at a GAN's first evaluation
-  at::Tensor d_loss_sum_;  ///< [B]: a GAN's discriminator losses since the last evaluation
+  at::Tensor d_loss_sum_;  ///< [B]: a GAN's discriminator losses since the last scheduled evaluation
   std::unique_ptr<fusion::FusedLrScheduler> scheduler_;
   std::unique_ptr<fusion::PerModelLossScaler> scaler_;  ///< per-model loss scales (fp16, or asked for)
   std::vector<SlotStatus> status_;
   std::vector<double> best_;
-  at::Tensor loss_sum_;  ///< [B] on device_: training losses since the last evaluation
+  at::Tensor loss_sum_;  ///< [B] on device_: training losses since the last scheduled evaluation
   std::vector<std::int64_t> bad_evals_;
   std::vector<std::int64_t> loss_steps_;  ///< per slot: steps in loss_sum_
   std::int64_t step_ = 0;
