@@ -2,7 +2,9 @@
 loads into them with load_state_dict, and they compute what the trial's
 LibTorch plain form computes. The layer order and names match the C++ plain
 forms (trainers/array_classifier.h, resnet18.h, mobilenet_v3.h, pointnet.h,
-dcgan.h, transformer_lm.h, bert.h).
+dcgan.h, transformer_lm.h, bert.h). Their defaults are the sweep's `task`
+defaults (trainers/catalog.cpp), so a model built with the options sweep.json
+records is the trial's.
 
     import sys; sys.path.insert(0, "scripts")
     import torch, plain_models
@@ -59,7 +61,7 @@ class BasicBlock(nn.Module):
         return torch.relu(y + (x if self.downsample is None else self.downsample(x)))
 
 
-def resnet18(width=64, small_input=False, classes=10):
+def resnet18(width=64, small_input=True, classes=10):
     """torchvision's ResNet-18 with one input channel and `width` stem channels:
     images [N, 1, H, W] (32x32: Fashion-MNIST padded) -> logits [N, classes]; the
     small-input form has a 3x3 stem of stride 1 and no max pooling."""
@@ -167,7 +169,7 @@ class EncoderLayer(nn.Module):
         return self.layer(x, src_mask=mask)
 
 
-def transformer_lm(vocab, d_model=256, heads=4, layers=2, ff=1024, seq_len=128, dropout=0.0):
+def transformer_lm(vocab, d_model=256, heads=4, layers=2, ff=1024, seq_len=128, dropout=0.1):
     """tokens [N, T] -> next-token logits [N * T, vocab]."""
     return nn.Sequential(
         TokenPositionEmbedding(vocab, seq_len, d_model),
@@ -181,7 +183,7 @@ def transformer_lm(vocab, d_model=256, heads=4, layers=2, ff=1024, seq_len=128, 
 BERT_SIZES = {"tiny": (2, 128, 2), "mini": (4, 256, 4), "small": (4, 512, 8), "medium": (8, 512, 8)}
 
 
-def bert(vocab, size="medium", seq_len=128, dropout=0.0):
+def bert(vocab, size="medium", seq_len=128, dropout=0.1):
     """masked tokens [N, T] -> logits [N * T, vocab] at every position (vocab counts the mask token)."""
     layers, hidden, heads = BERT_SIZES[size]
     return nn.Sequential(

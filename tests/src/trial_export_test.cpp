@@ -181,8 +181,8 @@ TEST(TrialExport, ImageClassifierStateDictsLoadIntoThePythonForms) {
   const std::vector<Case> cases = {
       {std::make_shared<trainers::FusedMlp>(2, 784, 2, 16, "gelu", 0.1), "mlp(784, 2, 16, \"gelu\", 0.1)", 28},
       {std::make_shared<trainers::FusedCnn>(2, 2, "leaky_relu", 0.2), "cnn(2, \"leaky_relu\", 0.2)", 28},
-      {std::make_shared<trainers::FusedResNet18>(2, 4, true), "resnet18(4, small_input=True)", 28},
-      {std::make_shared<trainers::FusedResNet18>(2, 4, false), "resnet18(4)", 32},
+      {std::make_shared<trainers::FusedResNet18>(2, 4, true), "resnet18(4)", 28},
+      {std::make_shared<trainers::FusedResNet18>(2, 4, false), "resnet18(4, small_input=False)", 32},
       {std::make_shared<trainers::FusedMobileNetV3Small>(2, 0.25, 0.2), "mobilenet_v3_small(0.25, 0.2)", 32},
   };
   for (const auto& c : cases) {

@@ -1,6 +1,6 @@
 // A character-level text corpus for the language models: the text read from a
 // file or a directory of files, cut into sequences of next-character targets.
-// The default corpus is the Debian package `fortunes` (2.4 MB of English
+// The default corpus is the Debian package `fortunes` (2.56 MB of English
 // quotations, jokes and verse under /usr/share/games/fortunes).
 #pragma once
 
