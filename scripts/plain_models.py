@@ -1,7 +1,7 @@
 """PyTorch forms of every model of hfta-tune's zoo: a trial's state_dict.pt
 loads into them with load_state_dict, and they compute what the trial's
 LibTorch plain form computes. The layer order and names match the C++ plain
-forms (trainers/array_classifier.h, resnet18.h, mobilenet_v3.h, pointnet.h,
+forms (include/hfta/trainers/array_classifier.h, resnet18.h, mobilenet_v3.h, pointnet.h,
 dcgan.h, transformer_lm.h, bert.h). Their defaults are the sweep's `task`
 defaults (trainers/catalog.cpp), so a model built with the options sweep.json
 records is the trial's.
@@ -13,7 +13,7 @@ records is the trial's.
 
 The vocabulary is the corpus's distinct bytes in increasing order: token i is
 the i-th smallest byte value that occurs in the text; BERT adds the mask token
-after them (trainers/text_corpus.h).
+after them (include/hfta/trainers/text_corpus.h).
 """
 import torch
 from torch import nn

@@ -39,6 +39,7 @@
 #include "hfta/core/version.h"
 #include "hfta/fusion/device_list.h"
 #include "hfta/fusion/device_memory.h"
+#include "hfta/trainers/model_zoo.h"
 
 namespace hfta::core {
 namespace {
@@ -49,7 +50,7 @@ struct Args {
   std::string dir;
   std::string out_dir;
   std::string fusion = "auto";
-  std::string device = "cpu";
+  std::string device;              // "" (not given): cpu; resume: run.json's
   double checkpoint_every = 300;  // seconds between mid-rung checkpoints
   std::string time_limit;         // --time-limit as given ("" or "0": none)
   int workers = 0;                // arrays trained at the same time; 0: default_workers()
@@ -90,6 +91,10 @@ std::optional<double> duration_seconds(const std::string& text) {
   if (!std::isfinite(total) || total < 0) return std::nullopt;
   return total;
 }
+
+// The devices --device names (cpu where it is not given); throws
+// std::invalid_argument where the list is malformed or names no visible GPU.
+std::vector<c10::Device> devices_of(const Args& a) { return fusion::parse_device_list(a.device.empty() ? "cpu" : a.device); }
 
 // Loads the sweep, printing every problem; nullopt means exit 2.
 // The trainer's refusals too, so that validate and plan agree with run.
@@ -187,7 +192,7 @@ std::string test_summary(const nlohmann::json& test) {
 
 // The five best trials, best first, as `run` ends: of those that may be best
 // (best_trial's), so the first is results.json's best.
-void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, std::ostream& out) {
+void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, bool finished, std::ostream& out) {
   std::vector<const TrialRecord*> ranked;
   for (const auto& t : trials) {
     if (may_be_best(t)) ranked.push_back(&t);
@@ -205,7 +210,7 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
     }
     out << "}\n";
   }
-  if (ranked.empty()) out << "  none yet (failed and diverged trials do not count)\n";
+  if (ranked.empty()) out << "  none" << (finished ? "" : " yet") << " (failed and diverged trials do not count)\n";
 }
 
 // What status and export say of a trial.json they cannot read (resume says
@@ -269,7 +274,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
           std::ostream& err, const char* verb, const ExperimentLock& /*held*/) {
   std::vector<c10::Device> devices;
   try {
-    devices = fusion::parse_device_list(a.device);
+    devices = devices_of(a);
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune " << verb << ": --device: " << e.what() << "\n";
     return kExitUsage;
@@ -277,7 +282,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   if (!precision_fits(sweep, dir + "/sweep.json", devices, verb, err)) return kExitUsage;
   const int workers = workers_for(a, devices);
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
-      << ", fusion " << (fuse ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
+      << ", fusion " << (fuse && sweep.fusion.enabled == FusionMode::kAuto ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
   const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers));
   out << to_text(plan, sweep) << workers_note(workers, devices) << std::flush;
@@ -307,7 +312,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       const bool seconds = a.time_limit.find_first_of("hms") == std::string::npos;  // a bare number
       out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit + (seconds ? " s" : "")) << " reached: stopped after a checkpoint, with " << rungs << " of "
           << options.totals.results << " rung results";
-      print_best(sweep, so_far.trials, out);
+      print_best(sweep, so_far.trials, /*finished=*/false, out);
       out << "continue with hfta-tune resume " << dir << "; hfta-tune export " << dir
           << " writes the trials so far\n";
       return kExitOk;
@@ -329,7 +334,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
         << " writes the results)\n";
     return kExitFailure;
   }
-  print_best(sweep, result.trials, out);
+  print_best(sweep, result.trials, /*finished=*/true, out);
   if (results.at("best").contains("test")) {
     out << "best trial " << results.at("best").at("id") << " on the test split: "
         << test_summary(results.at("best").at("test")) << "\n";
@@ -363,10 +368,16 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
-    if (!precision_fits(*sweep, a.sweep, fusion::parse_device_list(a.device), "run", err)) return kExitUsage;  // before anything is written
+    if (!precision_fits(*sweep, a.sweep, devices_of(a), "run", err)) return kExitUsage;  // before anything is written
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune run: --device: " << e.what() << "\n";
     return kExitUsage;
+  }
+  // A dataset not installed: said before anything is written, so that once
+  // it is, the same command runs.
+  if (const auto missing = trainers::dataset_missing(sweep->task.model); !missing.empty()) {
+    err << "hfta-tune run: " << missing << "; nothing was written\n";
+    return kExitFailure;
   }
   const std::string dir = a.out_dir.empty() ? "runs/" + sweep->name : a.out_dir;
   auto holds_a_sweep = [&] {
@@ -427,7 +438,9 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     write_atomically(dir + "/run.json",
                      nlohmann::json({{"fusion", a.fusion == "auto" ? "auto" : "off"},
                                      {"seed_given", a.seed >= 0},
-                                     {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints}})
+                                     {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints},
+                                     {"device", a.device.empty() ? "cpu" : a.device},
+                                     {"workers", a.workers}})
                              .dump() +
                          "\n");
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
@@ -508,7 +521,10 @@ std::optional<nlohmann::json> run_options_of(const std::string& dir) {
     return !options.contains(key) || (options[key].is_string() && values.count(options[key].get<std::string>()));
   };
   const bool typed = (!options.contains("seed_given") || options["seed_given"].is_boolean()) &&
-                     one_of("fusion", {"auto", "off"}) && one_of("keep_checkpoints", {"all", "live"});
+                     one_of("fusion", {"auto", "off"}) && one_of("keep_checkpoints", {"all", "live"}) &&
+                     (!options.contains("device") || (options["device"].is_string() && !options["device"].empty())) &&
+                     (!options.contains("workers") ||
+                      (options["workers"].is_number_integer() && options["workers"] >= 0 && options["workers"] <= 9999));
   if (!typed) return std::nullopt;
   return options;
 }
@@ -596,17 +612,37 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   if (!repacked.empty()) recorded->fusion = edits->given->fusion;
   if (renamed) recorded->name = edits->given->name;
   const bool fuse = run_options.value("fusion", "auto") == "auto";
+  // --device, --workers and --keep-checkpoints as the run was given them,
+  // unless given now (and then kept for later resumes). Directories from
+  // before run.json recorded the device and workers trained on the CPU with
+  // the default workers.
+  Args as_run = a;
+  bool given_now = false;
+  auto reuse = [&](auto& value, bool unset, const char* key, const auto& before) {
+    using T = std::decay_t<decltype(value)>;
+    if (unset) {
+      value = run_options.value(key, T(before));
+    } else if (run_options.value(key, T(before)) != value) {
+      run_options[key] = value;
+      given_now = true;
+    }
+  };
+  reuse(as_run.device, a.device.empty(), "device", "cpu");
+  reuse(as_run.workers, a.workers == 0, "workers", 0);
+  reuse(as_run.keep_checkpoints, a.keep_checkpoints.empty(), "keep_checkpoints", "all");
+  try {  // refused before anything is written, saying where the list came from
+    devices_of(as_run);
+  } catch (const std::invalid_argument& e) {
+    err << "hfta-tune resume: " << (a.device.empty() ? "the run's --device (run.json): " : "--device: ") << e.what()
+        << "\n";
+    return kExitUsage;
+  }
   const auto lock = lock_or_refuse(a.dir, "resume", err);
   if (!lock) return kExitUsage;
-  if (!repacked.empty() || renamed) {
-    try {  // what train() refuses with exit code 2, refused before anything is written
-      if (!precision_fits(*recorded, a.dir + "/sweep.json", fusion::parse_device_list(a.device), "resume", err)) {
-        return kExitUsage;
-      }
-    } catch (const std::invalid_argument& e) {
-      err << "hfta-tune resume: --device: " << e.what() << "\n";
-      return kExitUsage;
-    }
+  // What train() refuses with exit code 2, refused before anything is written.
+  if ((!repacked.empty() || renamed || given_now) &&
+      !precision_fits(*recorded, a.dir + "/sweep.json", devices_of(as_run), "resume", err)) {
+    return kExitUsage;
   }
   if (!repacked.empty() || renamed) {
     write_atomically(a.dir + "/sweep.json", to_json(*recorded).dump(2) + "\n");
@@ -616,14 +652,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     if (renamed) out << "sweep.yaml's name changed: the results are named '" << recorded->name << "' now\n";
   }
   remove_temporary_files(a.dir);
-  // --keep-checkpoints as the run was given it, unless given now (and kept for later resumes).
-  Args as_run = a;
-  if (a.keep_checkpoints.empty()) {
-    as_run.keep_checkpoints = run_options.value("keep_checkpoints", "all");
-  } else if (run_options.value("keep_checkpoints", "all") != a.keep_checkpoints) {
-    run_options["keep_checkpoints"] = a.keep_checkpoints;
-    write_atomically(a.dir + "/run.json", run_options.dump() + "\n");
-  }
+  if (given_now) write_atomically(a.dir + "/run.json", run_options.dump() + "\n");
   return train(*recorded, a.dir, fuse, as_run, out, err, "resume", *lock);
 }
 
@@ -810,7 +839,7 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   std::vector<c10::Device> devices;
   try {
-    devices = fusion::parse_device_list(a.device);
+    devices = devices_of(a);
   } catch (const std::invalid_argument& e) {
     err << "hfta-tune plan: --device: " << e.what() << "\n";
     return kExitUsage;

@@ -274,6 +274,24 @@ std::optional<std::string> TrialStore::intact_checkpoint(std::int64_t id, std::u
   return std::nullopt;
 }
 
+void TrialStore::settle(const StoredTrial& trial) const {
+  const std::string dir = trial_dir(trial.record.id);
+  auto remove = [&](const char* name) { std::remove((dir + "/" + name).c_str()); };
+  // The checkpoint trial.json names: its last rung's that did not fail (a
+  // failure keeps the one before).
+  const auto named = std::find_if(trial.rungs.rbegin(), trial.rungs.rend(), [](const RungResult& r) { return r.status != "failed"; });
+  if (named != trial.rungs.rend()) {
+    named_file(dir, kNextCheckpoint, kCheckpoint, named->checkpoint_crc, kPreviousCheckpoint);
+  }
+  remove(kNextCheckpoint);  // still there: a rung's write that trial.json never recorded (the rung trains again)
+  if (trial.partial) {
+    named_file(dir, kNextPartial, kPartialCheckpoint, trial.partial->checkpoint_crc);
+  } else {
+    remove(kPartialCheckpoint);  // of a rung finished since (a kill came before save() removed it)
+  }
+  remove(kNextPartial);
+}
+
 std::uintmax_t TrialStore::drop_checkpoints(std::int64_t id) const {
   std::uintmax_t freed = 0;
   for (const char* name : {kCheckpoint, kNextCheckpoint, kPreviousCheckpoint, kPartialCheckpoint, kNextPartial}) {

@@ -177,6 +177,7 @@ class Tuner {
       }
       // What earlier runs in this directory finished: their rungs are not trained again.
       for (auto& [id, stored] : store_.load_all([this](const std::string& m) { progress_.message(m); })) {
+        store_.settle(stored);
         records_[id] = stored.record;
         rungs_[id] = stored.rungs;
         if (stored.partial) partials_[id] = *stored.partial;

@@ -46,15 +46,25 @@ std::uint32_t big_endian(const unsigned char* b) {
          std::uint32_t(b[3]);
 }
 
+std::string cannot_open(const std::string& path) {
+  return path + ": cannot open (install the Debian package dataset-fashion-mnist, or set HFTA_FASHION_MNIST_DIR to a "
+                "directory holding its four IDX files)";
+}
+
 }  // namespace
+
+std::string fashion_mnist_missing(const std::string& dir) {
+  for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                           "t10k-labels-idx1-ubyte.gz"}) {
+    const std::string path = dir + "/" + name;
+    if (!GzFile(gzopen(path.c_str(), "rb"))) return cannot_open(path);
+  }
+  return "";
+}
 
 at::Tensor read_idx_gz(const std::string& path) {
   GzFile file(gzopen(path.c_str(), "rb"));
-  if (!file) {
-    throw std::runtime_error(path +
-                             ": cannot open (install the Debian package dataset-fashion-mnist, "
-                             "or point the sweep at a directory holding the IDX files)");
-  }
+  if (!file) throw std::runtime_error(cannot_open(path));
   unsigned char header[4];
   read_exact(file.get(), header, 4, path);
   // IDX magic: two zero bytes, the element type (0x08 = unsigned byte), the rank.

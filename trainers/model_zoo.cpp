@@ -5,6 +5,7 @@
 #include "hfta/trainers/bert.h"
 #include "hfta/trainers/catalog.h"
 #include "hfta/trainers/dcgan.h"
+#include "hfta/trainers/fashion_mnist.h"
 #include "hfta/trainers/fashion_mnist_data.h"
 #include "hfta/trainers/mobilenet_v3.h"
 #include "hfta/trainers/point_clouds.h"
@@ -96,6 +97,12 @@ ClassificationData load_classification_data(const std::string& model, const Mode
   FashionMnistOptions o = fashion_mnist_options(model);
   if (validation_size > 0) o.validation_size = validation_size;
   return load_fashion_mnist_data(o);
+}
+
+std::string dataset_missing(const std::string& model) {
+  if (model == "pointnet") return "";
+  if (model == "transformer_lm" || model == "bert") return text_corpus_missing();
+  return fashion_mnist_missing();
 }
 
 FashionMnistOptions fashion_mnist_options(const std::string& model) {

@@ -40,6 +40,13 @@ std::string text_corpus_path() {
   return path && *path ? path : "/usr/share/games/fortunes";
 }
 
+std::string text_corpus_missing(const std::string& path) {
+  std::error_code error;
+  if (fs::is_directory(path, error) || fs::is_regular_file(path, error)) return "";
+  return path + ": no such file or directory (install the Debian package fortunes for the default corpus, or set "
+                "HFTA_TEXT_CORPUS to a text file)";
+}
+
 TextCorpus read_text_corpus(const TextCorpusOptions& options) {
   const fs::path root(options.path);
   std::error_code error;
@@ -55,9 +62,7 @@ TextCorpus read_text_corpus(const TextCorpusOptions& options) {
   } else if (fs::is_regular_file(root, error)) {
     corpus.text = slurp(root);
   } else {
-    throw std::runtime_error(options.path +
-                             ": no such file or directory (install the Debian package fortunes for the default "
-                             "corpus, or set HFTA_TEXT_CORPUS to a text file)");
+    throw std::runtime_error(text_corpus_missing(options.path));
   }
   if (options.limit > 0 && static_cast<std::int64_t>(corpus.text.size()) > options.limit) {
     corpus.text.resize(static_cast<std::size_t>(options.limit));

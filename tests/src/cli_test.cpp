@@ -23,6 +23,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "../support/sweep_text.h"
 #include "hfta/core/experiment_dir.h"
@@ -84,6 +85,26 @@ class Cli : public ::testing::Test {
       }
     }
     EXPECT_EQ(again.at("best"), whole.at("best"));
+  }
+
+  // The files results.json names are the trials' as trial.json records them:
+  // each checkpoint.pt the last rung's (by CRC-32), as an uninterrupted run
+  // leaves them, and no half-moved file beside them.
+  static void expect_checkpoints_as_named(const std::string& dir) {
+    for (const auto& t : results(dir).at("trials")) {
+      const std::string trial = dir + "/trials/" + t.at("id").dump();
+      SCOPED_TRACE(trial);
+      EXPECT_FALSE(exists(trial + "/checkpoint.next.pt"));
+      EXPECT_FALSE(exists(trial + "/partial.pt"));
+      std::uint32_t named = 0;
+      for (const auto& r : nlohmann::json::parse(slurp(trial + "/trial.json")).at("rungs")) {
+        if (r.at("status") != "failed") named = r.at("checkpoint_crc");
+      }
+      if (!named) continue;  // failed before its first rung
+      ASSERT_TRUE(t.at("files").contains("checkpoint"));
+      const std::string bytes = slurp(dir + "/" + t.at("files").at("checkpoint").get<std::string>());
+      EXPECT_EQ(crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())), named);
+    }
   }
 
   // The sizes resume packs by are the ones the run measured (throughput.json):
@@ -212,6 +233,62 @@ void Cli::expect_cut_mid_rung_resumes_as_whole(const std::string& run_flags, con
 std::string longer_tiny_sweep() {
   std::string text = kTinySweep;
   return text.replace(text.find("max: 90"), 7, "max: 270");
+}
+
+TEST_F(Cli, RunSaysADatasetThatIsNotInstalledBeforeWritingAnything) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  {
+    const ScopedEnv elsewhere("HFTA_FASHION_MNIST_DIR", dir_ + "/no-such-dir");
+    const Result r = run("run " + sweep + " --out " + dir_ + "/experiment");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("dataset-fashion-mnist"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("HFTA_FASHION_MNIST_DIR"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nothing was written"), std::string::npos) << r.err;
+    EXPECT_FALSE(exists(dir_ + "/experiment"));
+  }
+  {
+    const ScopedEnv elsewhere("HFTA_TEXT_CORPUS", dir_ + "/no-such-corpus");
+    const Result r = run("run " + std::string(HFTA_SOURCE_DIR) + "/configs/transformer_lm.yaml --out " + dir_ + "/lm");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("fortunes"), std::string::npos) << r.err;
+    EXPECT_FALSE(exists(dir_ + "/lm"));
+  }
+}
+
+TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
+  // Stopped at once by a time limit: each command prints where it trains, then stops.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 0.001s").code, 0);
+  auto recorded = [&] { return nlohmann::json::parse(slurp(dir + "/run.json")); };
+  EXPECT_EQ(recorded().at("device"), "cpu");
+  EXPECT_EQ(recorded().at("workers"), 1);
+  const Result again = run("resume " + dir + " --time-limit 0.001s");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.out.find(", 1 worker on cpu"), std::string::npos) << again.out;
+  // A device the run was given and this machine lacks: refused before anything
+  // is written, saying where it came from and how to move on.
+  auto options = recorded();
+  options["device"] = "cuda:99";
+  std::ofstream(dir + "/run.json") << options.dump();
+  const Result elsewhere = run("resume " + dir + " --time-limit 0.001s");
+  EXPECT_EQ(elsewhere.code, 2);
+  EXPECT_NE(elsewhere.err.find("the run's --device (run.json): device 'cuda:99'"), std::string::npos) << elsewhere.err;
+  EXPECT_EQ(recorded().at("device"), "cuda:99");
+  // Given to resume, they replace the recorded ones, for later resumes too.
+  const Result moved = run("resume " + dir + " --device cpu --workers 2 --time-limit 0.001s");
+  ASSERT_EQ(moved.code, 0) << moved.err;
+  EXPECT_NE(moved.out.find(", 2 workers on cpu"), std::string::npos) << moved.out;
+  EXPECT_EQ(recorded().at("device"), "cpu");
+  EXPECT_EQ(recorded().at("workers"), 2);
+  // A directory from before run.json recorded them trains on the CPU with the default workers.
+  options = recorded();
+  options.erase("device");
+  options.erase("workers");
+  std::ofstream(dir + "/run.json") << options.dump();
+  const Result old = run("resume " + dir + " --time-limit 0.001s");
+  ASSERT_EQ(old.code, 0) << old.err;
+  EXPECT_NE(old.out.find(" on cpu"), std::string::npos) << old.out;
+  EXPECT_FALSE(recorded().contains("device"));
 }
 
 TEST_F(Cli, RunTrainsASweepAndWritesResults) {
@@ -633,7 +710,8 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   EXPECT_NE(run("status " + dir_ + "/cut").out.find("/cut/sweep.yaml does not load (hfta-tune validate "),
             std::string::npos);
   const std::string run_json = slurp(dir_ + "/cut/run.json");
-  for (const char* damaged : {"[", R"({"seed_given": 1})", R"({"fusion": "sometimes"})"}) {  // JSON, or not as run wrote it
+  for (const char* damaged : {"[", R"({"seed_given": 1})", R"({"fusion": "sometimes"})", R"({"device": 0})",
+                              R"({"workers": -1})"}) {  // JSON, or not as run wrote it
     std::ofstream(dir_ + "/cut/run.json") << damaged;
     EXPECT_NE(run("status " + dir_ + "/cut").out.find("/cut/run.json is damaged"), std::string::npos) << damaged;
     const Result refused = run("resume " + dir_ + "/cut");
@@ -1332,6 +1410,7 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   RecordProperty("kills", kills);
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
   expect_same_results(dir, dir_ + "/whole");
+  expect_checkpoints_as_named(dir);
   // What a kill left mid-write, each resume removed.
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
     EXPECT_NE(f.path().extension(), ".tmp") << f.path();
@@ -1421,6 +1500,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   RecordProperty("continued", continued);  // signals inside a rung (others land in evaluations or start-up)
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
   expect_same_results(dir, dir_ + "/whole");
+  expect_checkpoints_as_named(dir);
 
   // A signal inside a rung, for sure (the tuner sends it itself after its
   // third piece of training, one worker: the first of round 1's first array):

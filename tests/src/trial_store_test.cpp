@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -78,6 +80,56 @@ TEST(TrialStore, AKillBetweenCheckpointAndTrialJsonLoadsTheRecordedRung) {
   save_rung(dir, 3.0, 90);
   EXPECT_FALSE(fs::exists(next));
   fs::remove_all(base);
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(TrialStore, SettlingATrialLeavesTheFilesItsTrialJsonNamesAsAnUninterruptedSaveWould) {
+  // On resume, trials that train no more are never loaded: their files are
+  // put in order all the same (results.json names checkpoint.pt).
+  const std::string dir = ::testing::TempDir() + "/store-settle-" + std::to_string(::getpid());
+  const std::string trial = dir + "/trials/0/";
+  save_rung(dir, 1.0, 10);
+  save_rung(dir, 2.0, 30);
+  const std::string last = bytes_of(trial + "checkpoint.pt"), before = bytes_of(trial + "checkpoint.prev.pt");
+  ASSERT_NE(last, before);
+  TrialStore store(dir);
+  auto expect_settled = [&](const char* moment) {
+    store.settle(store.load_all().at(0));
+    EXPECT_EQ(bytes_of(trial + "checkpoint.pt"), last) << moment;
+    EXPECT_EQ(bytes_of(trial + "checkpoint.prev.pt"), before) << moment;
+    for (const char* gone : {"checkpoint.next.pt", "partial.pt", "partial.next.pt"}) {
+      EXPECT_FALSE(fs::exists(trial + gone)) << moment << ": " << gone;
+    }
+  };
+  // Killed after trial.json named the new checkpoint, before save()'s two renames.
+  fs::rename(trial + "checkpoint.pt", trial + "checkpoint.next.pt");
+  fs::rename(trial + "checkpoint.prev.pt", trial + "checkpoint.pt");
+  expect_settled("before both renames");
+  // Between them.
+  fs::rename(trial + "checkpoint.pt", trial + "checkpoint.next.pt");
+  expect_settled("between the renames");
+  // A later rung's checkpoint written, never recorded; and a mid-rung one
+  // left by a kill before save() removed it (trial.json names no partial).
+  std::ofstream(trial + "checkpoint.next.pt") << "a rung trial.json does not name";
+  std::ofstream(trial + "partial.pt") << "a finished rung's mid-rung checkpoint";
+  std::ofstream(trial + "partial.next.pt") << "another";
+  expect_settled("after writes trial.json does not name");
+
+  // A mid-rung checkpoint trial.json names, killed before its move into place.
+  TrialRecord record;
+  auto rungs = store.load_all().at(0).rungs;
+  store.save_partial(record, rungs, PartialRung{90, 270, 50, {}, 0}, model_filled_with(4.0), state_at(50));
+  const std::string partial = bytes_of(trial + "partial.pt");
+  fs::rename(trial + "partial.pt", trial + "partial.next.pt");
+  store.settle(store.load_all().at(0));
+  EXPECT_EQ(bytes_of(trial + "partial.pt"), partial);
+  EXPECT_FALSE(fs::exists(trial + "partial.next.pt"));
+  EXPECT_EQ(bytes_of(trial + "checkpoint.pt"), last);
+  fs::remove_all(dir);
 }
 
 TEST(TrialStore, ARenameThatFailsLeavesTheFileWhereItWas) {

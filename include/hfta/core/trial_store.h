@@ -86,6 +86,14 @@ class TrialStore {
   /// with `problem` set when there is none.
   std::optional<std::string> intact_checkpoint(std::int64_t id, std::uint32_t expected_crc,
                                                std::string* problem) const;
+  /// On resume, the files of a trial as trial.json names them, whether or
+  /// not it trains again: finishes the moves a kill cut short (the last
+  /// rung's checkpoint.next.pt into place, the one it replaces to
+  /// checkpoint.prev.pt; a partial.next.pt trial.json names), and removes
+  /// what it does not name (a next file of a write it never recorded, a
+  /// mid-rung checkpoint of a rung since finished), so that results.json's
+  /// files are the trial's as an uninterrupted run leaves them.
+  void settle(const StoredTrial& trial) const;
   /// Removes the trial's checkpoints (rung and mid-rung), which only more
   /// training reads; its weights stay. Returns the bytes freed.
   std::uintmax_t drop_checkpoints(std::int64_t id) const;

@@ -14,6 +14,11 @@ inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mni
 /// machine the files were carried to), else kFashionMnistDir.
 std::string fashion_mnist_dir();
 
+/// "" when the four files under `dir` open, else what read_idx_gz would
+/// throw for the first that does not (naming the package): said before a run
+/// writes anything.
+std::string fashion_mnist_missing(const std::string& dir = fashion_mnist_dir());
+
 /// One split of Fashion-MNIST as it is on disk.
 struct FashionMnistSplit {
   at::Tensor images;  ///< [N, 28, 28] uint8

@@ -43,4 +43,8 @@ FashionMnistOptions fashion_mnist_options(const std::string& model);
 ClassificationData load_classification_data(const std::string& model, const ModelOptions& options,
                                             std::int64_t validation_size = 0);
 
+/// "" when the files `model`'s dataset is read from are there, else why not
+/// (naming the Debian package); point clouds are generated and always are.
+std::string dataset_missing(const std::string& model);
+
 }  // namespace hfta::trainers

@@ -14,6 +14,10 @@ namespace hfta::trainers {
 /// $HFTA_TEXT_CORPUS when set, else /usr/share/games/fortunes.
 std::string text_corpus_path();
 
+/// "" when `path` is a file or a directory, else what read_text_corpus would
+/// throw (naming the package): said before a run writes anything.
+std::string text_corpus_missing(const std::string& path = text_corpus_path());
+
 struct TextCorpusOptions {
   std::string path = text_corpus_path();  ///< a file, or a directory whose files are read in name order
   std::int64_t seq_len = 128;             ///< tokens per sequence
