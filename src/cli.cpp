@@ -30,6 +30,7 @@
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
+#include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
@@ -571,6 +572,26 @@ std::optional<SweepEdits> sweep_edits(const std::string& dir, const SweepConfig&
   return edits;
 }
 
+// Where the directory's trials are not the recorded sweep's (its seed gives
+// each trial its seed, and, but for TPE's, its configuration): what says so,
+// else "". Two sweeps' files mixed, or sweep.json edited along with
+// sweep.yaml: resuming would train one sweep's trials under the other.
+std::string trials_of_another_sweep(const std::string& dir, const SweepConfig& recorded) {
+  const auto searcher = make_searcher(recorded);
+  for (const auto& [id, t] : TrialStore(dir).load_all()) {
+    const std::string where = dir + "/trials/" + std::to_string(id) + "/trial.json";
+    if (t.record.seed != search::trial_seed(recorded.seed, id)) {
+      return where + " holds seed " + std::to_string(t.record.seed) + ", which the sweep of sweep.json does not give trial " +
+             std::to_string(id) + ": the trials are of another sweep, or sweep.json was edited";
+    }
+    if (recorded.search.searcher != Searcher::kTpe && t.record.params != searcher->suggest(id)) {
+      return where + " holds parameters the sweep of sweep.json does not give trial " + std::to_string(id) +
+             ": the trials are of another sweep, or sweep.json was edited";
+    }
+  }
+  return "";
+}
+
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   stop_after(duration_seconds(a.time_limit).value_or(0));
@@ -605,6 +626,10 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   if (!edits->changed.empty()) {
     err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
         << "what would change its trials: " << joined(edits->changed) << "\n";
+    return kExitUsage;
+  }
+  if (const auto mixed = trials_of_another_sweep(a.dir, *recorded); !mixed.empty()) {
+    err << "hfta-tune resume: " << mixed << "\n";
     return kExitUsage;
   }
   const std::string repacked = joined(edits->packing);  // the fusion keys edited, if any
@@ -899,8 +924,15 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   auto* run_cmd = app.add_subcommand("run", "Run a sweep to the end");
   add_sweep_options(run_cmd);
-  run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("expected a directory path, got an empty one") : std::string(); });
+  // A path, not a flag that lost its own value ("--out --workers"), nor empty.
+  const auto path = [](const char* what) {
+    return [what](const std::string& v) -> std::string {
+      if (v.empty()) return std::string("expected ") + what + " path, got an empty one";
+      if (v[0] == '-') return std::string("expected ") + what + " path, got '" + v + "' (a path that starts with '-': write ./" + v + ")";
+      return "";
+    };
+  };
+  run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)")->check(path("a directory"));
   const std::string checkpoint_help =
       "Seconds between mid-rung checkpoints, taken every 50 steps and at evaluation points (0: at every one)";
   run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
@@ -947,7 +979,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* export_cmd = app.add_subcommand("export", "Write every trial and the best one");
   export_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   export_cmd->add_option("--format", a.format, "json or csv (default: csv for an --output named *.csv, else json)")->check(CLI::IsMember({"json", "csv"}));
-  export_cmd->add_option("--output", a.output, "File to write (default: standard output)");
+  export_cmd->add_option("--output", a.output, "File to write (default: standard output)")->check(path("a file"));
 
   // A first word that is no verb: CLI11 would say only that one is required.
   if (argc > 1 && argv[1][0] != '-') {

@@ -1,6 +1,8 @@
 #include "option_values.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <variant>
 
 #include "hfta/core/did_you_mean.h"
 
@@ -54,6 +56,17 @@ std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
   }
   if (!fitted) *why = expected;
   return fitted;
+}
+
+std::string value_key(const ParamValue& v) {
+  if (search::is_numeric(v)) {
+    const double d = search::as_double(v);
+    char text[64];
+    std::snprintf(text, sizeof text, "n%a", d == 0 ? 0.0 : d);  // exact; -0 is 0, as == has it
+    return text;
+  }
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "btrue" : "bfalse";
+  return "s" + search::to_string(v);
 }
 
 bool same_value(const ParamValue& a, const ParamValue& b) {

@@ -21,4 +21,8 @@ std::optional<search::ParamValue> fit_option_value(const trainers::OptionSpec& o
 /// True when both are the same value; integers and reals compare by number.
 bool same_value(const search::ParamValue& a, const search::ParamValue& b);
 
+/// A text equal for two values exactly where same_value holds: a key to find
+/// repeats among many values in one lookup each.
+std::string value_key(const search::ParamValue& v);
+
 }  // namespace hfta::core

@@ -398,10 +398,22 @@ class ParameterReader {
     } else if (r_.child(node, path, "value", false)) {
       spec.distribution = Distribution::kConst;
     } else {
-      r_.error(node, path + ".distribution",
-               "missing 'distribution' (one of " +
-                   join_alternatives(search::distribution_names()) +
-                   "), or 'values' for a choice, or 'value' for a constant");
+      // A misspelling of one of the three is what is wrong, and says where.
+      const std::vector<std::string> kinds = {"distribution", "values", "value"};
+      bool misspelt = false;
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) continue;
+        const std::string key = entry.first.Scalar();
+        if (const std::string meant = closest_match(key, kinds); !meant.empty()) {
+          r_.error(entry.first, path + "." + key, "unknown key '" + key + "' (did you mean '" + meant + "'?)");
+          misspelt = true;
+        }
+      }
+      if (!misspelt) {
+        r_.error(node, path + ".distribution",
+                 "missing 'distribution' (one of " + join_alternatives(search::distribution_names()) +
+                     "), or 'values' for a choice, or 'value' for a constant");
+      }
       return false;
     }
     return true;
@@ -438,7 +450,7 @@ class ParameterReader {
       return false;
     }
     bool ok = true;
-    std::vector<std::size_t> listed_at;  // each value's index in the file
+    std::map<std::string, std::size_t> listed_at;  // each value (value_key) and its index in the file
     for (size_t i = 0; i < values->size(); ++i) {
       const YAML::Node item = (*values)[i];
       const std::string item_path = values_path + "[" + std::to_string(i) + "]";
@@ -448,17 +460,14 @@ class ParameterReader {
         continue;
       }
       // Once per repeat, naming the first listing (thrice is two problems, not three).
-      const auto first = std::find_if(spec.values.begin(), spec.values.end(),
-                                      [&](const search::ParamValue& earlier) { return same_value(earlier, *v); });
-      if (first != spec.values.end()) {
-        const auto k = listed_at[static_cast<std::size_t>(first - spec.values.begin())];
+      const auto [first, is_new] = listed_at.emplace(value_key(*v), i);
+      if (!is_new) {
         r_.error(item, item_path,
-                 "the value " + search::to_string(*v) + " is listed twice (as values[" + std::to_string(k) + "])");
+                 "the value " + search::to_string(*v) + " is listed twice (as values[" + std::to_string(first->second) + "])");
         ok = false;
         continue;
       }
       spec.values.push_back(*v);
-      listed_at.push_back(i);
     }
     return ok;
   }

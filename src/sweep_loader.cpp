@@ -550,16 +550,22 @@ SweepConfig load_sweep_file(const std::string& path, std::string* text_read) {
   if (problem.empty() && !in) {
     problem = std::string("cannot read the sweep file: ") + std::strerror(errno);
   }
+  // No sweep comes near this; /dev/zero or a wrong file would fill the memory.
+  constexpr std::size_t kMaxBytes = std::size_t{16} << 20;
+  std::string text;
+  if (problem.empty()) {
+    char piece[1 << 16];
+    while (text.size() <= kMaxBytes && in.read(piece, sizeof piece).gcount() > 0) text.append(piece, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) problem = "the sweep file is larger than 16 MiB: no sweep is (is it the right file?)";
+  }
   if (!problem.empty()) {
     Diagnostic d;
     d.file = path;
     d.message = problem;
     throw ConfigError({d});
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text_read) *text_read = text.str();
-  return load_sweep_string(text.str(), path);
+  if (text_read) *text_read = text;
+  return load_sweep_string(text, path);
 }
 
 }  // namespace hfta::core

@@ -281,15 +281,13 @@ std::optional<size_t> YamlReader::read_enum(const YAML::Node& node, const std::s
 
 namespace {
 
-// `seen`: the collections already walked. An alias names its anchor's node, so
-// a node is walked once however often it is named (aliases of aliases would
-// otherwise multiply the walk), and never from inside itself.
-void apply_merge_keys(YAML::Node node, std::vector<YAML::Node>& seen) {
+// `seen`: where the collections already walked begin in the file. An alias
+// names its anchor's node (and so its place), so a node is walked once however
+// often it is named (aliases of aliases would otherwise multiply the walk),
+// and never from inside itself; a set, as a file may hold 10^5 collections.
+void apply_merge_keys(YAML::Node node, std::set<int>& seen) {
   if (!node.IsMap() && !node.IsSequence()) return;
-  for (const auto& s : seen) {
-    if (s.is(node)) return;
-  }
-  seen.push_back(node);
+  if (!seen.insert(node.Mark().pos).second) return;
   if (node.IsSequence()) {
     for (auto item : node) apply_merge_keys(item, seen);
     return;
@@ -328,7 +326,7 @@ void apply_merge_keys(YAML::Node node, std::vector<YAML::Node>& seen) {
 }  // namespace
 
 void apply_merge_keys(YAML::Node node) {
-  std::vector<YAML::Node> seen;
+  std::set<int> seen;
   apply_merge_keys(std::move(node), seen);
 }
 

@@ -291,6 +291,37 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
   EXPECT_FALSE(recorded().contains("device"));
 }
 
+TEST_F(Cli, ResumeRefusesTrialsOfAnotherSweepEvenWithBothSweepFilesEdited) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
+  {
+    const ScopedEnv first_piece("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1").code, 0);
+  }
+  ASSERT_TRUE(exists(dir + "/trials/0/trial.json"));
+  // Each edit made in sweep.yaml and sweep.json alike, which resume compares.
+  auto edit_both = [&](const std::string& from, const std::string& to) {
+    std::string text = kTinySweep;
+    text.replace(text.find(from), from.size(), to);
+    std::ofstream(dir + "/sweep.yaml") << text;
+    std::ofstream(dir + "/sweep.json") << run("validate --json " + write_sweep("edited.yaml", text)).out;
+  };
+  const std::string state = slurp(dir + "/state.json");
+  edit_both("seed: 1", "seed: 2");
+  Result r = run("resume " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("/trials/0/trial.json holds seed "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the trials are of another sweep, or sweep.json was edited"), std::string::npos) << r.err;
+  edit_both("max: 0.5", "max: 0.6");  // the same seeds, other learning rates
+  r = run("resume " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("/trials/0/trial.json holds parameters the sweep of sweep.json does not give trial 0"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(dir + "/state.json"), state);  // nothing written
+  edit_both("seed: 1", "seed: 1");  // as run
+  EXPECT_EQ(run("resume " + dir).code, 0);
+}
+
 TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   const Result r = run("run " + sweep + " --out " + dir_ + "/fused");
@@ -1935,6 +1966,16 @@ TEST_F(Cli, BadUsageExits2) {
     EXPECT_NE(r.err.find("expected"), std::string::npos) << flags << ": " << r.err;
   }
   EXPECT_FALSE(exists(dir_ + "/never"));
+  // A flag that lost its value is no path ("--out --workers" made a folder named --workers).
+  const Result flag_as_path = run("run " + quickstart_ + " --out --workers");
+  EXPECT_EQ(flag_as_path.code, 2);
+  EXPECT_NE(flag_as_path.err.find("got '--workers' (a path that starts with '-': write ./--workers)"), std::string::npos)
+      << flag_as_path.err;
+  EXPECT_FALSE(exists("--workers"));
+  for (const std::string output : {"--output --format", "--output ''"}) {
+    EXPECT_EQ(run("export " + dir_ + "/project " + output).code, 2) << output;
+  }
+  EXPECT_FALSE(exists("--format"));
 }
 
 }  // namespace

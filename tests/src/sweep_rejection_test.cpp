@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_loader.h"
@@ -55,6 +57,51 @@ TEST(SweepRejection, UnknownDistributionFieldIsNamed) {
       {{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: 0.1\n    max: 0.2\n"
                       "    maximum: 3\n"}});
   expect_rejected(yaml, "parameters.lr.maximum", "maximum", "unknown key 'maximum'");
+}
+
+TEST(SweepRejection, AMisspeltDistributionValuesOrValueKeyIsNamed) {
+  // Without its kind, the parameter's other keys cannot be checked: the typo is what to say.
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribuiton: log_uniform\n    min: 0.1\n"
+                                             "    max: 0.2\n"}}),
+                  "parameters.lr.distribuiton", "distribuiton", "unknown key 'distribuiton' (did you mean 'distribution'?)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    vaules: [0.1, 0.2]\n"}}), "parameters.lr.vaules",
+                  "vaules", "did you mean 'values'?");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    min: 0.125\n    max: 0.25\n"}}),
+                  "parameters.lr.distribution", "min: 0.125", "missing 'distribution'");
+}
+
+TEST(SweepRejection, AFileLargerThanAnySweepIsRefusedUnread) {
+  const std::string path = ::testing::TempDir() + "/huge-sweep.yaml";
+  {
+    std::ofstream out(path);
+    out << sweep_yaml({});
+    const std::string comment = "#" + std::string(1023, 'x') + "\n";
+    for (int i = 0; i < 17 * 1024; ++i) out << comment;
+  }
+  try {
+    load_sweep_file(path);
+    FAIL() << "accepted a 17 MiB file";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 16 MiB"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(SweepRejection, ListsOfManyValuesAreCheckedForRepeatsByKey) {
+  // 20,000 values (each compared with every other took seconds); 2 and 2.0 are one value.
+  std::string values;
+  for (int i = 0; i < 20000; ++i) values += std::to_string(i) + ", ";
+  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [" + values + "2.0, -0.0]\n"}});
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL() << "accepted repeated values";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("parameters.lr.values[20000]: the value 2 is listed twice (as values[2])"),
+              std::string::npos)
+        << std::string(e.what()).substr(0, 2000);
+    EXPECT_NE(std::string(e.what()).find("parameters.lr.values[20001]: the value -0 is listed twice (as values[0])"),
+              std::string::npos);
+  }
 }
 
 TEST(SweepRejection, UnknownParameterSuggestsAHyperparameter) {
