@@ -30,7 +30,6 @@
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
-#include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
@@ -100,9 +99,10 @@ std::vector<c10::Device> devices_of(const Args& a) { return fusion::parse_device
 // Loads the sweep, printing every problem; nullopt means exit 2.
 // The trainer's refusals too, so that validate and plan agree with run.
 // `text`, when given, receives the file as read.
-std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std::string* text = nullptr) {
+std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std::string* text = nullptr,
+                                std::size_t max_bytes = kMaxSweepBytes) {
   try {
-    SweepConfig sweep = load_sweep_file(path, text);
+    SweepConfig sweep = load_sweep_file(path, text, max_bytes);
     if (const auto problems = not_trainable_yet(sweep); !problems.empty()) {
       for (const auto& p : problems) err << path << ": " << p << "\n";
       err << path << ": invalid sweep (" << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
@@ -116,6 +116,19 @@ std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std:
     err << path << ": invalid sweep (" << n << " problem" << (n == 1 ? "" : "s") << ")\n";
     return std::nullopt;
   }
+}
+
+// DIR/sweep.json, or nullopt once err says what is wrong with it: run writes
+// it whole, so one that does not load was changed from outside (exit code 1,
+// as a damaged results.json).
+std::optional<SweepConfig> recorded_sweep(const std::string& dir, const char* verb, std::ostream& err) {
+  std::ostringstream problems;
+  auto sweep = load(dir + "/sweep.json", problems, nullptr, 16 * kMaxSweepBytes);
+  if (!sweep) {
+    err << problems.str() << "hfta-tune " << verb << ": " << dir
+        << "/sweep.json is damaged (it was written whole: changed from outside); resume cannot continue the sweep\n";
+  }
+  return sweep;
 }
 
 int validate(const Args& a, std::ostream& out, std::ostream& err) {
@@ -573,19 +586,15 @@ std::optional<SweepEdits> sweep_edits(const std::string& dir, const SweepConfig&
 }
 
 // Where the directory's trials are not the recorded sweep's (its seed gives
-// each trial its seed, and, but for TPE's, its configuration): what says so,
-// else "". Two sweeps' files mixed, or sweep.json edited along with
-// sweep.yaml: resuming would train one sweep's trials under the other.
+// each trial its seed): what says so, else "". Two sweeps' files mixed, or
+// sweep.json's seed edited along with sweep.yaml's: resuming would train one
+// sweep's trials under the other's batch order. (Not the configurations: how
+// values are drawn may change between versions, and the trials keep theirs.)
 std::string trials_of_another_sweep(const std::string& dir, const SweepConfig& recorded) {
-  const auto searcher = make_searcher(recorded);
   for (const auto& [id, t] : TrialStore(dir).load_all()) {
-    const std::string where = dir + "/trials/" + std::to_string(id) + "/trial.json";
     if (t.record.seed != search::trial_seed(recorded.seed, id)) {
-      return where + " holds seed " + std::to_string(t.record.seed) + ", which the sweep of sweep.json does not give trial " +
-             std::to_string(id) + ": the trials are of another sweep, or sweep.json was edited";
-    }
-    if (recorded.search.searcher != Searcher::kTpe && t.record.params != searcher->suggest(id)) {
-      return where + " holds parameters the sweep of sweep.json does not give trial " + std::to_string(id) +
+      return dir + "/trials/" + std::to_string(id) + "/trial.json holds seed " + std::to_string(t.record.seed) +
+             ", which the sweep of sweep.json does not give trial " + std::to_string(id) +
              ": the trials are of another sweep, or sweep.json was edited";
     }
   }
@@ -608,8 +617,8 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitFailure;
   }
   if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
-  auto recorded = load(a.dir + "/sweep.json", err);
-  if (!recorded) return kExitUsage;
+  auto recorded = recorded_sweep(a.dir, "resume", err);
+  if (!recorded) return kExitFailure;
   // A sweep recorded before search.waves existed started every trial at once:
   // it goes on so (and its sweep.yaml, which cannot name waves, is read so).
   const bool before_waves = recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(a.dir);
@@ -699,6 +708,13 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
     return dir + "/sweep.yaml was edited in what would change its trials (" + joined(edits->changed) +
            "), which resume refuses: restore them, then " + resume;
   }
+  if (const auto mixed = trials_of_another_sweep(dir, recorded); !mixed.empty()) return mixed + ", which resume refuses";
+  const std::string device = run_options->value("device", "cpu");
+  try {
+    fusion::parse_device_list(device);
+  } catch (const std::invalid_argument& e) {
+    return "the run's --device " + device + " is not here (" + e.what() + "): " + resume + " --device cpu";
+  }
   return resume;
 }
 
@@ -721,11 +737,10 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
         << " trial(s) with " << rungs << " finished rung(s)";
     // Out of the plan's rung results (as the progress line counts them), and the best so far.
     std::ostringstream problems;
-    const auto sweep = load(a.dir + "/sweep.json", problems);
+    const auto sweep = recorded_sweep(a.dir, "status", problems);
     if (!sweep && !running) {  // resume would refuse it: say so, not "continue with resume"
       out << "\n";
-      err << problems.str() << "hfta-tune status: " << a.dir
-          << "/sweep.json is damaged (it was written whole: changed from outside); resume cannot continue the sweep\n";
+      err << problems.str();
       return kExitFailure;
     }
     if (sweep) {
@@ -826,8 +841,8 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitFailure;
   }
   if (!results) {  // running or interrupted: the trials so far
-    const auto sweep = load(a.dir + "/sweep.json", err);
-    if (!sweep) return kExitUsage;
+    const auto sweep = recorded_sweep(a.dir, "export", err);
+    if (!sweep) return kExitFailure;
     const SweepResult so_far = trials_so_far(a.dir, *sweep, nullptr, left_out(err, "export"));
     results = results_json(*sweep, so_far, a.dir);
     err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()
@@ -925,14 +940,14 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* run_cmd = app.add_subcommand("run", "Run a sweep to the end");
   add_sweep_options(run_cmd);
   // A path, not a flag that lost its own value ("--out --workers"), nor empty.
-  const auto path = [](const char* what) {
-    return [what](const std::string& v) -> std::string {
+  const auto path = [](const char* what, bool dash_is_stdout) {
+    return [what, dash_is_stdout](const std::string& v) -> std::string {
       if (v.empty()) return std::string("expected ") + what + " path, got an empty one";
-      if (v[0] == '-') return std::string("expected ") + what + " path, got '" + v + "' (a path that starts with '-': write ./" + v + ")";
+      if (v[0] == '-' && !(dash_is_stdout && v == "-")) return std::string("expected ") + what + " path, got '" + v + "' (a path that starts with '-': write ./" + v + ")";
       return "";
     };
   };
-  run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)")->check(path("a directory"));
+  run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)")->check(path("a directory", false));
   const std::string checkpoint_help =
       "Seconds between mid-rung checkpoints, taken every 50 steps and at evaluation points (0: at every one)";
   run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
@@ -965,7 +980,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   resume_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
   resume_cmd->add_option("--keep-checkpoints", a.keep_checkpoints, keep_help)->check(CLI::IsMember({"all", "live"}));
   resume_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
-  resume_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,... (default cpu)");
+  resume_cmd->add_option("--device", a.device, "cpu, cuda (every GPU) or cuda:0,cuda:1,... (default: the run's)");
 
   auto* plan_cmd = app.add_subcommand("plan", "Print the brackets, rungs and arrays a sweep will run");
   add_sweep_options(plan_cmd);
@@ -979,7 +994,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* export_cmd = app.add_subcommand("export", "Write every trial and the best one");
   export_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   export_cmd->add_option("--format", a.format, "json or csv (default: csv for an --output named *.csv, else json)")->check(CLI::IsMember({"json", "csv"}));
-  export_cmd->add_option("--output", a.output, "File to write (default: standard output)")->check(path("a file"));
+  export_cmd->add_option("--output", a.output, "File to write (default: standard output)")->check(path("a file", true));
 
   // A first word that is no verb: CLI11 would say only that one is required.
   if (argc > 1 && argv[1][0] != '-') {

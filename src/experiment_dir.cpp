@@ -131,11 +131,18 @@ std::optional<nlohmann::json> read_results(const std::string& dir) {
             j["metric"].is_object() && j["metric"].contains("name") && j["metric"]["name"].is_string() &&
             j.contains("trials") && j["trials"].is_array() && j.contains("best") &&
             (j["best"].is_null() || (j["best"].is_object() && j["best"].contains("id") && j["best"].contains("metric")));
+  // Each trial's fields of the types run writes (an edit that gives an id a
+  // string, or a parameter a list, is damage, not a value to pass on).
+  auto number_or_null = [](const nlohmann::json& v) { return v.is_number() || v.is_null(); };
   for (std::size_t i = 0; ok && i < j["trials"].size(); ++i) {
     const auto& t = j["trials"][i];
     ok = t.is_object() && t.contains("status") && t["status"].is_string() && t.contains("params") &&
-         t["params"].is_object();
-    for (const char* key : {"id", "budget", "metric", "seed"}) ok = ok && t.contains(key);
+         t["params"].is_object() && t.contains("id") && t["id"].is_number_unsigned() && t.contains("seed") &&
+         t["seed"].is_number_unsigned() && t.contains("budget") && number_or_null(t["budget"]) &&
+         t.contains("metric") && number_or_null(t["metric"]) && (!t.contains("history") || t["history"].is_array());
+    if (ok) {
+      for (const auto& p : t["params"]) ok = ok && p.is_primitive() && !p.is_null();
+    }
   }
   if (!ok) throw damaged("not results of format 1");
   return j;

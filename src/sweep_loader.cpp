@@ -538,7 +538,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   return sweep;
 }
 
-SweepConfig load_sweep_file(const std::string& path, std::string* text_read) {
+SweepConfig load_sweep_file(const std::string& path, std::string* text_read, std::size_t max_bytes) {
   struct stat info {};
   std::string problem;
   if (::stat(path.c_str(), &info) != 0) {
@@ -550,13 +550,15 @@ SweepConfig load_sweep_file(const std::string& path, std::string* text_read) {
   if (problem.empty() && !in) {
     problem = std::string("cannot read the sweep file: ") + std::strerror(errno);
   }
-  // No sweep comes near this; /dev/zero or a wrong file would fill the memory.
-  constexpr std::size_t kMaxBytes = std::size_t{16} << 20;
   std::string text;
   if (problem.empty()) {
     char piece[1 << 16];
-    while (text.size() <= kMaxBytes && in.read(piece, sizeof piece).gcount() > 0) text.append(piece, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxBytes) problem = "the sweep file is larger than 16 MiB: no sweep is (is it the right file?)";
+    while (text.size() <= max_bytes && in.read(piece, sizeof piece).gcount() > 0) {
+      text.append(piece, static_cast<std::size_t>(in.gcount()));
+    }
+    if (text.size() > max_bytes) {
+      problem = "the sweep file is larger than " + std::to_string(max_bytes >> 20) + " MiB: no sweep is (is it the right file?)";
+    }
   }
   if (!problem.empty()) {
     Diagnostic d;

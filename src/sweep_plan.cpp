@@ -1,5 +1,6 @@
 #include "hfta/core/sweep_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -182,6 +183,20 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       << (trainers::estimate_footprint(sweep.task.model, {}) ? "estimated from parameter and activation counts"
                                                               : "known once they are built")
       << "\n";
+  // One model past the memory: no array size helps, each of its trials will fail.
+  double largest_alone = 0;
+  for (const auto& b : plan.brackets) {
+    for (const auto& r : b.rungs) {
+      for (const auto& array : r.arrays ? *r.arrays : std::vector<PlannedArray>{}) {
+        if (array.models == 1 && array.predicted_bytes) largest_alone = std::max(largest_alone, *array.predicted_bytes);
+      }
+    }
+  }
+  if (largest_alone > plan.budget_bytes) {
+    out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than the "
+        << mib(plan.budget_bytes) << " arrays are planned within: its trials will likely fail out of memory (make "
+        << "it smaller: its task options or batch_size)\n";
+  }
   const bool rounds_of_new_trials =
       sweep.search.method == SearchMethod::kHyperband && sweep.search.align_brackets;
   const std::int64_t waves = trial_waves(sweep);

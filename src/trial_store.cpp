@@ -39,6 +39,7 @@ std::uint32_t file_crc(const std::string& path, bool* ok) {
     in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
     crc = crc32(crc, reinterpret_cast<const Bytef*>(piece.data()), static_cast<uInt>(in.gcount()));
   }
+  if (in.bad()) *ok = false;  // a read error part way (EIO): the CRC is of a part
   return static_cast<std::uint32_t>(crc);
 }
 
@@ -283,13 +284,20 @@ void TrialStore::settle(const StoredTrial& trial) const {
   if (named != trial.rungs.rend()) {
     named_file(dir, kNextCheckpoint, kCheckpoint, named->checkpoint_crc, kPreviousCheckpoint);
   }
-  remove(kNextCheckpoint);  // still there: a rung's write that trial.json never recorded (the rung trains again)
+  // Still there, read whole: a write that trial.json never recorded (its rung
+  // or piece trains again). One that cannot be read stays: it may be the one named.
+  auto remove_unnamed = [&](const char* name) {
+    bool read = false;
+    file_crc(dir + "/" + name, &read);
+    if (read) std::remove((dir + "/" + name).c_str());
+  };
+  remove_unnamed(kNextCheckpoint);
   if (trial.partial) {
     named_file(dir, kNextPartial, kPartialCheckpoint, trial.partial->checkpoint_crc);
   } else {
     remove(kPartialCheckpoint);  // of a rung finished since (a kill came before save() removed it)
   }
-  remove(kNextPartial);
+  remove_unnamed(kNextPartial);
 }
 
 std::uintmax_t TrialStore::drop_checkpoints(std::int64_t id) const {

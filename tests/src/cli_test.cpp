@@ -274,6 +274,9 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
   EXPECT_EQ(elsewhere.code, 2);
   EXPECT_NE(elsewhere.err.find("the run's --device (run.json): device 'cuda:99'"), std::string::npos) << elsewhere.err;
   EXPECT_EQ(recorded().at("device"), "cuda:99");
+  const Result told = run("status " + dir);
+  EXPECT_NE(told.out.find("the run's --device cuda:99 is not here"), std::string::npos) << told.out;
+  EXPECT_NE(told.out.find("continue with hfta-tune resume " + dir + " --device cpu"), std::string::npos) << told.out;
   // Given to resume, they replace the recorded ones, for later resumes too.
   const Result moved = run("resume " + dir + " --device cpu --workers 2 --time-limit 0.001s");
   ASSERT_EQ(moved.code, 0) << moved.err;
@@ -291,7 +294,7 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
   EXPECT_FALSE(recorded().contains("device"));
 }
 
-TEST_F(Cli, ResumeRefusesTrialsOfAnotherSweepEvenWithBothSweepFilesEdited) {
+TEST_F(Cli, ResumeRefusesTrialsOfAnotherSweepsSeedEvenWithBothSweepFilesEdited) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
   {
     const ScopedEnv first_piece("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
@@ -311,12 +314,10 @@ TEST_F(Cli, ResumeRefusesTrialsOfAnotherSweepEvenWithBothSweepFilesEdited) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("/trials/0/trial.json holds seed "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the trials are of another sweep, or sweep.json was edited"), std::string::npos) << r.err;
-  edit_both("max: 0.5", "max: 0.6");  // the same seeds, other learning rates
-  r = run("resume " + dir);
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("/trials/0/trial.json holds parameters the sweep of sweep.json does not give trial 0"),
+  const Result told = run("status " + dir);  // not "continue with resume"
+  EXPECT_NE(told.out.find("the trials are of another sweep, or sweep.json was edited, which resume refuses"),
             std::string::npos)
-      << r.err;
+      << told.out;
   EXPECT_EQ(slurp(dir + "/state.json"), state);  // nothing written
   edit_both("seed: 1", "seed: 1");  // as run
   EXPECT_EQ(run("resume " + dir).code, 0);
@@ -791,8 +792,16 @@ TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
   const Result again = run("run " + sweep + " --out " + dir);
   EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.err.find("already holds a finished sweep"), std::string::npos) << again.err;
-  for (const char* damage : {"{\"format\": 1, \"trials\": ", "[]", "{\"format\": 2}"}) {
-    SCOPED_TRACE(damage);
+  // Valid JSON with a field edited to another type is as damaged as a truncated file.
+  auto edited = [&](const char* key, const nlohmann::json& value) {
+    auto j = whole;
+    (std::string(key) == "lr" ? j["trials"][0]["params"]["lr"] : j["trials"][0][key]) = value;
+    return j.dump();
+  };
+  for (const std::string damage : {std::string("{\"format\": 1, \"trials\": "), std::string("[]"),
+                                   std::string("{\"format\": 2}"), edited("id", "a"), edited("metric", "x"),
+                                   edited("seed", -5), edited("history", "x"), edited("lr", {1, 2})}) {
+    SCOPED_TRACE(damage.substr(0, 200));
     std::ofstream(dir + "/results.json") << damage;
     for (const char* verb : {"status ", "export "}) {
       const Result r = run(verb + dir);
@@ -1935,6 +1944,12 @@ TEST_F(Cli, WhatARunKilledBeforeItsSweepBeganLeavesIsTakenOverAndADamagedSweepJs
   EXPECT_EQ(damaged.code, 1);
   EXPECT_NE(damaged.err.find("sweep.json is damaged"), std::string::npos) << damaged.err;
   EXPECT_EQ(damaged.out.find("continue with hfta-tune resume"), std::string::npos) << damaged.out;
+  for (const char* verb : {"resume ", "export "}) {  // as status: a damaged file of the run's, not bad usage
+    const Result r = run(verb + dir);
+    EXPECT_EQ(r.code, 1) << verb;
+    EXPECT_NE(r.err.find(dir + "/sweep.json is damaged (it was written whole: changed from outside)"), std::string::npos)
+        << verb << r.err;
+  }
 }
 
 TEST_F(Cli, Version) {

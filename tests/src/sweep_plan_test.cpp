@@ -150,6 +150,17 @@ TEST(SweepPlan, LessMemoryMeansSmallerArraysWithPredictedBytes) {
   }
 }
 
+TEST(SweepPlan, AModelThatAloneOutgrowsTheMemoryIsNoted) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml(
+      {{"task", "task:\n  model: mlp\n  batch_size: 256\n  options: {width: 2048, depth: 3}\n"},
+       {"search", "search:\n  method: random\n  trials: 4\n"}}));
+  const std::string note = "note: one mlp model is predicted to need ";
+  EXPECT_EQ(to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep).find(note), std::string::npos);
+  const std::string tight = to_text(make_plan(sweep, true, "cpu", 10.0 * (1 << 20)), sweep);
+  EXPECT_NE(tight.find(note), std::string::npos) << tight;
+  EXPECT_NE(tight.find("its trials will likely fail out of memory"), std::string::npos) << tight;
+}
+
 TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
   const SweepConfig sweep = load_sweep_string(sweep_yaml(
       {{"search", "search:\n  method: grid\n  repeats: 3\n"},

@@ -118,6 +118,15 @@ TEST(TrialStore, SettlingATrialLeavesTheFilesItsTrialJsonNamesAsAnUninterruptedS
   std::ofstream(trial + "partial.pt") << "a finished rung's mid-rung checkpoint";
   std::ofstream(trial + "partial.next.pt") << "another";
   expect_settled("after writes trial.json does not name");
+  // A file that cannot be read whole (a read error; here a folder) stays: it may be the one named.
+  fs::create_directory(trial + "checkpoint.next.pt");
+  store.settle(store.load_all().at(0));
+  EXPECT_TRUE(fs::is_directory(trial + "checkpoint.next.pt"));
+  EXPECT_EQ(bytes_of(trial + "checkpoint.pt"), last);
+  fs::remove(trial + "checkpoint.next.pt");
+  // A rung that failed after the last saved one names no checkpoint: that one stays.
+  store.save_failure(TrialRecord{}, store.load_all().at(0).rungs, 90);
+  expect_settled("after a failed rung");
 
   // A mid-rung checkpoint trial.json names, killed before its move into place.
   TrialRecord record;
