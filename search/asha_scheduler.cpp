@@ -21,6 +21,9 @@ AshaScheduler::AshaScheduler(std::int64_t trials, std::int64_t max_budget,
 }
 
 std::vector<std::int64_t> AshaScheduler::promotable(std::size_t k) const {
+  if (memo_.size() != rungs_.size()) forget();
+  Memo& memo = memo_[k];
+  if (memo.promotable) return *memo.promotable;
   const Rung& rung = rungs_[k];
   if (k + 1 >= rungs_.size()) return {};
   std::size_t quota = rung.results.size() / static_cast<std::size_t>(eta_);
@@ -32,10 +35,18 @@ std::vector<std::int64_t> AshaScheduler::promotable(std::size_t k) const {
   for (std::int64_t id : best_completed(rung.results, quota, goal_)) {
     if (!rung.promoted.count(id)) out.push_back(id);
   }
+  memo.promotable = out;
+  memo.promotable_ids = std::set<std::int64_t>(out.begin(), out.end());
   return out;
 }
 
+bool AshaScheduler::is_promotable(std::size_t k, std::int64_t trial_id) const {
+  promotable(k);
+  return memo_[k].promotable_ids.count(trial_id) > 0;
+}
+
 std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) {
+  forget();
   std::vector<RungJob> jobs;
   // A wave starts once the trials before it have bottom-rung results; one cut
   // short by `capacity` goes on at the next call.
@@ -72,6 +83,7 @@ std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) 
     }
     capacity -= job.trials.size();
     jobs.push_back(std::move(job));
+    forget();  // (promoted and running changed)
   }
   if (capacity > 0 && wave_starts) {
     RungJob job{0, 0, rungs_[0].budget, {}};
@@ -83,6 +95,7 @@ std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) 
     if (started_ == end) ++wave_;
     jobs.push_back(std::move(job));
   }
+  forget();
   return jobs;
 }
 
@@ -94,6 +107,7 @@ void AshaScheduler::report(const TrialResult& result) {
   }
   rungs_[it->second].results[result.trial_id] = result;
   running_.erase(it);
+  forget();
 }
 
 bool AshaScheduler::finished() const {
@@ -109,21 +123,24 @@ bool AshaScheduler::may_train_again(std::int64_t trial_id) const {
     if (it->second.status != TrialStatus::kCompleted || k + 1 == rungs_.size()) return false;
     // A rung that gets no more results promotes no one beyond what it may now.
     if (!closed(k)) return true;
-    const auto now = promotable(k);
-    return std::find(now.begin(), now.end(), trial_id) != now.end();
+    return is_promotable(k, trial_id);
   }
   return false;
 }
 
 bool AshaScheduler::closed(std::size_t k) const {
   if (started_ < trials_) return false;
+  if (memo_.size() != rungs_.size()) forget();
+  if (memo_[k].closed) return *memo_[k].closed;
+  bool closed = true;
   for (const auto& [id, rung] : running_) {
-    if (rung <= k) return false;
+    if (rung <= k) closed = false;
   }
-  for (std::size_t j = 0; j < k; ++j) {
-    if (!promotable(j).empty()) return false;
+  for (std::size_t j = 0; j < k && closed; ++j) {
+    if (!promotable(j).empty()) closed = false;
   }
-  return true;
+  memo_[k].closed = closed;
+  return closed;
 }
 
 std::size_t AshaScheduler::promotable_count() const {

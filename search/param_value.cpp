@@ -20,6 +20,17 @@ std::string to_string(const ParamValue& value) {
   return std::visit(Visitor{}, value);
 }
 
+std::string display(const ParamValue& value) {
+  const auto* s = std::get_if<std::string>(&value);
+  if (!s) return to_string(value);
+  const bool plain = !s->empty() && s->find_first_of(",:{}[]\"'") == std::string::npos && s->front() != ' ' &&
+                     s->back() != ' ';
+  if (plain) return *s;
+  std::string quoted = "\"";
+  for (char c : *s) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return quoted + "\"";
+}
+
 std::string type_name(const ParamValue& value) {
   switch (value.index()) {
     case 0: return "boolean";

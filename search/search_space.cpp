@@ -72,11 +72,10 @@ bool SearchSpace::active(const ParameterSpec& parameter, const Config& chosen) {
   return true;
 }
 
+double quantized_steps(const ParameterSpec& p) { return std::floor((p.max - p.min) / p.q + 1e-9); }
+
 ParamValue quantize(double x, const ParameterSpec& p) {
-  // The grid min, min + q, ..., up to max: counted in steps, so that floating
-  // point (0 + 3 * 0.1 > 0.3) cannot push its last point out.
-  const double last = std::floor((p.max - p.min) / p.q + 1e-9);
-  const double k = std::clamp(std::round((x - p.min) / p.q), 0.0, last);
+  const double k = std::clamp(std::round((x - p.min) / p.q), 0.0, quantized_steps(p));
   const double v = p.min + k * p.q;
   if (is_whole(p.min) && is_whole(p.q)) return static_cast<std::int64_t>(std::llround(v));
   // As the decimal it stands for (0.3, not 0.30000000000000004).
@@ -97,17 +96,21 @@ ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
     }
     case Distribution::kIntLogUniform: {
       // Uniform in log space over [min, max + 1), floored: each integer gets the
-      // log-width of its unit interval, as Optuna and Ray Tune do.
+      // log-width of its unit interval, as Ray Tune's lograndint (Optuna's
+      // log int rounds over [min - 1/2, max + 1/2]: 1 of 1..8 is 39%, here 32%).
       const double lo = std::log(p.min), hi = std::log(p.max + 1.0);
       const auto v = static_cast<std::int64_t>(std::floor(std::exp(lo + u * (hi - lo))));
       return std::clamp<std::int64_t>(v, static_cast<std::int64_t>(p.min),
                                       static_cast<std::int64_t>(p.max));
     }
     case Distribution::kQuantized: {
-      // Linear: uniform over [min - q/2, max + q/2], so that every grid point,
-      // the ends too, gets the same share (Optuna's stepped floats).
+      // Linear: uniform over half a step either side of the grid's ends, so
+      // that every grid point gets the same share (Optuna's stepped floats; a
+      // max off the grid, as 0.9 by 0.25 from 0, ends it at 0.75 as Optuna
+      // does, where [min - q/2, max + q/2] gave 0.75 a third more). Log: as
+      // Ray Tune's qloguniform, log-uniform over [min, max], then rounded.
       const double x = p.log ? std::exp(std::log(p.min) + u * (std::log(p.max) - std::log(p.min)))
-                             : p.min - p.q / 2 + u * (p.max - p.min + p.q);
+                             : p.min - p.q / 2 + u * (quantized_steps(p) + 1) * p.q;
       return quantize(x, p);
     }
     case Distribution::kChoice:

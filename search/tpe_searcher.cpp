@@ -24,9 +24,11 @@ bool log_scale(const ParameterSpec& p) {
 std::pair<double, double> model_range(const ParameterSpec& p) {
   const bool integer = p.distribution == Distribution::kIntUniform ||
                        p.distribution == Distribution::kIntLogUniform;
-  // Integers own the unit interval around them, so the ends are as likely as the middle.
-  const double lo = integer ? p.min - 0.5 : p.min;
-  const double hi = integer ? p.max + 0.5 : p.max;
+  // Integers own the unit interval around them, and a linear grid's points
+  // the step around them, so the ends are as likely as the middle.
+  const double half = integer ? 0.5 : p.distribution == Distribution::kQuantized && !p.log ? p.q / 2 : 0.0;
+  const double lo = p.min - half;
+  const double hi = half > 0 && !integer ? p.min + quantized_steps(p) * p.q + half : p.max + half;
   if (log_scale(p)) return {std::log(std::max(lo, p.min * 0.5)), std::log(hi)};
   return {lo, hi};
 }
@@ -48,17 +50,18 @@ ParamValue from_model(const ParameterSpec& p, double t) {
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
 // The normal reference bandwidth of a kernel density of `points` over [lo,
-// hi], as BOHB's: 1.06 sd n^-1/5, at least a thousandth of the range. Its
+// hi] in one of `dims` parameters, as BOHB's (statsmodels' normal_reference):
+// 1.06 sd n^(-1/(4 + dims)), at least a thousandth of the range. Its
 // kernels are truncated Gaussians, with no uniform prior: with one, the few
 // points of a budget that only survivors reach left both densities flat but
 // for the prior, whose larger share in the good one made the ends of the range
 // win the ratio, so TPE proposed whole brackets at the edges of the space.
-double bandwidth(const std::vector<double>& points, double lo, double hi) {
+double bandwidth(const std::vector<double>& points, double lo, double hi, std::size_t dims) {
   const double n = static_cast<double>(points.size());
   double mean = 0, var = 0;
   for (double x : points) mean += x / n;
   for (double x : points) var += (x - mean) * (x - mean) / n;
-  return std::max(1.06 * std::sqrt(var) * std::pow(n, -0.2), (hi - lo) * 1e-3);
+  return std::max(1.06 * std::sqrt(var) * std::pow(n, -1.0 / (4.0 + static_cast<double>(dims))), (hi - lo) * 1e-3);
 }
 
 bool same(const ParamValue& a, const ParamValue& b) {
@@ -78,7 +81,8 @@ struct Dimension {
   bool modelled = false;
   double lo = 0, hi = 0, good_bandwidth = 0, bad_bandwidth = 0;
 
-  Dimension(const ParameterSpec& spec, const std::vector<const Config*>& good, const std::vector<const Config*>& bad)
+  Dimension(const ParameterSpec& spec, const std::vector<const Config*>& good, const std::vector<const Config*>& bad,
+            std::size_t dims)
       : p(&spec) {
     auto values = [&](const std::vector<const Config*>& group) {
       std::vector<double> out;
@@ -96,8 +100,8 @@ struct Dimension {
       modelled = false;
       return;
     }
-    good_bandwidth = bandwidth(g, lo, hi);
-    bad_bandwidth = bandwidth(b, lo, hi);
+    good_bandwidth = bandwidth(g, lo, hi, dims);
+    bad_bandwidth = bandwidth(b, lo, hi, dims);
   }
 
   // The log of the kernel, at `point` (a result) and of the group's bandwidth,
@@ -160,7 +164,10 @@ std::size_t TpeSearcher::min_points() const { return space_.parameters().size() 
 
 void TpeSearcher::observe(std::int64_t trial_id, const Config& config, double budget,
                           double metric) {
-  if (std::isnan(metric) || std::isinf(metric)) return;  // diverged: nothing to learn from
+  // A diverged result (NaN or infinite) counts as the worst there is, as in
+  // BOHB: its region belongs with the bad ones, and it counts towards the
+  // results a model needs.
+  if (!std::isfinite(metric)) metric = goal_ == Goal::kMaximize ? -INFINITY : INFINITY;
   by_budget_[budget][trial_id] = {config, metric};
 }
 
@@ -183,12 +190,21 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
   std::stable_sort(ranked.begin(), ranked.end(), [this](const auto* a, const auto* b) {
     return better(a->metric, b->metric, goal_);
   });
-  // The best quarter (at least two) of the results against the rest.
-  const auto n_good = static_cast<std::size_t>(std::max(2.0, std::ceil(kGamma * static_cast<double>(ranked.size()))));
+  // The best quarter (at least two) of the results against the rest; a
+  // diverged result is never good: with fewer than two others, random search's.
+  const auto finite = static_cast<std::size_t>(
+      std::count_if(ranked.begin(), ranked.end(), [](const auto* o) { return std::isfinite(o->metric); }));
+  if (finite < 2) return space_.sample(seed_, trial_id);
+  const auto n_good = std::min(
+      finite, static_cast<std::size_t>(std::max(2.0, std::ceil(kGamma * static_cast<double>(ranked.size())))));
   std::vector<const Config*> good, bad;
   for (std::size_t i = 0; i < ranked.size(); ++i) (i < n_good ? good : bad).push_back(&ranked[i]->config);
+  // The KDE's dimensions, as BOHB's bandwidth counts them: every parameter that varies.
+  const auto varying = static_cast<std::size_t>(
+      std::count_if(space_.parameters().begin(), space_.parameters().end(),
+                    [](const ParameterSpec& p) { return p.distribution != Distribution::kConst; }));
   std::vector<Dimension> dims;
-  for (const auto& p : space_.parameters()) dims.emplace_back(p, good, bad);
+  for (const auto& p : space_.parameters()) dims.emplace_back(p, good, bad, varying);
 
   // BOHB's proposal: candidates each drawn around one good result in every
   // parameter at once, so that they keep what made it good together (one

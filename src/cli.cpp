@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -214,12 +215,24 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
   std::stable_sort(ranked.begin(), ranked.end(),
                    [&](const auto* x, const auto* y) { return ranks_before(*x, *y, sweep.metric.goal); });
   out << "\nbest trials (" << sweep.metric.name << ", " << to_string(sweep.metric.goal) << "):\n";
-  for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) {
-    out << "  trial " << ranked[i]->id << "  " << sweep.metric.name << " " << ranked[i]->metric << "  budget "
-        << ranked[i]->budget << "  " << ranked[i]->status << "  {";
+  // Columns as wide as their widest cell, so that the rows line up.
+  const std::size_t shown = std::min<std::size_t>(ranked.size(), 5);
+  std::vector<std::array<std::string, 4>> rows;
+  std::array<std::size_t, 4> width{};
+  for (std::size_t i = 0; i < shown; ++i) {
+    std::ostringstream metric, budget;
+    metric << ranked[i]->metric;
+    budget << ranked[i]->budget;
+    rows.push_back({std::to_string(ranked[i]->id), metric.str(), budget.str(), ranked[i]->status});
+    for (std::size_t c = 0; c < 4; ++c) width[c] = std::max(width[c], rows.back()[c].size());
+  }
+  auto padded = [](const std::string& cell, std::size_t w) { return cell + std::string(w - cell.size(), ' '); };
+  for (std::size_t i = 0; i < shown; ++i) {
+    out << "  trial " << padded(rows[i][0], width[0]) << "  " << sweep.metric.name << " " << padded(rows[i][1], width[1])
+        << "  budget " << padded(rows[i][2], width[2]) << "  " << padded(rows[i][3], width[3]) << "  {";
     bool first = true;
     for (const auto& [k, v] : ranked[i]->params) {
-      out << (first ? "" : ", ") << k << ": " << search::to_string(v);
+      out << (first ? "" : ", ") << k << ": " << search::display(v);
       first = false;
     }
     out << "}\n";
@@ -310,7 +323,9 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   options.log = &out;
   options.dir = dir;
   // A live line only on a terminal; pipes and files get one line per array.
-  options.live = &out == &std::cout && ::isatty(STDOUT_FILENO);
+  // (Not on a terminal that cannot clear a line: TERM=dumb, as Emacs's shell.)
+  const char* term = std::getenv("TERM");
+  options.live = &out == &std::cout && ::isatty(STDOUT_FILENO) && !(term && std::string(term) == "dumb");
   options.totals.work = plan.trained_budget;
   for (const auto& bracket : plan.brackets) {
     for (const auto& rung : bracket.rungs) options.totals.results += rung.n;
@@ -895,6 +910,33 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+// A parse error as the verbs' own messages read: " run: unknown option
+// '--wrokers' (did you mean '--workers'?) (hfta-tune run --help)", where
+// CLI11 said "The following arguments were not expected: 1 --wrokers".
+std::string parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, const char* const* argv) {
+  const auto verbs = app.get_subcommands();
+  const CLI::App* verb = verbs.empty() ? nullptr : verbs.front();
+  const std::string name = verb ? " " + verb->get_name() : "";
+  std::string what = e.what();
+  if (verb && dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::vector<std::string> options;
+    for (const CLI::Option* o : verb->get_options()) {
+      for (const auto& l : o->get_lnames()) options.push_back("--" + l);
+    }
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--") break;
+      const std::string flag = arg.substr(0, arg.find('='));
+      if (flag.rfind("--", 0) == 0 && flag.size() > 2 &&
+          std::find(options.begin(), options.end(), flag) == options.end()) {
+        what = "unknown option '" + flag + "'" + did_you_mean(flag, options);
+        break;
+      }
+    }
+  }
+  return name + ": " + what + " (hfta-tune" + name + " --help)";
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -996,6 +1038,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   export_cmd->add_option("--format", a.format, "json or csv (default: csv for an --output named *.csv, else json)")->check(CLI::IsMember({"json", "csv"}));
   export_cmd->add_option("--output", a.output, "File to write (default: standard output)")->check(path("a file", true));
 
+  // `hfta-tune help [VERB]`, as git and cargo take it: VERB --help.
+  if (argc > 1 && std::string(argv[1]) == "help") {
+    std::vector<const char*> asked = {argv[0]};
+    if (argc > 2) asked.push_back(argv[2]);
+    asked.push_back("--help");
+    return run_cli(static_cast<int>(asked.size()), asked.data(), out, err);
+  }
   // A first word that is no verb: CLI11 would say only that one is required.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> verbs;
@@ -1009,21 +1058,35 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e, out, err);
     // Help and version are successes; every other parse error is bad usage.
-    return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      app.exit(e, out, err);
+      return kExitOk;
+    }
+    err << "hfta-tune" << parse_error(app, e, argc, argv) << "\n";
+    return kExitUsage;
   }
 
   // "runs/x/" names runs/x: messages then say runs/x/results.json, not runs/x//results.json.
   for (std::string* path : {&a.dir, &a.out_dir}) {
     while (path->size() > 1 && path->back() == '/') path->pop_back();
   }
-  if (*validate_cmd) return validate(a, out, err);
   if (*run_cmd) return run(a, out, err);
-  if (*plan_cmd) return plan(a, out, err);
   if (*resume_cmd) return resume(a, out, err);
-  if (*status_cmd) return status(a, out, err);
-  if (*export_cmd) return export_results(a, out, err);
+  // What these print is their product (run's and resume's is on disk): output
+  // that could not be written (`export DIR > file` on a full disk) fails them.
+  const auto printed = [&out, &err](const char* verb, int code) -> int {
+    if (out) errno = 0;  // (failed before, errno is most likely the write's)
+    out.flush();
+    if (code != kExitOk || out) return code;
+    err << "hfta-tune " << verb << ": cannot write standard output" << (errno ? std::string(": ") + std::strerror(errno) : "")
+        << "\n";
+    return kExitFailure;
+  };
+  if (*validate_cmd) return printed("validate", validate(a, out, err));
+  if (*plan_cmd) return printed("plan", plan(a, out, err));
+  if (*status_cmd) return printed("status", status(a, out, err));
+  if (*export_cmd) return printed("export", export_results(a, out, err));
   return kExitUsage;
 }
 

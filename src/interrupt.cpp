@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <chrono>
 #include <cstdint>
 #include <csignal>
@@ -17,15 +18,22 @@ std::atomic<std::int64_t> deadline{std::numeric_limits<std::int64_t>::max()};
 
 std::int64_t now() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
+// Whether standard error is a terminal (set before the handler is installed):
+// there the note starts a line of its own below the progress line and the ^C
+// the terminal echoed; into a file or pipe, no empty line before it.
+bool stderr_terminal = false;
+
 extern "C" void on_signal(int sig) {
   received = sig;
   static const char note[] = "\nhfta-tune: stopping after a checkpoint (once more to kill at once)\n";
-  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, note, sizeof note - 1);
+  const std::size_t skip = stderr_terminal ? 0 : 1;
+  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, note + skip, sizeof note - 1 - skip);
 }
 
 }  // namespace
 
 void catch_interrupts() {
+  stderr_terminal = ::isatty(STDERR_FILENO) == 1;
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);

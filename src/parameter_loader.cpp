@@ -517,7 +517,7 @@ class ParameterReader {
     }
     // As quantize() counts steps (search_space.cpp): 0.1 to 0.3 by 0.2 is two values.
     if (spec.distribution == Distribution::kQuantized && spec.min < spec.max &&
-        std::floor((spec.max - spec.min) / spec.q + 1e-9) < 1) {
+        search::quantized_steps(spec) < 1) {
       r_.error(*r_.child(node, path, "q", false), path + ".q",
                "the step q (" + search::to_string(spec.q) + ") is larger than the range max - min (" +
                    search::to_string(spec.max - spec.min) + "): only min could be drawn");

@@ -55,20 +55,22 @@ void Progress::result(std::int64_t trial, double metric) {
   latest_[trial] = metric;
 }
 
-std::string Progress::status() const {
-  std::ostringstream s;
+Progress::Fields Progress::fields() const {
+  Fields f;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::int64_t done = done_ && totals_.trials > 0 ? done_() : -1;
-  if (done >= 0) s << "trials done " << done << "/" << totals_.trials << ", ";
+  if (done >= 0) f.trials = std::to_string(done) + "/" + std::to_string(totals_.trials);
   // (ASHA's and median stopping's totals are the plan's estimate: ASHA can
   // promote more, so the count never reads past a total it outgrew.)
-  s << "results " << results_ << "/" << std::max(results_, totals_.results) << ", best " << metric_ << " ";
+  f.results = "results " + std::to_string(results_) + "/" + std::to_string(std::max(results_, totals_.results));
   const double* best = nullptr;
   for (const auto& [trial, metric] : latest_) {
     if (!std::isnan(metric) && (!best || search::better(metric, *best, goal_))) best = &metric;
   }
-  if (best) s << *best; else s << "-";
-  s << ", " << clock(elapsed) << " elapsed";
+  std::ostringstream value;
+  if (best) value << *best; else value << "-";
+  f.best = value.str();
+  f.elapsed = clock(elapsed) + " elapsed";
   // Time per unit of work so far, times the work left (the plan's total, less
   // what is done); none once every trial is done (median stopping's total is
   // its worst case).
@@ -76,27 +78,52 @@ std::string Progress::status() const {
   // The rate is the training's, from the first array (not the start-up's:
   // a resume that read and checked a sweep's files first overestimated).
   const double training = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_array_).count();
-  if (work_now_ > 0 && left > 0 && done != totals_.trials) s << ", ETA " << clock(training / work_now_ * left);
-  return s.str();
+  if (work_now_ > 0 && left > 0 && done != totals_.trials) f.eta = "ETA " + clock(training / work_now_ * left);
+  return f;
+}
+
+std::string Progress::status() const { return joined(fields(), 0); }
+
+std::string Progress::joined(const Fields& f, int shorter) const {
+  std::string s;
+  auto add = [&s](const std::string& field) {
+    if (!field.empty()) s += (s.empty() ? "" : ", ") + field;
+  };
+  if (!f.trials.empty()) add((shorter >= 5 ? "done " : "trials done ") + f.trials);
+  if (shorter < 1) add(f.results);
+  add("best " + (shorter < 2 ? metric_ + " " : "") + f.best);
+  if (shorter < 3) add(f.elapsed);
+  add(f.eta);
+  return s;
 }
 
 void Progress::draw() {
   if (!live_) return;
-  std::ostringstream line;
+  std::string array;
   if (models_ > 0) {  // (before the first array: the counts alone)
-    line << "array B=" << models_ << " " << from_ << "->" << to_ << " " << unit_;
-    if (running_ > 1) line << " (" << running_ << " arrays running)";
-    line << " | ";
+    std::ostringstream a;
+    a << "array B=" << models_ << " " << from_ << "->" << to_ << " " << unit_;
+    if (running_ > 1) a << " (" << running_ << " arrays running)";
+    array = a.str() + " | ";
   }
-  line << status();
-  std::string text = line.str();
   // (Plain ASCII: a character a column.) One column spare, as a line that
-  // fills the last one wraps on some terminals.
-  if (const std::int64_t width = columns_ ? columns_() : 0; width > 1 && static_cast<std::int64_t>(text.size()) >= width) {
-    text.resize(static_cast<std::size_t>(width - 1));
+  // fills the last one wraps on some terminals. A narrow terminal drops whole
+  // fields, least telling first (the results count, the metric's name, the
+  // elapsed time, the array), so that the trials done, the best value and the
+  // ETA stay whole down to about 40 columns; only then is the line cut.
+  const Fields f = fields();
+  const std::int64_t width = columns_ ? columns_() : 0;
+  const auto fits = [width](const std::string& t) { return width <= 1 || static_cast<std::int64_t>(t.size()) < width; };
+  std::string text;
+  for (int shorter = 0; shorter <= 5; ++shorter) {
+    text = (shorter < 4 ? array : "") + joined(f, shorter);
+    if (fits(text)) break;
   }
+  if (!fits(text)) text.resize(static_cast<std::size_t>(width - 1));
+  if (drawn_ && text == last_drawn_) return;  // (most redraws change nothing: no bytes for them)
   *out_ << "\r" << text << "\033[K" << std::flush;
   drawn_ = true;
+  last_drawn_ = text;
 }
 
 void Progress::array_finished(std::int64_t models, double from, double to, std::int64_t steps, double seconds,
@@ -133,8 +160,12 @@ std::int64_t Progress::terminal_columns() {
 }
 
 void Progress::finish() {
-  if (live_ && drawn_) *out_ << "\n";
+  if (live_ && drawn_) *out_ << "\n" << std::flush;
   drawn_ = false;
 }
+
+// A sweep stopped by a signal or an error ends here too: its messages, on
+// standard error, then start on a line of their own below the last one drawn.
+Progress::~Progress() { finish(); }
 
 }  // namespace hfta::core

@@ -197,6 +197,33 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << mib(plan.budget_bytes) << " arrays are planned within: its trials will likely fail out of memory (make "
         << "it smaller: its task options or batch_size)\n";
   }
+  // Rungs are Hyperband's r_i = R / eta^k; Ray Tune's ASHA counts up from its
+  // grace period instead, so a budget.min off this ladder is worth a word.
+  const bool laddered = sweep.search.method == SearchMethod::kHyperband ||
+                        sweep.search.method == SearchMethod::kSha || sweep.search.method == SearchMethod::kAsha;
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const auto& b : plan.brackets) {
+    if (!b.rungs.empty()) smallest = std::min(smallest, b.rungs.front().r);
+  }
+  if (laddered && std::isfinite(smallest) && std::abs(smallest - sweep.budget.min) > 1e-9 * smallest) {
+    const double min = static_cast<double>(sweep.budget.min), eta = static_cast<double>(sweep.search.eta);
+    const double steps = std::round(std::log(static_cast<double>(sweep.budget.max) / smallest) / std::log(eta));
+    out << "note: rungs are budget.max / " << sweep.search.eta << "^k, so the smallest is " << budget_text(smallest, unit)
+        << ", not budget.min " << sweep.budget.min << " (for rungs from " << sweep.budget.min << ", make budget.max "
+        << sweep.budget.min << " x " << sweep.search.eta << "^k: " << min * std::pow(eta, steps) << " or "
+        << min * std::pow(eta, steps + 1) << ")\n";
+  }
+  // A quantized range whose max is off its grid ends at the grid's last point below it.
+  const search::SearchSpace space = make_search_space(sweep);  // (held: parameters() refers into it)
+  for (const auto& p : space.parameters()) {
+    if (p.distribution != search::Distribution::kQuantized) continue;
+    const double last = p.min + search::quantized_steps(p) * p.q;
+    if (std::abs(last - p.max) > 1e-9 * std::max(1.0, std::abs(p.max))) {
+      out << "note: parameters." << p.name << ": max " << search::to_string(p.max) << " is not on the grid "
+          << search::to_string(p.min) << " + k x " << search::to_string(p.q) << ", so its largest value is "
+          << search::to_string(search::quantize(last, p)) << "\n";
+    }
+  }
   const bool rounds_of_new_trials =
       sweep.search.method == SearchMethod::kHyperband && sweep.search.align_brackets;
   const std::int64_t waves = trial_waves(sweep);

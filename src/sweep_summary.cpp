@@ -12,7 +12,7 @@ namespace {
 
 std::string list(const std::vector<search::ParamValue>& values) {
   std::string out;
-  for (const auto& v : values) out += (out.empty() ? "" : ", ") + search::to_string(v);
+  for (const auto& v : values) out += (out.empty() ? "" : ", ") + search::display(v);
   return "{" + out + "}";
 }
 
@@ -52,7 +52,7 @@ std::string describe(const search::ParameterSpec& p) {
   std::ostringstream out;
   out << search::distribution_name(p.distribution);
   switch (p.distribution) {
-    case Distribution::kConst: out << " " << search::to_string(p.values.at(0)); break;
+    case Distribution::kConst: out << " " << search::display(p.values.at(0)); break;
     case Distribution::kChoice:
     case Distribution::kGrid: out << " " << list(p.values); break;
     default:

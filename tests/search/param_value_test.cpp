@@ -14,6 +14,20 @@ TEST(ParamValue, PrintsAsWritten) {
   EXPECT_EQ(to_string(ParamValue(std::string("adam"))), "adam");
 }
 
+// In a list shown to people ("{0.5, 0.75}", "milestones: ..."), a string
+// that would read as more than one value, or as none, is quoted.
+TEST(ParamValue, DisplayQuotesAStringThatAListWouldSplit) {
+  EXPECT_EQ(display(ParamValue(std::string("adam"))), "adam");
+  EXPECT_EQ(display(ParamValue(std::string("0.25, 0.5"))), "\"0.25, 0.5\"");
+  EXPECT_EQ(display(ParamValue(std::string("a:b"))), "\"a:b\"");
+  EXPECT_EQ(display(ParamValue(std::string("{x}"))), "\"{x}\"");
+  EXPECT_EQ(display(ParamValue(std::string(" pad"))), "\" pad\"");
+  EXPECT_EQ(display(ParamValue(std::string(""))), "\"\"");
+  EXPECT_EQ(display(ParamValue(std::string("say \"hi\", \\o"))), "\"say \\\"hi\\\", \\\\o\"");
+  EXPECT_EQ(display(ParamValue(0.5)), "0.5");
+  EXPECT_EQ(display(ParamValue(true)), "true");
+}
+
 TEST(ParamValue, RealsPrintShortestAndReadBackExactly) {
   for (double d : {0.1, 1.0 / 3.0, 1e-8, 123456.789, 0.30000000000000004}) {
     EXPECT_EQ(std::stod(to_string(ParamValue(d))), d);

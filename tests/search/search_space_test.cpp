@@ -116,6 +116,14 @@ TEST(SearchSpace, QuantizedReachesItsEndsAsOftenAsItsMiddle) {
   for (const auto& v : draws(p, 8000)) counts[std::get<double>(v)]++;
   ASSERT_EQ(counts.size(), 4u);
   for (double x : {0.0, 0.1, 0.2, 0.3}) EXPECT_NEAR(counts[x] / 8000.0, 0.25, 0.03) << x;
+  // A max off the grid (0.9 by 0.25 from 0): the grid ends at 0.75, which gets
+  // no more than the others (sampling up to max + q/2 gave it 35%).
+  ParameterSpec off = range("m", Distribution::kQuantized, 0, 0.9);
+  off.q = 0.25;
+  std::map<double, int> off_counts;
+  for (const auto& v : draws(off, 8000)) off_counts[std::get<double>(v)]++;
+  ASSERT_EQ(off_counts.size(), 4u);
+  for (double x : {0.0, 0.25, 0.5, 0.75}) EXPECT_NEAR(off_counts[x] / 8000.0, 0.25, 0.02) << x;
 }
 
 TEST(SearchSpace, ChoiceGridAndConst) {

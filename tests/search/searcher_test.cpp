@@ -125,6 +125,39 @@ TEST(TpeSearcher, KeepsWhatMadeAResultGoodTogether) {
   EXPECT_GE(near, modelled / 2) << near << " of " << modelled;
 }
 
+// Results get better towards 0.62, and every trial above it diverged (NaN),
+// as a learning rate's best is often next to where it diverges. A diverged
+// result counts as the worst (as in BOHB), so it joins the bad density and
+// TPE's own proposals stay below the cliff (0 of 52). Ignored, the bad results
+// all lay below 0.62, so the density ratio was best past it: all 52 proposals
+// diverged. With fewer than two finite results, a proposal is random search's.
+TEST(TpeSearcher, CountsDivergedResultsAsTheWorst) {
+  SearchSpace space({uniform("x", 0, 1)});
+  for (Goal goal : {Goal::kMinimize, Goal::kMaximize}) {
+    TpeSearcher tpe(space, 3, goal);
+    const double sign = goal == Goal::kMinimize ? 1 : -1;
+    for (std::int64_t t = 0; t < 30; ++t) {
+      const double x = std::get<double>(space.sample(3, t).at("x"));
+      const double loss = x > 0.62 ? std::numeric_limits<double>::quiet_NaN() : std::abs(x - 0.62);
+      tpe.observe(t, {{"x", x}}, 1.0, sign * loss);
+    }
+    int modelled = 0, over = 0;
+    for (std::int64_t t = 100; t < 170; ++t) {
+      const Config c = tpe.suggest(t);
+      if (c == space.sample(3, t)) continue;
+      ++modelled;
+      over += std::get<double>(c.at("x")) > 0.62;
+    }
+    EXPECT_GE(modelled, 30);
+    EXPECT_LE(over, modelled / 20) << over << " of " << modelled << " proposals past the cliff";
+  }
+  TpeSearcher diverged(space, 4, Goal::kMinimize);
+  for (std::int64_t t = 0; t < 10; ++t) {
+    diverged.observe(t, space.sample(4, t), 1.0, t == 0 ? 0.5 : std::numeric_limits<double>::infinity());
+  }
+  for (std::int64_t t = 10; t < 20; ++t) EXPECT_EQ(diverged.suggest(t), space.sample(4, t));
+}
+
 // A range of one value (min == max) has nothing to model: it is proposed as
 // it is, and the other parameters are still modelled.
 TEST(TpeSearcher, ARangeOfOneValueIsKept) {

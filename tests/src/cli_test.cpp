@@ -19,6 +19,7 @@
 #include <fstream>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -328,6 +329,17 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const Result r = run("run " + sweep + " --out " + dir_ + "/fused");
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("best trials"), std::string::npos) << r.out;
+  {  // The table's columns line up, whatever the widths of ids, metrics and budgets.
+    std::istringstream table(r.out.substr(r.out.find("best trials")));
+    std::set<std::size_t> budget_at, brace_at;
+    for (std::string line; std::getline(table, line);) {
+      if (line.rfind("  trial ", 0) != 0) continue;
+      budget_at.insert(line.find("  budget "));
+      brace_at.insert(line.find("  {"));
+    }
+    EXPECT_EQ(budget_at.size(), 1u) << r.out;
+    EXPECT_EQ(brace_at.size(), 1u) << r.out;
+  }
   // The progress lines count the trials done training: none after the first
   // array (its trials go on to another rung), all of them after the last.
   EXPECT_NE(r.out.find("| trials done 0/17, results "), std::string::npos) << r.out;
@@ -441,6 +453,17 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_TRUE(S_ISLNK(link.st_mode));
   EXPECT_EQ(slurp(dir_ + "/made.csv").rfind("id,status", 0), 0u);
   EXPECT_EQ(run("export " + dir_ + "/fused --output /dev/null").code, 0);
+  // What export, status, plan and validate print is their product: standard
+  // output that cannot be written (`> file` on a full disk) fails them, where
+  // they said nothing and exited 0.
+  for (const std::string args : {"export " + dir_ + "/fused", "export " + dir_ + "/fused --format csv",
+                                 "status " + dir_ + "/fused", "validate " + sweep, "plan " + sweep}) {
+    SCOPED_TRACE(args);
+    const int code = std::system((std::string(HFTA_TUNE_BINARY) + " " + args + " >/dev/full 2>" + dir_ + "/full.err").c_str());
+    EXPECT_TRUE(WIFEXITED(code) && WEXITSTATUS(code) == 1) << code;
+    EXPECT_NE(slurp(dir_ + "/full.err").find("cannot write standard output: No space left on device"), std::string::npos)
+        << slurp(dir_ + "/full.err");
+  }
   struct stat null {};
   ASSERT_EQ(::stat("/dev/null", &null), 0);
   EXPECT_TRUE(S_ISCHR(null.st_mode));

@@ -1,7 +1,10 @@
 // The progress display: plain lines into pipes, one redrawn line on terminals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 #include "hfta/core/progress.h"
@@ -137,17 +140,63 @@ TEST(Progress, BeforeTheFirstArrayTheLiveLineHoldsTheCountsAlone) {
   EXPECT_NE(out.str().find("\rresults 0/4, best val_accuracy -"), std::string::npos) << out.str();
 }
 
-TEST(Progress, TheLiveLineIsCutToTheTerminalsWidth) {
+// A narrow terminal drops whole fields, least telling first, so that the
+// trials done, the best value and the ETA stay whole (cutting the line at 80
+// columns left "best val_accuracy 0." and never showed the ETA); only at a
+// width too small for those is the line cut.
+TEST(Progress, ANarrowTerminalDropsWholeFieldsBeforeCuttingTheLine) {
   std::ostringstream out;
-  Progress p(&out, /*live=*/true, {1000, 9}, "val_loss", search::Goal::kMinimize, "epochs");
-  std::int64_t columns = 40;
+  Progress p(&out, /*live=*/true, {1000, 206, 143}, "val_accuracy", search::Goal::kMaximize, "steps");
+  p.count_done_with([] { return std::int64_t{15}; });
+  std::int64_t columns = 0;  // not known: whole
   p.width_with([&] { return columns; });
-  p.array_started(9, 0, 1);
-  EXPECT_NE(out.str().find("\rarray B=9 0->1 epochs | results 0/9, be\033[K"), std::string::npos) << out.str();
-  columns = 0;  // not known: whole
+  p.result(3, 0.61234);
+  p.array_started(12, 60, 180);
+  p.advanced(100);
+  auto last = [&out] { return out.str().substr(out.str().rfind('\r') + 1); };
+  EXPECT_EQ(last().substr(0, last().find(" elapsed")),
+            "array B=12 60->180 steps | trials done 15/143, results 1/206, best val_accuracy 0.61234, 0:00")
+      << last();
+  EXPECT_NE(last().find(" elapsed, ETA "), std::string::npos) << last();
+  const std::vector<std::pair<std::int64_t, std::string>> widths = {
+      {100, "array B=12 60->180 steps | trials done 15/143, best val_accuracy 0.61234, 0:00 elapsed, ETA "},
+      {90, "array B=12 60->180 steps | trials done 15/143, best 0.61234, 0:00 elapsed, ETA "},
+      {80, "array B=12 60->180 steps | trials done 15/143, best 0.61234, ETA "},
+      {60, "trials done 15/143, best 0.61234, ETA "},
+      {40, "done 15/143, best 0.61234, ETA "}};
+  for (const auto& [width, expected] : widths) {
+    columns = width;
+    p.advanced(1);
+    EXPECT_EQ(last().substr(0, expected.size()), expected) << width;
+    EXPECT_LT(last().size() - 3, static_cast<std::size_t>(width)) << last();  // (less "\033[K")
+  }
+  columns = 20;  // too narrow even for those: cut
   p.advanced(1);
-  EXPECT_NE(out.str().find("\rarray B=9 0->1 epochs | results 0/9, best val_loss -, 0:00 elapsed"), std::string::npos)
-      << out.str();
+  EXPECT_EQ(last(), "done 15/143, best 0\033[K");
+  // A redraw that would show the same line writes nothing.
+  const std::size_t before = out.str().size();
+  p.advanced(0);
+  EXPECT_EQ(out.str().size(), before);
+}
+
+// A sweep stopped by a signal or an error destroys its display before the
+// message is printed (on standard error): the live line is ended first, so
+// the message does not run on from it.
+TEST(Progress, ALiveLineIsEndedWhenTheDisplayGoes) {
+  std::ostringstream out;
+  {
+    Progress p(&out, /*live=*/true, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
+    p.array_started(2, 0, 30);
+  }
+  EXPECT_EQ(out.str().back(), '\n') << out.str();
+  std::ostringstream finished;
+  {
+    Progress p(&finished, /*live=*/true, {100, 4}, "val_accuracy", search::Goal::kMaximize, "steps");
+    p.array_started(2, 0, 30);
+    p.finish();
+  }
+  const std::string text = finished.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;  // not twice
 }
 
 TEST(Progress, ClockFormat) {

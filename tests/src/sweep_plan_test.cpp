@@ -161,6 +161,33 @@ TEST(SweepPlan, AModelThatAloneOutgrowsTheMemoryIsNoted) {
   EXPECT_NE(tight.find("its trials will likely fail out of memory"), std::string::npos) << tight;
 }
 
+// Rungs are budget.max / eta^k (Hyperband's r_i), where Ray Tune's ASHA counts
+// up from its grace period; and a quantized max off the grid is never drawn.
+// Both surprise a user who reads only the sweep file, so the plan says them.
+TEST(SweepPlan, ABudgetMinOffTheRungsAndAQuantizedMaxOffTheGridAreNoted) {
+  const std::string params =
+      "parameters:\n  momentum:\n    distribution: quantized\n    min: 0\n    max: 0.9\n    q: 0.25\n";
+  for (const std::string method : {"hyperband", "sha", "asha"}) {
+    SCOPED_TRACE(method);
+    const SweepConfig off = load_sweep_string(sweep_yaml(
+        {{"budget", "budget:\n  unit: epochs\n  min: 2\n  max: 9\n"},
+         {"search", "search:\n  method: " + method + "\n  eta: 3\n" + (method == "hyperband" ? "" : "  trials: 9\n")},
+         {"parameters", params}}));
+    const std::string text = to_text(make_plan(off, true, "cpu", kFreeBytes), off);
+    EXPECT_NE(text.find("note: rungs are budget.max / 3^k, so the smallest is 3 epochs, not budget.min 2 (for rungs "
+                        "from 2, make budget.max 2 x 3^k: 6 or 18)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("note: parameters.momentum: max 0.9 is not on the grid 0 + k x 0.25, so its largest value is 0.75"),
+              std::string::npos)
+        << text;
+  }
+  const SweepConfig on = load_sweep_string(sweep_yaml());  // 1 to 9 by 3, no quantized parameter
+  const std::string text = to_text(make_plan(on, true, "cpu", kFreeBytes), on);
+  EXPECT_EQ(text.find("note: rungs are"), std::string::npos) << text;
+  EXPECT_EQ(text.find("is not on the grid"), std::string::npos) << text;
+}
+
 TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
   const SweepConfig sweep = load_sweep_string(sweep_yaml(
       {{"search", "search:\n  method: grid\n  repeats: 3\n"},

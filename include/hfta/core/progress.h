@@ -24,6 +24,9 @@ class Progress {
  public:
   Progress(std::ostream* out, bool live, ProgressTotals totals, std::string metric, search::Goal goal,
            std::string unit);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
 
   /// A rung result of `trial` from an earlier run, replayed on resume: `work` was done before.
   void replayed(double work, std::int64_t trial, double metric);
@@ -69,6 +72,16 @@ class Progress {
   static std::string clock(double seconds);
 
  private:
+  // The status's fields as shown ("results 9/22", "ETA 1:05"), but trials
+  // ("3/17": empty where not counted) and best (the value alone).
+  struct Fields {
+    std::string trials, results, best, elapsed, eta;
+  };
+  Fields fields() const;
+  /// The fields as one line, `shorter` 0 in full, each step up to 5 dropping
+  /// one more: the results, the metric's name, the elapsed time, (the array,
+  /// which draw() adds), "trials" of "trials done".
+  std::string joined(const Fields& f, int shorter) const;
   std::string status() const;
   void draw();
 
@@ -83,6 +96,7 @@ class Progress {
   double from_ = 0, to_ = 0;
   std::map<std::int64_t, double> latest_;  ///< each trial's metric at its latest rung result
   bool drawn_ = false;
+  std::string last_drawn_;
   std::function<std::int64_t()> done_, columns_;
 };
 

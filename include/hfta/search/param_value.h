@@ -13,6 +13,12 @@ using ParamValue = std::variant<bool, std::int64_t, double, std::string>;
 /// The value as a user would write it ("0.001", "adam", "true").
 std::string to_string(const ParamValue& value);
 
+/// The value inside a list shown to people ("{a, b}", "lr: 0.1, opt: adam"):
+/// as to_string, but a string that would read as something else there (with
+/// a comma, a colon, a brace or bracket, a quote, spaces at an end, or empty)
+/// in double quotes, so that "0.5, 0.75" stays one value.
+std::string display(const ParamValue& value);
+
 /// Name of the value's type for messages: "boolean", "integer", "number" or "string".
 std::string type_name(const ParamValue& value);
 

@@ -62,4 +62,8 @@ std::optional<ParamValue> as_drawn(const ParameterSpec& parameter, const ParamVa
 /// Rounds x onto min + k*q within [min, max]. Whole min and q give an integer value.
 ParamValue quantize(double x, const ParameterSpec& parameter);
 
+/// The steps from min to a quantized parameter's last grid point: its largest
+/// k with min + k*q <= max (counted, so that 0 + 3 * 0.1 > 0.3 keeps 0.3).
+double quantized_steps(const ParameterSpec& parameter);
+
 }  // namespace hfta::search
