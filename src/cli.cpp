@@ -174,8 +174,9 @@ bool precision_fits(const SweepConfig& sweep, const std::string& file, const std
 }
 
 // DIR's lock, or nullopt after saying who holds it (or that DIR cannot be written in).
-std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char* verb, std::ostream& err) {
+std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char* verb, std::ostream& err, int& code) {
   std::string holder;
+  code = kExitUsage;
   try {
     auto lock = ExperimentLock::take(dir, &holder);
     if (!lock) {
@@ -185,6 +186,10 @@ std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char*
     return lock;
   } catch (const StorageError& e) {  // read-only, not ours: nothing was written
     err << "hfta-tune " << verb << ": cannot write in " << dir << ": " << e.what() << "\n";
+    return std::nullopt;
+  } catch (const std::runtime_error& e) {  // a full disk, an I/O error
+    err << "hfta-tune " << verb << ": " << e.what() << "; nothing else was written: run this again once there is room\n";
+    code = kExitFailure;
     return std::nullopt;
   }
 }
@@ -454,8 +459,9 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   // Locked before anything is written: of two runs given one --out, one writes and trains.
-  const auto lock = lock_or_refuse(dir, "run", err);
-  if (!lock) return kExitUsage;
+  int refused = kExitUsage;
+  const auto lock = lock_or_refuse(dir, "run", err, refused);
+  if (!lock) return refused;
   if (holds_a_sweep()) return kExitUsage;  // the other run got there first and finished
   // The sweep as given; the options resume reuses (a --seed replaces
   // sweep.yaml's seed in sweep.json: resume then accepts the seed the two
@@ -686,8 +692,9 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
         << "\n";
     return kExitUsage;
   }
-  const auto lock = lock_or_refuse(a.dir, "resume", err);
-  if (!lock) return kExitUsage;
+  int refused = kExitUsage;
+  const auto lock = lock_or_refuse(a.dir, "resume", err, refused);
+  if (!lock) return refused;
   // What train() refuses with exit code 2, refused before anything is written.
   if ((!repacked.empty() || renamed || given_now) &&
       !precision_fits(*recorded, a.dir + "/sweep.json", devices_of(as_run), "resume", err)) {

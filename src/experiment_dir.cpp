@@ -92,9 +92,13 @@ std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::
     return std::nullopt;
   }
   const std::string pid = std::to_string(::getpid());
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+  if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
+      ::ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
+    const std::string why = cause();
     ::close(fd);
-    throw StorageError("cannot write " + path);
+    // Opened, so the directory is writable: a full disk or an I/O error, a
+    // failure of this run (exit 1), not of what the user asked for.
+    throw std::runtime_error("cannot write " + path + ": " + why);
   }
   return ExperimentLock(fd);
 }

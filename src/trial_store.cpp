@@ -5,8 +5,10 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -247,8 +249,14 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all(
     const std::string name = e->d_name;
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string path = dir_ + "/trials/" + name + "/trial.json";
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) continue;  // created, but killed before its first rung finished
     std::ifstream in(path);
-    if (!in) continue;  // created, but killed before its first rung finished
+    if (!in) {  // there, but not to be opened (permissions, EIO): said, not taken for a trial never run
+      const std::string why = std::strerror(errno);
+      if (damaged) damaged(path + " cannot be opened (" + why + "): trial " + name + " trains again from the start");
+      continue;
+    }
     try {
       StoredTrial t = read_trial(nlohmann::json::parse(in));
       if (std::to_string(t.record.id) != name) throw std::runtime_error("it names trial " + std::to_string(t.record.id));
@@ -338,7 +346,9 @@ bool TrialStore::intact(const std::string& path, std::uint32_t expected_crc, std
   bool ok = false;
   const std::uint32_t crc = file_crc(path, &ok);
   if (!ok) {
-    *problem = path + " is missing";
+    const std::string why = std::strerror(errno);  // (of the open or the read that failed)
+    struct stat st {};
+    *problem = path + (::lstat(path.c_str(), &st) == 0 ? " cannot be read (" + why + ")" : std::string(" is missing"));
     return false;
   }
   if (crc != expected_crc) {

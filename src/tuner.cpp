@@ -453,8 +453,10 @@ class Tuner {
         import_weights(plain, dir);
         model->load_slot(0, plain);
       } catch (const std::exception& e) {  // damaged from outside: the sweep still finishes, without a test score
+        // (LibTorch's message: its first line; a backtrace follows it.)
+        const std::string what = e.what();
         progress_.message("trial " + std::to_string(r.id) + ": " + dir + "/" + kWeightsFile +
-                          " cannot be read, so no test evaluation: " + std::string(e.what()).substr(0, 200));
+                          " cannot be read, so no test evaluation: " + what.substr(0, std::min<std::size_t>(what.find('\n'), 200)));
         return std::nullopt;
       }
     }

@@ -181,6 +181,29 @@ TEST_F(Cli, RunRejectsAnUnknownDevice) {
   EXPECT_FALSE(exists(dir_ + "/experiment"));
 }
 
+// Option errors read as the verbs' own messages: the verb named, an unknown
+// option named alone with the nearest the verb takes (CLI11 said "The
+// following arguments were not expected: 1 --wrokers"), and where to look.
+TEST_F(Cli, OptionErrorsNameTheVerbAndSuggestTheOption) {
+  const Result typo = run("run sweep.yaml --wrokers 1");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_EQ(typo.err, "hfta-tune run: unknown option '--wrokers' (did you mean '--workers'?) (hfta-tune run --help)\n");
+  const Result with_value = run("validate sweep.yaml --jsn=1");
+  EXPECT_EQ(with_value.code, 2);
+  EXPECT_EQ(with_value.err,
+            "hfta-tune validate: unknown option '--jsn' (did you mean '--json'?) (hfta-tune validate --help)\n");
+  const Result missing = run("validate");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "hfta-tune validate: sweep is required (hfta-tune validate --help)\n");
+  // `hfta-tune help VERB` is VERB --help.
+  const Result help = run("help resume");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.out, run("resume --help").out);
+  EXPECT_NE(help.out.find("--keep-checkpoints"), std::string::npos) << help.out;
+  EXPECT_EQ(run("help").out, run("--help").out);
+  EXPECT_EQ(run("help nosuchverb").code, 2);
+}
+
 TEST_F(Cli, RunRejectsAnUnknownFusionMode) {
   EXPECT_EQ(run("run " + quickstart_ + " --fusion sometimes").code, 2);
 }
@@ -950,6 +973,15 @@ TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {
       << before.err;
   ASSERT_EQ(run("run " + sweep + " --out " + early).code, 0);
   expect_same_results(early, dir_ + "/whole");
+
+  // Full as the lock file is written: a failure of the run (exit 1), with its
+  // cause, where it read as a directory not writable (exit 2, no cause).
+  const std::string locked = dir_ + "/full-lock";
+  std::filesystem::create_directories(locked);
+  ::symlink("/dev/full", (locked + "/lock").c_str());
+  const Result lock = run("run " + sweep + " --out " + locked);
+  EXPECT_EQ(lock.code, 1);
+  EXPECT_NE(lock.err.find("cannot write " + locked + "/lock: No space left on device"), std::string::npos) << lock.err;
 }
 
 TEST_F(Cli, AnArrayOutOfMemoryWhileReportingTrainsAgainOnlyWhatItHadNotReported) {

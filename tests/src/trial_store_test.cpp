@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -148,6 +149,40 @@ TEST(TrialStore, ARenameThatFailsLeavesTheFileWhereItWas) {
   EXPECT_THROW(rename_durably(checkpoint, dir + "/no such folder/checkpoint.pt"), StorageError);
   std::int64_t step = 0;
   EXPECT_EQ(loaded_weight(dir, rung.checkpoint_crc, &step), 1.0);  // still there: it may be a rung's only copy
+  fs::remove_all(dir);
+}
+
+// A trial.json or checkpoint that is there but cannot be opened (here a link
+// to itself; permissions or EIO elsewhere) is said as such, where it passed
+// for a trial never run (status left it out without a word, resume trained it
+// again from the start) and for a missing checkpoint.
+TEST(TrialStore, AFileThatIsThereButCannotBeOpenedIsSaidSo) {
+  const std::string dir = ::testing::TempDir() + "/store-unopenable-" + std::to_string(::getpid());
+  const RungResult rung = save_rung(dir, 1.0, 10);
+  const std::string checkpoint = dir + "/trials/0/checkpoint.pt";
+  fs::remove(checkpoint);
+  fs::create_symlink("checkpoint.pt", checkpoint);
+  auto m = model_filled_with(0);
+  fusion::SlotState s;
+  std::string problem;
+  EXPECT_FALSE(TrialStore(dir).load_checkpoint(0, rung.checkpoint_crc, m, s, &problem));
+  EXPECT_EQ(problem, checkpoint + " cannot be read (Too many levels of symbolic links); " + dir +
+                         "/trials/0/checkpoint.prev.pt is missing");
+  fs::remove(checkpoint);
+  EXPECT_FALSE(TrialStore(dir).load_checkpoint(0, rung.checkpoint_crc, m, s, &problem));
+  EXPECT_EQ(problem, checkpoint + " is missing; " + dir + "/trials/0/checkpoint.prev.pt is missing");
+
+  const std::string trial_json = dir + "/trials/0/trial.json";
+  fs::remove(trial_json);
+  fs::create_symlink("trial.json", trial_json);
+  std::vector<std::string> said;
+  EXPECT_TRUE(TrialStore(dir).load_all([&](const std::string& m) { said.push_back(m); }).empty());
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0], trial_json + " cannot be opened (Too many levels of symbolic links): trial 0 trains again from the start");
+  fs::remove(trial_json);  // missing: a trial killed before its first rung, nothing to say
+  said.clear();
+  EXPECT_TRUE(TrialStore(dir).load_all([&](const std::string& m) { said.push_back(m); }).empty());
+  EXPECT_TRUE(said.empty());
   fs::remove_all(dir);
 }
 

@@ -32,6 +32,9 @@ void make_directories(const std::string& dir);
 class ExperimentLock {
  public:
   /// Takes the lock, or returns nullopt with `holder` set to the holding pid ("" if unknown).
+  /// Throws StorageError where the lock file cannot be opened (a directory not
+  /// writable: the user's to fix), std::runtime_error where it cannot be
+  /// written (a full disk, an I/O error).
   static std::optional<ExperimentLock> take(const std::string& dir, std::string* holder);
   /// The holder's pid ("" if unknown) when a process holds DIR's lock, without
   /// taking it or writing anything (status reads a directory it may not own).
