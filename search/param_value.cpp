@@ -1,6 +1,7 @@
 #include "hfta/search/param_value.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace hfta::search {
@@ -23,11 +24,22 @@ std::string to_string(const ParamValue& value) {
 std::string display(const ParamValue& value) {
   const auto* s = std::get_if<std::string>(&value);
   if (!s) return to_string(value);
-  const bool plain = !s->empty() && s->find_first_of(",:{}[]\"'") == std::string::npos && s->front() != ' ' &&
+  // (Read as a number or a boolean, it would pass for one: "0.5" beside 0.5.)
+  char* end = nullptr;
+  std::strtod(s->c_str(), &end);
+  const bool number_like = !s->empty() && *end == '\0';
+  const bool plain = !s->empty() && !number_like && *s != "true" && *s != "false" &&
+                     s->find_first_of(",:{}[]\"'\n\t\r") == std::string::npos && s->front() != ' ' &&
                      s->back() != ' ';
   if (plain) return *s;
   std::string quoted = "\"";
-  for (char c : *s) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  for (char c : *s) {
+    if (c == '"' || c == '\\') quoted += std::string("\\") + c;
+    else if (c == '\n') quoted += "\\n";
+    else if (c == '\t') quoted += "\\t";
+    else if (c == '\r') quoted += "\\r";
+    else quoted += c;
+  }
   return quoted + "\"";
 }
 

@@ -172,10 +172,14 @@ void TpeSearcher::observe(std::int64_t trial_id, const Config& config, double bu
 }
 
 Config TpeSearcher::suggest(std::int64_t trial_id) {
-  // BOHB's choice: the largest budget that already has enough results.
+  // BOHB's choice: the largest budget that already has enough results, two
+  // of them finite (a good group of diverged results models nothing).
+  const auto finite = [](const std::map<std::int64_t, Observation>& results) {
+    return std::count_if(results.begin(), results.end(), [](const auto& r) { return std::isfinite(r.second.metric); });
+  };
   const std::map<std::int64_t, Observation>* model = nullptr;
   for (auto it = by_budget_.rbegin(); it != by_budget_.rend(); ++it) {
-    if (it->second.size() >= min_points()) {
+    if (it->second.size() >= min_points() && finite(it->second) >= 2) {
       model = &it->second;
       break;
     }
@@ -191,15 +195,13 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
     return better(a->metric, b->metric, goal_);
   });
   // The best quarter (at least two) of the results against the rest; a
-  // diverged result is never good: with fewer than two others, random search's.
-  const auto finite = static_cast<std::size_t>(
-      std::count_if(ranked.begin(), ranked.end(), [](const auto* o) { return std::isfinite(o->metric); }));
-  if (finite < 2) return space_.sample(seed_, trial_id);
+  // diverged result is never good.
   const auto n_good = std::min(
-      finite, static_cast<std::size_t>(std::max(2.0, std::ceil(kGamma * static_cast<double>(ranked.size())))));
+      static_cast<std::size_t>(finite(*model)),
+      static_cast<std::size_t>(std::max(2.0, std::ceil(kGamma * static_cast<double>(ranked.size())))));
   std::vector<const Config*> good, bad;
   for (std::size_t i = 0; i < ranked.size(); ++i) (i < n_good ? good : bad).push_back(&ranked[i]->config);
-  // The KDE's dimensions, as BOHB's bandwidth counts them: every parameter that varies.
+  // The KDE's dimensions, as BOHB's bandwidth counts them: every parameter but a const one.
   const auto varying = static_cast<std::size_t>(
       std::count_if(space_.parameters().begin(), space_.parameters().end(),
                     [](const ParameterSpec& p) { return p.distribution != Distribution::kConst; }));

@@ -207,18 +207,20 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   }
   if (laddered && std::isfinite(smallest) && std::abs(smallest - sweep.budget.min) > 1e-9 * smallest) {
     const double min = static_cast<double>(sweep.budget.min), eta = static_cast<double>(sweep.search.eta);
-    const double steps = std::round(std::log(static_cast<double>(sweep.budget.max) / smallest) / std::log(eta));
+    // (At least one step up: a budget.max of budget.min has one rung, no halving.)
+    const double steps =
+        std::max(1.0, std::round(std::log(static_cast<double>(sweep.budget.max) / smallest) / std::log(eta)));
     out << "note: rungs are budget.max / " << sweep.search.eta << "^k, so the smallest is " << budget_text(smallest, unit)
         << ", not budget.min " << sweep.budget.min << " (for rungs from " << sweep.budget.min << ", make budget.max "
-        << sweep.budget.min << " x " << sweep.search.eta << "^k: " << min * std::pow(eta, steps) << " or "
-        << min * std::pow(eta, steps + 1) << ")\n";
+        << sweep.budget.min << " x " << sweep.search.eta << "^k: " << std::llround(min * std::pow(eta, steps)) << " or "
+        << std::llround(min * std::pow(eta, steps + 1)) << ")\n";
   }
   // A quantized range whose max is off its grid ends at the grid's last point below it.
   const search::SearchSpace space = make_search_space(sweep);  // (held: parameters() refers into it)
   for (const auto& p : space.parameters()) {
     if (p.distribution != search::Distribution::kQuantized) continue;
     const double last = p.min + search::quantized_steps(p) * p.q;
-    if (std::abs(last - p.max) > 1e-9 * std::max(1.0, std::abs(p.max))) {
+    if ((p.max - p.min) / p.q - search::quantized_steps(p) > 1e-9) {  // (in steps: eps of 1e-9 by 4e-9 too)
       out << "note: parameters." << p.name << ": max " << search::to_string(p.max) << " is not on the grid "
           << search::to_string(p.min) << " + k x " << search::to_string(p.q) << ", so its largest value is "
           << search::to_string(search::quantize(last, p)) << "\n";

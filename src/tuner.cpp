@@ -644,6 +644,13 @@ class Tuner {
     return nullptr;
   }
 
+  // A diverged trial's metric where it stopped may be finite (a NaN model's
+  // accuracy, or a loss past early_stopping.divergence): the searcher is told
+  // NaN, which TPE counts as the worst result, as BOHB counts a crashed run.
+  static double told_searcher(search::TrialStatus status, double metric) {
+    return status == search::TrialStatus::kDiverged ? std::numeric_limits<double>::quiet_NaN() : metric;
+  }
+
   void replay(std::int64_t id, const RungResult& r) {
     if (r.status == "failed") {
       report_failure(id, r.budget);
@@ -654,7 +661,7 @@ class Tuner {
                         : r.status == "stopped"  ? search::TrialStatus::kStopped
                                                  : search::TrialStatus::kDiverged;
     tell_scheduler({id, r.budget, r.metric, status});
-    searcher_->observe(id, records_.at(id).params, r.budget, r.metric);
+    searcher_->observe(id, records_.at(id).params, r.budget, told_searcher(status, r.metric));
     ++observations_;
     double from = 0;  // the rung it trained from: its previous one
     for (const auto& earlier : rungs_.at(id)) {
@@ -1204,7 +1211,7 @@ class Tuner {
       reported_.insert({m.trial_id, array.to_budget});
       reports.push_back([this, result, params = r.params] {
         tell_scheduler(result);
-        searcher_->observe(result.trial_id, params, result.budget, result.metric);
+        searcher_->observe(result.trial_id, params, result.budget, told_searcher(result.status, result.metric));
         ++observations_;
       });
       progress_.result(m.trial_id, shown_metric(r));  // shown now: the display does not steer anything

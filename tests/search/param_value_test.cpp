@@ -24,6 +24,10 @@ TEST(ParamValue, DisplayQuotesAStringThatAListWouldSplit) {
   EXPECT_EQ(display(ParamValue(std::string(" pad"))), "\" pad\"");
   EXPECT_EQ(display(ParamValue(std::string(""))), "\"\"");
   EXPECT_EQ(display(ParamValue(std::string("say \"hi\", \\o"))), "\"say \\\"hi\\\", \\\\o\"");
+  EXPECT_EQ(display(ParamValue(std::string("0.5"))), "\"0.5\"");
+  EXPECT_EQ(display(ParamValue(std::string("true"))), "\"true\"");
+  EXPECT_EQ(display(ParamValue(std::string("a\nb"))), "\"a\\nb\"");
+  EXPECT_EQ(display(ParamValue(std::string("relu6"))), "relu6");
   EXPECT_EQ(display(ParamValue(0.5)), "0.5");
   EXPECT_EQ(display(ParamValue(true)), "true");
 }

@@ -156,6 +156,16 @@ TEST(TpeSearcher, CountsDivergedResultsAsTheWorst) {
     diverged.observe(t, space.sample(4, t), 1.0, t == 0 ? 0.5 : std::numeric_limits<double>::infinity());
   }
   for (std::int64_t t = 10; t < 20; ++t) EXPECT_EQ(diverged.suggest(t), space.sample(4, t));
+  // A top rung of enough results but one finite is no model: the largest
+  // budget with two finite results is (here the first rung's 30).
+  TpeSearcher top(space, 5, Goal::kMinimize);
+  for (std::int64_t t = 0; t < 30; ++t) top.observe(t, space.sample(5, t), 1.0, std::get<double>(space.sample(5, t).at("x")));
+  top.observe(0, space.sample(5, 0), 9.0, std::nan(""));
+  top.observe(1, space.sample(5, 1), 9.0, std::nan(""));
+  top.observe(2, space.sample(5, 2), 9.0, 0.3);
+  int modelled = 0;
+  for (std::int64_t t = 100; t < 130; ++t) modelled += top.suggest(t) != space.sample(5, t);
+  EXPECT_GE(modelled, 10);
 }
 
 // A range of one value (min == max) has nothing to model: it is proposed as

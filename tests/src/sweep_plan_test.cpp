@@ -182,6 +182,18 @@ TEST(SweepPlan, ABudgetMinOffTheRungsAndAQuantizedMaxOffTheGridAreNoted) {
               std::string::npos)
         << text;
   }
+  // A ladder of one rung suggests one with halving; a grid of tiny steps is
+  // compared in steps (0 to 1e-10 by 3e-11 ends at 9e-11).
+  const SweepConfig one = load_sweep_string(sweep_yaml(
+      {{"budget", "budget:\n  unit: epochs\n  min: 5\n  max: 9\n"},
+       {"parameters", "parameters:\n  weight_decay:\n    distribution: quantized\n    min: 0\n    max: 1.0e-10\n    q: 3.0e-11\n"}}));
+  const std::string one_text = to_text(make_plan(one, true, "cpu", kFreeBytes), one);
+  EXPECT_NE(one_text.find("so the smallest is 9 epochs, not budget.min 5 (for rungs from 5, make budget.max 5 x 3^k: 15 or 45)"),
+            std::string::npos)
+      << one_text;
+  EXPECT_NE(one_text.find("note: parameters.weight_decay: max 1e-10 is not on the grid 0 + k x 3e-11, so its largest value is 9e-11"),
+            std::string::npos)
+      << one_text;
   const SweepConfig on = load_sweep_string(sweep_yaml());  // 1 to 9 by 3, no quantized parameter
   const std::string text = to_text(make_plan(on, true, "cpu", kFreeBytes), on);
   EXPECT_EQ(text.find("note: rungs are"), std::string::npos) << text;

@@ -46,7 +46,8 @@ class AshaScheduler : public Scheduler {
   // promotable() and closed() per rung as last computed: the progress line
   // asks may_train_again() of every trial at every redraw, and each answer
   // sorted a rung's results (5,000 trials spent 53 s of CPU in it). Every
-  // change of state (report, next_jobs) forgets them.
+  // change of state (report, next_jobs) forgets them. So the const methods
+  // write too: callers serialise every call (the tuner holds its mutex).
   struct Memo {
     std::optional<std::vector<std::int64_t>> promotable;
     std::set<std::int64_t> promotable_ids;

@@ -15,8 +15,9 @@ std::string to_string(const ParamValue& value);
 
 /// The value inside a list shown to people ("{a, b}", "lr: 0.1, opt: adam"):
 /// as to_string, but a string that would read as something else there (with
-/// a comma, a colon, a brace or bracket, a quote, spaces at an end, or empty)
-/// in double quotes, so that "0.5, 0.75" stays one value.
+/// a comma, a colon, a brace or bracket, a quote, a line break or tab, spaces
+/// at an end, empty, or as a number or boolean) in double quotes, escaped, so
+/// that "0.5, 0.75" stays one value and "0.5" is no number.
 std::string display(const ParamValue& value);
 
 /// Name of the value's type for messages: "boolean", "integer", "number" or "string".

@@ -63,7 +63,8 @@ std::optional<ParamValue> as_drawn(const ParameterSpec& parameter, const ParamVa
 ParamValue quantize(double x, const ParameterSpec& parameter);
 
 /// The steps from min to a quantized parameter's last grid point: its largest
-/// k with min + k*q <= max (counted, so that 0 + 3 * 0.1 > 0.3 keeps 0.3).
+/// k with min + k*q <= max, give or take a billionth of a step (so that
+/// 0 + 3 * 0.1 > 0.3 keeps 0.3).
 double quantized_steps(const ParameterSpec& parameter);
 
 }  // namespace hfta::search
