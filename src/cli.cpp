@@ -455,7 +455,10 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   }
   std::filesystem::create_directories(made, ec);
   if (ec) {  // before anything is written: the --out given is unusable
-    err << "hfta-tune run: cannot create --out " << dir << ": " << ec.message() << "\n";
+    std::error_code there;
+    const bool file = std::filesystem::exists(made, there) && !std::filesystem::is_directory(made, there);
+    err << "hfta-tune run: cannot create --out " << dir << ": "
+        << (file ? std::string("it is a file, not a directory") : ec.message()) << "\n";
     return kExitUsage;
   }
   // Locked before anything is written: of two runs given one --out, one writes and trains.

@@ -259,6 +259,14 @@ std::string longer_tiny_sweep() {
   return text.replace(text.find("max: 90"), 7, "max: 270");
 }
 
+TEST_F(Cli, RunRefusesAnOutThatIsAFile) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  std::ofstream(dir_ + "/afile") << "x";
+  const Result r = run("run " + sweep + " --out " + dir_ + "/afile");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "hfta-tune run: cannot create --out " + dir_ + "/afile: it is a file, not a directory\n");
+}
+
 TEST_F(Cli, RunSaysADatasetThatIsNotInstalledBeforeWritingAnything) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   {
