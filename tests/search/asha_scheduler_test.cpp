@@ -41,6 +41,53 @@ TEST(Asha, WithFewerTrialsThanEtaARungsBestStillGoesOnOnceNoMoreCanArrive) {
   EXPECT_EQ(s.plan()[0].rungs[3], (RungPlan{1, 27}));
 }
 
+// The scheduler remembers what each rung may promote between changes of its
+// state (the progress line asks may_train_again of every trial at every
+// redraw): a scheduler asked after every call answers as one rebuilt from the
+// same calls and asked once, whose memory is fresh, at every point of a sweep
+// with one worker, waves and uneven results.
+TEST(Asha, RememberedAnswersAreTheAnswersOfAFreshScheduler) {
+  const std::int64_t trials = 20;
+  auto make = [&] { return AshaScheduler(trials, 27, 1, 3, Goal::kMinimize, 0, 2); };
+  auto metric = [](std::int64_t id, double budget) { return static_cast<double>((id * 7) % 11) / budget; };
+  struct Call {
+    std::size_t capacity;  // a next_jobs call, or
+    TrialResult result;    // (capacity 0) a report
+  };
+  std::vector<Call> calls;
+  AshaScheduler asked = make();
+  auto answers = [&](const AshaScheduler& s) {
+    std::vector<bool> out;
+    for (std::int64_t id = 0; id < trials; ++id) out.push_back(s.may_train_again(id));
+    out.push_back(s.finished());
+    return out;
+  };
+  auto replayed = [&] {
+    AshaScheduler fresh = make();
+    for (const auto& c : calls) {
+      if (c.capacity) fresh.next_jobs(c.capacity, 0); else fresh.report(c.result);
+    }
+    return answers(fresh);
+  };
+  int checked = 0;
+  for (int guard = 0; guard < 200 && !asked.finished(); ++guard) {
+    const std::size_t capacity = 1 + static_cast<std::size_t>(guard % 3);
+    calls.push_back({capacity, {}});
+    for (const auto& job : asked.next_jobs(capacity, 0)) {
+      ASSERT_EQ(answers(asked), replayed()) << "after next_jobs, call " << calls.size();
+      for (const auto& t : job.trials) {
+        const TrialResult r{t.trial_id, job.budget, metric(t.trial_id, job.budget), TrialStatus::kCompleted};
+        asked.report(r);
+        calls.push_back({0, r});
+        ASSERT_EQ(answers(asked), replayed()) << "after report, call " << calls.size();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_TRUE(asked.finished());
+  EXPECT_GT(checked, static_cast<int>(trials));  // promotions happened
+}
+
 TEST(Asha, PromotesTheTopThirdNotYetPromoted) {
   // One worker: ASHA asks for work after every result.
   AshaScheduler s(9, 9, 1, 3, Goal::kMaximize, 0);
