@@ -188,7 +188,7 @@ std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char*
     err << "hfta-tune " << verb << ": cannot write in " << dir << ": " << e.what() << "\n";
     return std::nullopt;
   } catch (const std::runtime_error& e) {  // a full disk, an I/O error
-    err << "hfta-tune " << verb << ": " << e.what() << "; nothing else was written: run this again once there is room\n";
+    err << "hfta-tune " << verb << ": " << e.what() << "; nothing was written: run this again once there is room\n";
     code = kExitFailure;
     return std::nullopt;
   }
@@ -454,6 +454,11 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     made = to.is_absolute() ? to : made.parent_path() / to;
   }
   std::filesystem::create_directories(made, ec);
+  if (ec && out_of_room(ec.value())) {  // a full disk: a failure, not the user's --out
+    err << "hfta-tune run: cannot create --out " << dir << ": " << ec.message()
+        << "; nothing was written: run this again once there is room\n";
+    return kExitFailure;
+  }
   if (ec) {  // before anything is written: the --out given is unusable
     std::error_code there;
     const bool file = std::filesystem::exists(made, there) && !std::filesystem::is_directory(made, there);

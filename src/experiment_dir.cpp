@@ -41,10 +41,14 @@ struct flock whole_file(short type) {
   return l;
 }
 
+// The pid a lock file names: its leading digits (a holder writes "pid\n" over
+// what an earlier holder left, then cuts the file; between the two, the tail
+// after the newline is not its pid).
 std::string read_pid(int fd) {
   char buf[32] = {};
   const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  const std::string text = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  return text.substr(0, text.find_first_not_of("0123456789"));
 }
 
 }  // namespace
@@ -81,9 +85,12 @@ void make_directories(const std::string& dir) {
   if (ec) throw StorageError("cannot create " + dir + ": " + ec.message());
 }
 
+bool out_of_room(int error) { return error == ENOSPC || error == EDQUOT || error == EIO; }
+
 std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::string* holder) {
   const std::string path = dir + "/lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 && out_of_room(errno)) throw std::runtime_error("cannot write " + path + ": " + cause());
   if (fd < 0) throw StorageError("cannot open " + path + ": " + cause());
   struct flock l = whole_file(F_WRLCK);
   if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
@@ -91,13 +98,12 @@ std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::
     ::close(fd);
     return std::nullopt;
   }
-  const std::string pid = std::to_string(::getpid());
+  const std::string pid = std::to_string(::getpid()) + "\n";
   if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
       ::ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
     const std::string why = cause();
     ::close(fd);
-    // Opened, so the directory is writable: a full disk or an I/O error, a
-    // failure of this run (exit 1), not of what the user asked for.
+    // Opened, so the directory is writable: a full disk or an I/O error.
     throw std::runtime_error("cannot write " + path + ": " + why);
   }
   return ExperimentLock(fd);

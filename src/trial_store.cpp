@@ -250,7 +250,9 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all(
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string path = dir_ + "/trials/" + name + "/trial.json";
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) continue;  // created, but killed before its first rung finished
+    // Not there: created, but killed before its first rung finished (or
+    // trials/<id> is no directory: not a trial of ours).
+    if (::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) continue;
     std::ifstream in(path);
     if (!in) {  // there, but not to be opened (permissions, EIO): said, not taken for a trial never run
       const std::string why = std::strerror(errno);

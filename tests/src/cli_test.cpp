@@ -931,7 +931,7 @@ TEST_F(Cli, StatusSeesTheLockWithoutTakingIt) {
   // Not held: status says so, and leaves the lock file as the last holder wrote it.
   const Result free = run("status " + dir);
   EXPECT_NE(free.out.find("not running"), std::string::npos) << free.out;
-  EXPECT_EQ(slurp(dir + "/lock"), std::to_string(::getpid()));
+  EXPECT_EQ(slurp(dir + "/lock"), std::to_string(::getpid()) + "\n");
 }
 
 TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {

@@ -27,14 +27,19 @@ void rename_durably(const std::string& from, const std::string& to);
 /// create_directories(dir). Throws StorageError.
 void make_directories(const std::string& dir);
 
+/// Whether a write failed for want of room or by the device (ENOSPC, EDQUOT,
+/// EIO): a failure of the run, where EACCES or EROFS is the user's to fix.
+bool out_of_room(int error);
+
 /// An exclusive lock on DIR/lock held for the life of the object: a second run
 /// or resume on the same directory refuses, naming the holder's pid.
 class ExperimentLock {
  public:
   /// Takes the lock, or returns nullopt with `holder` set to the holding pid ("" if unknown).
-  /// Throws StorageError where the lock file cannot be opened (a directory not
-  /// writable: the user's to fix), std::runtime_error where it cannot be
-  /// written (a full disk, an I/O error).
+  /// Throws std::runtime_error where it cannot be written for want of room
+  /// (out_of_room: a full disk, an I/O error), a failure of the run, and
+  /// StorageError where it cannot be opened otherwise (a directory not
+  /// writable, a read-only filesystem: the user's to fix).
   static std::optional<ExperimentLock> take(const std::string& dir, std::string* holder);
   /// The holder's pid ("" if unknown) when a process holds DIR's lock, without
   /// taking it or writing anything (status reads a directory it may not own).
