@@ -114,9 +114,12 @@ void Progress::draw() {
   const Fields f = fields();
   const std::int64_t width = columns_ ? columns_() : 0;
   const auto fits = [width](const std::string& t) { return width <= 1 || static_cast<std::int64_t>(t.size()) < width; };
+  // (Without the array, the elapsed time comes back where it fits again.)
+  const std::string candidates[] = {array + joined(f, 0), array + joined(f, 1), array + joined(f, 2),
+                                    array + joined(f, 3), joined(f, 2), joined(f, 3), joined(f, 5)};
   std::string text;
-  for (int shorter = 0; shorter <= 5; ++shorter) {
-    text = (shorter < 4 ? array : "") + joined(f, shorter);
+  for (const auto& candidate : candidates) {
+    text = candidate;
     if (fits(text)) break;
   }
   if (!fits(text)) text.resize(static_cast<std::size_t>(width - 1));

@@ -162,7 +162,8 @@ TEST(Progress, ANarrowTerminalDropsWholeFieldsBeforeCuttingTheLine) {
       {100, "array B=12 60->180 steps | trials done 15/143, best val_accuracy 0.61234, 0:00 elapsed, ETA "},
       {90, "array B=12 60->180 steps | trials done 15/143, best 0.61234, 0:00 elapsed, ETA "},
       {80, "array B=12 60->180 steps | trials done 15/143, best 0.61234, ETA "},
-      {60, "trials done 15/143, best 0.61234, ETA "},
+      {60, "trials done 15/143, best 0.61234, 0:00 elapsed, ETA "},  // (the elapsed time back, the array gone)
+      {50, "trials done 15/143, best 0.61234, ETA "},
       {40, "done 15/143, best 0.61234, ETA "}};
   for (const auto& [width, expected] : widths) {
     columns = width;
