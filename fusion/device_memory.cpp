@@ -1,5 +1,7 @@
 #include "hfta/fusion/device_memory.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -7,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 // A CUDA LibTorch (the GPU machine's) brings the CUDA caching allocator and the
 // runtime's headers; Debian's CPU LibTorch has neither.
@@ -20,7 +23,7 @@
 namespace hfta::fusion {
 namespace {
 
-double cpu_available_bytes() {
+double meminfo_available_bytes() {
   std::ifstream meminfo("/proc/meminfo");
   std::string line;
   while (std::getline(meminfo, line)) {
@@ -34,11 +37,109 @@ double cpu_available_bytes() {
   throw std::runtime_error("cannot read MemAvailable from /proc/meminfo");
 }
 
+// The first number in `path`, if it holds one ("max" does not).
+std::optional<double> number_in(const std::string& path) {
+  std::ifstream in(path);
+  double value = 0;
+  if (in >> value) return value;
+  return std::nullopt;
+}
+
+// The value of `key` in a memory.stat file.
+double stat_value(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string name;
+  double value = 0;
+  while (in >> name >> value) {
+    if (name == key) return value;
+  }
+  return 0;
+}
+
+// The process's cgroup paths from /proc/self/cgroup: "" for cgroup v2's
+// unified line ("0::/path"), "memory" for v1's memory controller.
+std::map<std::string, std::string> own_cgroups() {
+  std::map<std::string, std::string> out;
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::istringstream controllers(line.substr(a + 1, b - a - 1));
+    std::string c;
+    if (line.substr(a + 1, b - a - 1).empty()) out[""] = line.substr(b + 1);
+    while (std::getline(controllers, c, ',')) {
+      if (c == "memory") out["memory"] = line.substr(b + 1);
+    }
+  }
+  return out;
+}
+
+// What the address-space limit (`ulimit -v`) leaves: the limit less the
+// process's virtual size; nullopt where there is none.
+std::optional<double> address_space_room() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmSize:", 0) == 0) {
+      std::istringstream in(line.substr(7));
+      double kib = 0;
+      in >> kib;
+      return std::max(0.0, static_cast<double>(limit.rlim_cur) - kib * 1024.0);
+    }
+  }
+  return std::nullopt;
+}
+
+// The host memory arrays may take: what the kernel counts available, within
+// what the process's cgroup (a container's or a batch job's limit) and
+// `ulimit -v` leave, which MemAvailable does not see.
+double cpu_available_bytes() {
+  double bytes = meminfo_available_bytes();
+  const auto cgroups = own_cgroups();
+  // cgroup v2's unified hierarchy, then v1's memory controller (a namespaced
+  // container sees its own cgroup as the root: "/").
+  for (const auto& [controller, mount] : {std::pair<std::string, std::string>{"", "/sys/fs/cgroup"},
+                                          std::pair<std::string, std::string>{"memory", "/sys/fs/cgroup/memory"}}) {
+    const auto it = cgroups.find(controller);
+    if (auto room = cgroup_room_along(mount, it != cgroups.end() ? it->second : "/")) bytes = std::min(bytes, *room);
+  }
+  if (auto room = address_space_room()) bytes = std::min(bytes, *room);
+  return bytes;
+}
+
 #ifdef HFTA_CUDA_MEMORY
 c10::DeviceIndex index_of(const c10::Device& device) { return device.has_index() ? device.index() : 0; }
 #endif
 
 }  // namespace
+
+std::optional<double> cgroup_room_bytes(const std::string& dir) {
+  // v2: memory.max ("max": none) and memory.current; v1: memory.limit_in_bytes
+  // (about 2^63 where none) and memory.usage_in_bytes. Each usage counts the
+  // page cache, which the kernel drops before it runs out (as MemAvailable
+  // counts it available).
+  const bool v2 = std::ifstream(dir + "/memory.current").good();
+  const auto limit = number_in(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+  const auto usage = number_in(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+  if (!limit || !usage || *limit >= 0x1p62) return std::nullopt;
+  const double cache = stat_value(dir + "/memory.stat", v2 ? "file" : "total_cache");
+  return std::max(0.0, *limit - std::max(0.0, *usage - cache));
+}
+
+std::optional<double> cgroup_room_along(const std::string& mount, const std::string& path) {
+  std::optional<double> room;
+  std::string p = path;
+  while (true) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    if (auto r = cgroup_room_bytes(mount + (p == "/" ? "" : p))) room = room ? std::min(*room, *r) : *r;
+    if (p.empty() || p == "/") return room;
+    const auto slash = p.rfind('/');
+    p = slash == std::string::npos ? "" : slash == 0 ? "/" : p.substr(0, slash);
+  }
+}
 
 double available_memory_bytes(const c10::Device& device) {
   if (device.is_cpu()) return cpu_available_bytes();

@@ -19,6 +19,7 @@
 #include <limits>
 #include <sstream>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <ostream>
@@ -31,6 +32,7 @@
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
+#include "hfta/core/resume_checks.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
@@ -55,6 +57,7 @@ struct Args {
   double checkpoint_every = 300;  // seconds between mid-rung checkpoints
   std::string time_limit;         // --time-limit as given ("" or "0": none)
   int workers = 0;                // arrays trained at the same time; 0: default_workers()
+  int threads = 0;                // LibTorch's intra-op threads of each array; 0: array_threads(); resume: run.json's
   std::string prefetch = "auto";  // training batches prepared ahead by a background thread
   std::string keep_checkpoints;   // all or live; resume: "" takes run.json's
   std::int64_t seed = -1;
@@ -301,9 +304,38 @@ std::string workers_note(int workers, const std::vector<c10::Device>& devices) {
   return note;
 }
 
+// What each array's thread count means for the results and the speed:
+// resumed with the run's count (`recorded`), they equal an uninterrupted
+// run's; more threads than cores (OMP_NUM_THREADS=64 on 2) take turns, slowly.
+std::string threads_note(int threads, int workers, const std::vector<c10::Device>& devices, bool recorded) {
+  if (!devices.front().is_cpu()) return "";
+  std::string note;
+  const int here = array_threads(process_threads(), workers, devices);
+  if (recorded && threads != here) {
+    note += "note: " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+            " per array, as the run that began the sweep had (" +
+            std::to_string(here) + " here), so that the results equal an uninterrupted run's (--threads " +
+            std::to_string(here) + " trains with this machine's, and they then part)\n";
+  }
+  const auto cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (cores > 0 && threads > 1 && threads * workers > cores) {  // (more workers than cores: workers_note's)
+    note += "note: " + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + " of " +
+            std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " on " + std::to_string(cores) +
+            " CPU cores take turns, slowly (threads come from --threads, else OMP_NUM_THREADS)\n";
+  }
+  return note;
+}
+
+// Says that the directory moved away while the sweep ran, and where it went.
+void moved(const char* verb, const DirectoryMoved& e, std::ostream& err) {
+  err << "hfta-tune " << verb << ": " << e.what()
+      << (e.now.empty() ? "\n" : "; its finished rungs are kept there: hfta-tune resume " + e.now + "\n");
+}
+
 // Trains the sweep in `dir`, whose lock the caller holds.
-int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, std::ostream& out,
-          std::ostream& err, const char* verb, const ExperimentLock& /*held*/) {
+// `a`: the options it trains with (resume's: run.json's where not given now, `given`).
+int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, const Args& given,
+          std::ostream& out, std::ostream& err, const char* verb, const ExperimentLock& held) {
   std::vector<c10::Device> devices;
   try {
     devices = devices_of(a);
@@ -313,20 +345,25 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   }
   if (!precision_fits(sweep, dir + "/sweep.json", devices, verb, err)) return kExitUsage;
   const int workers = workers_for(a, devices);
+  const int threads = a.threads > 0 ? a.threads : array_threads(process_threads(), workers, devices);
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
       << ", fusion " << (fuse && sweep.fusion.enabled == FusionMode::kAuto ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
   const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers));
-  out << to_text(plan, sweep) << workers_note(workers, devices) << std::flush;
+  const bool recorded_threads = verb == std::string("resume") && given.threads == 0;
+  out << to_text(plan, sweep) << workers_note(workers, devices)
+      << threads_note(threads, workers, devices, recorded_threads) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
   options.checkpoint_seconds = a.checkpoint_every;
   options.keep_checkpoints = a.keep_checkpoints != "live";
   options.workers = workers;
+  options.threads = threads;
   options.prefetch = a.prefetch == "auto" ? -1 : std::stoll(a.prefetch);
   options.devices = devices;
   options.log = &out;
   options.dir = dir;
+  options.lock = &held;
   // A live line only on a terminal; pipes and files get one line per array.
   // (Not on a terminal that cannot clear a line: TERM=dumb, as Emacs's shell.)
   const char* term = std::getenv("TERM");
@@ -355,14 +392,23 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
         << "; finished rungs and the checkpoints of the trials in training are kept: hfta-tune resume " << dir
         << "\n";
     return kExitFailure;
+  } catch (const DirectoryMoved& e) {
+    moved(verb, e, err);
+    return kExitFailure;
   } catch (const std::exception& e) {
-    err << "hfta-tune " << verb << ": " << e.what() << " (finished rungs are kept: hfta-tune resume " << dir
-        << ")\n";
+    // (std::bad_alloc's own message names no memory.)
+    err << "hfta-tune " << verb << ": "
+        << (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of host memory (std::bad_alloc)") : e.what())
+        << " (finished rungs are kept: hfta-tune resume " << dir << ")\n";
     return kExitFailure;
   }
   const nlohmann::json results = results_json(sweep, result, dir);
   try {
+    held.check_still_at(dir);
     write_atomically(dir + "/results.json", results.dump(2) + "\n");
+  } catch (const DirectoryMoved& e) {
+    moved(verb, e, err);
+    return kExitFailure;
   } catch (const StorageError& e) {  // every rung is on disk: resume writes it
     err << "hfta-tune " << verb << ": " << e.what() << " (every trial is done and kept: hfta-tune resume " << dir
         << " writes the results)\n";
@@ -453,8 +499,27 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     if (ec) break;
     made = to.is_absolute() ? to : made.parent_path() / to;
   }
+  // What create_directories makes, deepest first: where it fails part way, or
+  // the lock cannot be taken in it, they go again (nothing half-made is left).
+  std::vector<std::filesystem::path> new_directories;
+  for (auto p = made; !p.empty() && !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {
+    new_directories.push_back(p);
+  }
+  auto unmake = [&new_directories] {
+    std::error_code ignored;
+    for (const auto& p : new_directories) std::filesystem::remove(p, ignored);  // only where empty
+  };
+  // A umask that takes the owner's write permission away makes directories
+  // that nothing can be written in: say so, where the error alone does not.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  const std::string umask_note =
+      mask & S_IWUSR ? " (the umask, " + std::to_string(mask >> 6) + std::to_string((mask >> 3) & 7) +
+                           std::to_string(mask & 7) + ", takes the owner's write permission away)"
+                     : "";
   std::filesystem::create_directories(made, ec);
   if (ec && out_of_room(ec.value())) {  // a full disk: a failure, not the user's --out
+    unmake();
     err << "hfta-tune run: cannot create --out " << dir << ": " << ec.message()
         << "; nothing was written: run this again once there is room\n";
     return kExitFailure;
@@ -462,14 +527,21 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   if (ec) {  // before anything is written: the --out given is unusable
     std::error_code there;
     const bool file = std::filesystem::exists(made, there) && !std::filesystem::is_directory(made, there);
+    unmake();
     err << "hfta-tune run: cannot create --out " << dir << ": "
-        << (file ? std::string("it is a file, not a directory") : ec.message()) << "\n";
+        << (file ? std::string("it is a file, not a directory") : ec.message() + umask_note) << "\n";
     return kExitUsage;
   }
   // Locked before anything is written: of two runs given one --out, one writes and trains.
   int refused = kExitUsage;
-  const auto lock = lock_or_refuse(dir, "run", err, refused);
-  if (!lock) return refused;
+  std::ostringstream why;
+  const auto lock = lock_or_refuse(dir, "run", why, refused);
+  if (!lock) {
+    unmake();
+    const std::string said = why.str();
+    err << (new_directories.empty() || said.empty() ? said : said.substr(0, said.size() - 1) + umask_note + "\n");
+    return refused;
+  }
   if (holds_a_sweep()) return kExitUsage;  // the other run got there first and finished
   // The sweep as given; the options resume reuses (a --seed replaces
   // sweep.yaml's seed in sweep.json: resume then accepts the seed the two
@@ -483,7 +555,10 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
                                      {"seed_given", a.seed >= 0},
                                      {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints},
                                      {"device", a.device.empty() ? "cpu" : a.device},
-                                     {"workers", a.workers}})
+                                     {"workers", a.workers},
+                                     {"threads", a.threads > 0 ? a.threads
+                                                                : array_threads(process_threads(),
+                                                                                workers_for(a, devices_of(a)), devices_of(a))}})
                              .dump() +
                          "\n");
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
@@ -491,7 +566,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune run: " << e.what() << "; nothing was trained: once it can be written, run the same command again\n";
     return kExitFailure;
   }
-  return train(*sweep, dir, a.fusion == "auto", a, out, err, "run", *lock);
+  return train(*sweep, dir, a.fusion == "auto", a, a, out, err, "run", *lock);
 }
 
 // "a", "a and b", "a, b and c".
@@ -499,15 +574,6 @@ std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
   return out;
-}
-
-// The paths of a JSON document's leaves ("search.eta"), with their values.
-void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out) {
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
-  } else {
-    out[path] = j.dump();
-  }
 }
 
 // The temporary files a process killed mid-write left (write_atomically's
@@ -546,88 +612,24 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
   return false;
 }
 
-// Whether DIR/sweep.json records search.waves (every TPE sweep since it existed does).
-bool recorded_names_waves(const std::string& dir) {
-  std::ifstream in(dir + "/sweep.json");
-  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.contains("search") && j["search"].is_object() && j["search"].contains("waves");
-}
-
-// DIR/run.json, the options run was given (an empty object where there is
-// none); nullopt where it is damaged, a field of the wrong type included.
-std::optional<nlohmann::json> run_options_of(const std::string& dir) {
-  std::ifstream run_file(dir + "/run.json");
-  if (!run_file) return nlohmann::json::object();
-  auto options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
-  if (!options.is_object()) return std::nullopt;
-  auto one_of = [&](const char* key, const std::set<std::string>& values) {
-    return !options.contains(key) || (options[key].is_string() && values.count(options[key].get<std::string>()));
-  };
-  const bool typed = (!options.contains("seed_given") || options["seed_given"].is_boolean()) &&
-                     one_of("fusion", {"auto", "off"}) && one_of("keep_checkpoints", {"all", "live"}) &&
-                     (!options.contains("device") || (options["device"].is_string() && !options["device"].empty())) &&
-                     (!options.contains("workers") ||
-                      (options["workers"].is_number_integer() && options["workers"] >= 0 && options["workers"] <= 9999));
-  if (!typed) return std::nullopt;
-  return options;
-}
-
-// What DIR/sweep.yaml, perhaps edited since the run began, changes against
-// the sweep the run started (sweep.json, read as `recorded`): keys that would
-// change its trials (resume refuses them), keys of the fusion section (how
-// they are packed, never their numbers: taken), and the name (what the
-// results are called: taken). Nullopt: sweep.yaml does not load (err says why).
-struct SweepEdits {
+// DIR/sweep.yaml as edited since the run began, with what it changes
+// (nothing where there is no sweep.yaml); nullopt once err says why it does not load.
+struct EditedSweep {
   std::optional<SweepConfig> given;  ///< sweep.yaml as read (none: there is none)
-  std::vector<std::string> changed, packing;
-  bool renamed = false;
+  SweepEdits edits;
 };
 
-std::optional<SweepEdits> sweep_edits(const std::string& dir, const SweepConfig& recorded,
-                                      const nlohmann::json& run_options, bool before_waves, std::ostream& err) {
-  SweepEdits edits;
+std::optional<EditedSweep> edited_sweep(const std::string& dir, const SweepConfig& recorded,
+                                        const nlohmann::json& run_options, bool before_waves, std::ostream& err) {
+  EditedSweep out;
   struct stat info {};
-  if (::stat((dir + "/sweep.yaml").c_str(), &info) != 0) return edits;
-  edits.given = load(dir + "/sweep.yaml", err);
-  if (!edits.given) return std::nullopt;
-  SweepConfig& given = *edits.given;
+  if (::stat((dir + "/sweep.yaml").c_str(), &info) != 0) return out;
+  out.given = load(dir + "/sweep.yaml", err);
+  if (!out.given) return std::nullopt;
   // A --seed given to run is part of the recorded sweep (directories from
   // before run.json said so are taken as if it was).
-  if (run_options.value("seed_given", true)) given.seed = recorded.seed;
-  if (before_waves) given.search.waves = 1;
-  std::map<std::string, std::string> was, now;
-  flatten(to_json(recorded), "", was);
-  flatten(to_json(given), "", now);
-  auto differs = [&](const std::string& k) {
-    if (k == "name") {
-      edits.renamed = true;
-    } else {
-      (k.rfind("fusion.", 0) == 0 ? edits.packing : edits.changed).push_back(k);
-    }
-  };
-  for (const auto& [k, v] : now) {
-    if (!was.count(k) || was[k] != v) differs(k);
-  }
-  for (const auto& [k, v] : was) {
-    if (!now.count(k)) differs(k);
-  }
-  return edits;
-}
-
-// Where the directory's trials are not the recorded sweep's (its seed gives
-// each trial its seed): what says so, else "". Two sweeps' files mixed, or
-// sweep.json's seed edited along with sweep.yaml's: resuming would train one
-// sweep's trials under the other's batch order. (Not the configurations: how
-// values are drawn may change between versions, and the trials keep theirs.)
-std::string trials_of_another_sweep(const std::string& dir, const SweepConfig& recorded) {
-  for (const auto& [id, t] : TrialStore(dir).load_all()) {
-    if (t.record.seed != search::trial_seed(recorded.seed, id)) {
-      return dir + "/trials/" + std::to_string(id) + "/trial.json holds seed " + std::to_string(t.record.seed) +
-             ", which the sweep of sweep.json does not give trial " + std::to_string(id) +
-             ": the trials are of another sweep, or sweep.json was edited";
-    }
-  }
-  return "";
+  out.edits = sweep_edits(recorded, *out.given, run_options.value("seed_given", true), before_waves);
+  return out;
 }
 
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
@@ -659,21 +661,21 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   nlohmann::json& run_options = *options;
   // The sweep file in the directory may have been edited since: refuse changes to the trials.
-  const auto edits = sweep_edits(a.dir, *recorded, run_options, before_waves, err);
-  if (!edits) return kExitUsage;
-  if (!edits->changed.empty()) {
+  const auto edited = edited_sweep(a.dir, *recorded, run_options, before_waves, err);
+  if (!edited) return kExitUsage;
+  if (!edited->edits.changed.empty()) {
     err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
-        << "what would change its trials: " << joined(edits->changed) << "\n";
+        << "what would change its trials: " << joined(edited->edits.changed) << "\n";
     return kExitUsage;
   }
   if (const auto mixed = trials_of_another_sweep(a.dir, *recorded); !mixed.empty()) {
     err << "hfta-tune resume: " << mixed << "\n";
     return kExitUsage;
   }
-  const std::string repacked = joined(edits->packing);  // the fusion keys edited, if any
-  const bool renamed = edits->renamed;
-  if (!repacked.empty()) recorded->fusion = edits->given->fusion;
-  if (renamed) recorded->name = edits->given->name;
+  const std::string repacked = joined(edited->edits.packing);  // the fusion keys edited, if any
+  const bool renamed = edited->edits.renamed;
+  if (!repacked.empty()) recorded->fusion = edited->given->fusion;
+  if (renamed) recorded->name = edited->given->name;
   const bool fuse = run_options.value("fusion", "auto") == "auto";
   // --device, --workers and --keep-checkpoints as the run was given them,
   // unless given now (and then kept for later resumes). Directories from
@@ -692,6 +694,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   };
   reuse(as_run.device, a.device.empty(), "device", "cpu");
   reuse(as_run.workers, a.workers == 0, "workers", 0);
+  reuse(as_run.threads, a.threads == 0, "threads", 0);  // (0, before run.json had them: this machine's share)
   reuse(as_run.keep_checkpoints, a.keep_checkpoints.empty(), "keep_checkpoints", "all");
   try {  // refused before anything is written, saying where the list came from
     devices_of(as_run);
@@ -717,7 +720,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   remove_temporary_files(a.dir);
   if (given_now) write_atomically(a.dir + "/run.json", run_options.dump() + "\n");
-  return train(*recorded, a.dir, fuse, as_run, out, err, "resume", *lock);
+  return train(*recorded, a.dir, fuse, as_run, a, out, err, "resume", *lock);
 }
 
 // What status says of a stopped sweep: to resume it, or, where resume would
@@ -729,13 +732,13 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
   if (before_waves) recorded.search.waves = 1;
   std::ostringstream problems;
-  const auto edits = sweep_edits(dir, recorded, *run_options, before_waves, problems);
-  if (!edits) {
+  const auto edited = edited_sweep(dir, recorded, *run_options, before_waves, problems);
+  if (!edited) {
     return dir + "/sweep.yaml does not load (hfta-tune validate " + dir +
            "/sweep.yaml says why), and resume reads it: mend it, then " + resume;
   }
-  if (!edits->changed.empty()) {
-    return dir + "/sweep.yaml was edited in what would change its trials (" + joined(edits->changed) +
+  if (!edited->edits.changed.empty()) {
+    return dir + "/sweep.yaml was edited in what would change its trials (" + joined(edited->edits.changed) +
            "), which resume refuses: restore them, then " + resume;
   }
   if (const auto mixed = trials_of_another_sweep(dir, recorded); !mixed.empty()) return mixed + ", which resume refuses";
@@ -949,12 +952,24 @@ std::string parse_error(const CLI::App& app, const CLI::ParseError& e, int argc,
       }
     }
   }
+  // `validate -x.yaml`: CLI11 takes the path for an unknown option and says only that none was given.
+  if (verb && dynamic_cast<const CLI::RequiredError*>(&e)) {
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--") break;
+      if (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' && !verb->get_option_no_throw(arg.substr(0, 2))) {
+        what += " ('" + arg + "' reads as an option: a path that starts with '-' is written ./" + arg + ")";
+        break;
+      }
+    }
+  }
   return name + ": " + what + " (hfta-tune" + name + " --help)";
 }
 
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  process_threads();  // LibTorch's count as the process began, read before a tuner divides it
   CLI::App app{"hfta-tune: hyperparameter tuning with horizontally fused training", "hfta-tune"};
   app.set_version_flag("--version", std::string("hfta-tune ") + kVersion);
   app.require_subcommand(1);
@@ -1009,9 +1024,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "Seconds between mid-rung checkpoints, taken every 50 steps and at evaluation points (0: at every one)";
   run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   const std::string workers_help =
-      "Arrays trained at the same time, each in a thread with a share of the cores and memory; same results "
-      "(default: one per core, at most 4)";
+      "Arrays trained at the same time, each in a thread with a share of the cores and memory; same results at "
+      "the same --threads (default: one per core, at most 4)";
   run_cmd->add_option("--workers", a.workers, workers_help)->check(count);
+  const std::string threads_help =
+      "LibTorch's intra-op threads of each array; results depend on them (default: OMP_NUM_THREADS, else the cores, "
+      "shared out among the workers; resume: the run's)";
+  run_cmd->add_option("--threads", a.threads, threads_help)->check(count);
   const std::string prefetch_help =
       "Training batches a background thread prepares ahead (0: each cut when needed); same results (default auto: "
       "none on the CPU or where the dataset fits on the GPU, else 2 from pinned host memory)";
@@ -1034,6 +1053,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   resume_cmd->add_option("--workers", a.workers, workers_help)->check(count);
+  resume_cmd->add_option("--threads", a.threads, threads_help)->check(count);
   resume_cmd->add_option("--prefetch", a.prefetch, prefetch_help)->check(batches);
   resume_cmd->add_option("--keep-checkpoints", a.keep_checkpoints, keep_help)->check(CLI::IsMember({"all", "live"}));
   resume_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
@@ -1070,13 +1090,24 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       return kExitUsage;
     }
   }
+  // What these print is their product (run's and resume's is on disk): output
+  // that could not be written (`export DIR > file` on a full disk) fails them,
+  // as it fails --help and --version.
+  const auto printed = [&out, &err](const std::string& verb, int code) -> int {
+    if (out) errno = 0;  // (failed before, errno is most likely the write's)
+    out.flush();
+    if (code != kExitOk || out) return code;
+    err << "hfta-tune" << (verb.empty() ? "" : " " + verb) << ": cannot write standard output"
+        << (errno ? std::string(": ") + std::strerror(errno) : "") << "\n";
+    return kExitFailure;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Help and version are successes; every other parse error is bad usage.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
       app.exit(e, out, err);
-      return kExitOk;
+      return printed("", kExitOk);
     }
     err << "hfta-tune" << parse_error(app, e, argc, argv) << "\n";
     return kExitUsage;
@@ -1088,16 +1119,6 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   }
   if (*run_cmd) return run(a, out, err);
   if (*resume_cmd) return resume(a, out, err);
-  // What these print is their product (run's and resume's is on disk): output
-  // that could not be written (`export DIR > file` on a full disk) fails them.
-  const auto printed = [&out, &err](const char* verb, int code) -> int {
-    if (out) errno = 0;  // (failed before, errno is most likely the write's)
-    out.flush();
-    if (code != kExitOk || out) return code;
-    err << "hfta-tune " << verb << ": cannot write standard output" << (errno ? std::string(": ") + std::strerror(errno) : "")
-        << "\n";
-    return kExitFailure;
-  };
   if (*validate_cmd) return printed("validate", validate(a, out, err));
   if (*plan_cmd) return printed("plan", plan(a, out, err));
   if (*status_cmd) return printed("status", status(a, out, err));

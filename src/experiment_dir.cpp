@@ -1,8 +1,10 @@
 #include "hfta/core/experiment_dir.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -85,7 +87,7 @@ void make_directories(const std::string& dir) {
   if (ec) throw StorageError("cannot create " + dir + ": " + ec.message());
 }
 
-bool out_of_room(int error) { return error == ENOSPC || error == EDQUOT || error == EIO; }
+bool out_of_room(int error) { return error == ENOSPC || error == EDQUOT || error == EIO || error == EFBIG; }
 
 std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::string* holder) {
   const std::string path = dir + "/lock";
@@ -102,11 +104,14 @@ std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::
   if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
       ::ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
     const std::string why = cause();
+    ::unlink(path.c_str());  // held: no other process has it; an empty lock file would keep the directory
     ::close(fd);
     // Opened, so the directory is writable: a full disk or an I/O error.
     throw std::runtime_error("cannot write " + path + ": " + why);
   }
-  return ExperimentLock(fd);
+  struct stat locked {};
+  ::stat(dir.c_str(), &locked);
+  return ExperimentLock(fd, locked.st_dev, locked.st_ino);
 }
 
 std::optional<std::string> ExperimentLock::holder(const std::string& dir) {
@@ -119,7 +124,40 @@ std::optional<std::string> ExperimentLock::holder(const std::string& dir) {
   return out;
 }
 
-ExperimentLock::ExperimentLock(ExperimentLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+void ExperimentLock::check_still_at(const std::string& dir) const {
+  struct stat held {}, there {};
+  if (::fstat(fd_, &held) == 0 && ::stat((dir + "/lock").c_str(), &there) == 0 && held.st_dev == there.st_dev &&
+      held.st_ino == there.st_ino) {
+    return;
+  }
+  // The kernel knows where the held file is now: "/new/place/lock", or "... (deleted)".
+  std::string now;
+  std::array<char, 4096> path{};
+  const auto n = ::readlink(("/proc/self/fd/" + std::to_string(fd_)).c_str(), path.data(), path.size() - 1);
+  if (n > 0) now.assign(path.data(), static_cast<std::size_t>(n));
+  const std::string lock = "/lock";
+  const bool found = now.size() > lock.size() && now.compare(now.size() - lock.size(), lock.size(), lock) == 0;
+  if (found) {
+    throw DirectoryMoved(dir + " is no longer the directory this run locked (moved to " +
+                             now.substr(0, now.size() - lock.size()) + ")",
+                         dir, now.substr(0, now.size() - lock.size()));
+  }
+  struct stat still {};
+  if (::stat(dir.c_str(), &still) == 0 && still.st_dev == dir_device_ && still.st_ino == dir_inode_) {
+    // Only the lock file went: the directory is as it was, but a second run could take it now.
+    throw DirectoryMoved(dir + "/lock, this run's lock, was removed or replaced", dir, dir);
+  }
+  throw DirectoryMoved(dir + " is no longer the directory this run locked (removed or replaced)", dir, "");
+}
+
+DirectoryMoved::DirectoryMoved(const std::string& what, const std::string& dir, std::string now_at)
+    : StorageError(what + ": stopped, rather than write a new " + dir + " that holds part of the sweep"),
+      now(std::move(now_at)) {}
+
+ExperimentLock::ExperimentLock(ExperimentLock&& other) noexcept
+    : fd_(other.fd_), dir_device_(other.dir_device_), dir_inode_(other.dir_inode_) {
+  other.fd_ = -1;
+}
 
 ExperimentLock::~ExperimentLock() {
   if (fd_ >= 0) ::close(fd_);

@@ -37,6 +37,8 @@
 #include "hfta/core/kept_measurements.h"
 #include "hfta/core/interrupt.h"
 #include "hfta/core/throughput_probe.h"
+#include "hfta/core/trial_settings.h"
+#include "injected_faults.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/fusion/fused_optimizer.h"
@@ -51,73 +53,6 @@ namespace {
 using search::Config;
 
 constexpr std::int64_t kProgressSteps = 50;  // training steps between progress updates
-
-// Trials whose training throws, for testing failure handling end to end:
-// HFTA_TUNE_FAULT_TRIALS=3,7 (comma-separated ids). Unset: none.
-std::set<std::int64_t> fault_injection() {
-  std::set<std::int64_t> out;
-  if (const char* v = std::getenv("HFTA_TUNE_FAULT_TRIALS")) {
-    std::stringstream s(v);
-    std::string id;
-    while (std::getline(s, id, ',')) {
-      if (!id.empty()) out.insert(std::stoll(id));
-    }
-  }
-  return out;
-}
-
-// Rung checkpoints damaged during a run, for testing their repair (a disk
-// that fails under the sweep): as soon as they are written
-// (HFTA_TUNE_DAMAGE_CHECKPOINTS), or after their round checked them, as their
-// array is about to read them (HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD). Each is
-// trial@budget, comma-separated: 3@30,7@10 (given twice, twice).
-std::multiset<std::pair<std::int64_t, double>> damage_injection(const char* name) {
-  std::multiset<std::pair<std::int64_t, double>> out;
-  if (const char* v = std::getenv(name)) {
-    std::stringstream s(v);
-    std::string item;
-    while (std::getline(s, item, ',')) {
-      const auto at = item.find('@');
-      if (at != std::string::npos) out.insert({std::stoll(item.substr(0, at)), std::stod(item.substr(at + 1))});
-    }
-  }
-  return out;
-}
-
-// Takes one `item` out of `set`, saying whether there was one.
-bool take_one(std::multiset<std::pair<std::int64_t, double>>& set, const std::pair<std::int64_t, double>& item) {
-  const auto it = set.find(item);
-  if (it == set.end()) return false;
-  set.erase(it);
-  return true;
-}
-
-// A count a test sets in the environment variable `name` (0 when unset).
-int env_count(const char* name) { return std::getenv(name) ? std::atoi(std::getenv(name)) : 0; }
-
-// A model option's catalog default, as written in YAML; null when the model has no such option.
-const std::string* model_default(const SweepConfig& s, const std::string& name) {
-  const auto* model = trainers::find_model(s.task.model);
-  const auto* option = model ? model->find_option(name) : nullptr;
-  return option ? &option->default_value : nullptr;
-}
-
-// An option's value: the trial's parameter, else the task's, else the model's default, else `fallback`.
-double number(const Config& c, const SweepConfig& s, const std::string& name, double fallback) {
-  if (auto it = c.find(name); it != c.end() && search::is_numeric(it->second)) return search::as_double(it->second);
-  if (auto it = s.task.options.find(name); it != s.task.options.end() && search::is_numeric(it->second)) {
-    return search::as_double(it->second);
-  }
-  if (const auto* d = model_default(s, name)) return std::stod(*d);
-  return fallback;
-}
-
-std::string text(const Config& c, const SweepConfig& s, const std::string& name, const std::string& fallback) {
-  if (auto it = c.find(name); it != c.end()) return search::to_string(it->second);
-  if (auto it = s.task.options.find(name); it != s.task.options.end()) return search::to_string(it->second);
-  if (const auto* d = model_default(s, name)) return *d;
-  return fallback;
-}
 
 // Where a trial stopped: its model, its optimizer state, and how far it trained.
 struct Saved {
@@ -163,11 +98,11 @@ class Tuner {
     // BLAS and oneDNN follow OpenMP's, which starts at the logical CPUs; left
     // so, arrays of 1 and 2 trained a MobileNet on a mix of both counts and
     // parted from arrays of 6 (experiments/results/sweep_bench-cpu.md).
-    // LibTorch's count as the process started (later tuners in it must not divide it again).
-    static const int cores = at::get_num_threads();
-    threads_per_worker_ = std::max(1, cores / (options.devices.front().is_cpu() ? options.workers : 1));
+    threads_per_worker_ = options.threads > 0 ? options.threads
+                                              : array_threads(process_threads(), options.workers, options.devices);
     at::set_num_threads(threads_per_worker_);
-    data_ = trainers::load_classification_data(sweep.task.model, model_options({}), sweep.task.validation_size);
+    data_ = trainers::load_classification_data(sweep.task.model, model_options(sweep, {}), sweep.task.validation_size);
+    settings_ = TrialSettings(sweep, static_cast<std::int64_t>(data_.train.size()));
     note_idle_patience();
     place_data();
     if (!options.dir.empty()) {
@@ -225,7 +160,7 @@ class Tuner {
             }
             // Evaluations past where it starts again (a partial rung, or all of a
             // lost checkpoint's) would be recorded twice.
-            const std::int64_t start = steps_for(from, config_of(t.trial_id));
+            const std::int64_t start = settings_.steps_for(from, config_of(t.trial_id));
             auto& h = records_.at(t.trial_id).history;
             h.erase(std::remove_if(h.begin(), h.end(), [&](const nlohmann::json& e) { return e.at("step") > start; }),
                     h.end());
@@ -309,7 +244,7 @@ class Tuner {
   double estimated_seconds(const search::ArrayPlan& a) {
     const Config& c = config_of(a.trial_ids.front());
     const auto models = static_cast<std::int64_t>(a.trial_ids.size());
-    const auto steps = static_cast<double>(steps_for(a.to_budget, c) - steps_for(a.from_budget, c));
+    const auto steps = static_cast<double>(settings_.steps_for(a.to_budget, c) - settings_.steps_for(a.from_budget, c));
     double rate = 0, single = 0;
     for (const auto& [key, rates] : kept_.throughput()) single += rate_at(rates, 1) / static_cast<double>(kept_.throughput().size());
     if (auto it = kept_.throughput().find(a.key); it != kept_.throughput().end()) rate = rate_at(it->second, models);
@@ -401,6 +336,7 @@ class Tuner {
     // (Training a lost rung again, the failure is recorded once, where
     // repaired_or_failed puts it: a kill before then leaves trial.json as it was.)
     if (!options_.dir.empty() && !repairing_) {
+      check_directory();
       store_.save_failure(r, rungs_[id], budget);  // a resumed run does not train it again
       rungs_[id].push_back({budget, r.metric, r.status, 0, 0});
     }
@@ -462,9 +398,9 @@ class Tuner {
     }
     trainers::ClassificationData test = data_on(device_of(0));
     test.validation = test.test;
-    auto o = array_options(r.params);
+    auto o = settings_.array_options(r.params);
     o.prefetch = prefetch_on(device_of(0));
-    trainers::ArrayTrainer trainer(model, {slot_of(r.id, r.params, r.seed)}, o, test, /*initialise=*/false);
+    trainers::ArrayTrainer trainer(model, {settings_.slot_of(r.id, r.params, r.seed)}, o, test, /*initialise=*/false);
     const auto m = trainer.evaluate().front();
     return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid};
   }
@@ -508,6 +444,12 @@ class Tuner {
     return device.is_cpu() ? "cpu" : c10::Device(device.type(), device.has_index() ? device.index() : 0).str();
   }
 
+  // Before each write into the directory: a directory moved away (or
+  // removed) stops the sweep, where writing on would make a new one.
+  void check_directory() const {
+    if (options_.lock) options_.lock->check_still_at(options_.dir);
+  }
+
   // Every result reaches the scheduler through here, and state.json lists them in order.
   void tell_scheduler(const search::TrialResult& r) {
     scheduler_->report(r);
@@ -520,6 +462,7 @@ class Tuner {
   // says which rung results state.json holds that trials/ lost.
   void write_state() {
     if (options_.dir.empty()) return;
+    check_directory();
     nlohmann::json reports = nlohmann::json::array();
     for (const auto& r : told_) {
       static const char* const names[] = {"completed", "stopped", "diverged", "failed"};
@@ -570,7 +513,7 @@ class Tuner {
     for (const auto& [name, patience] : patiences) {
       for (const std::int64_t b : batch_sizes(sweep_)) {
         const std::int64_t every = sweep_.task.eval_steps > 0 ? sweep_.task.eval_steps : (train + b - 1) / b;
-        const std::int64_t last = std::max<std::int64_t>(raw_steps_at(static_cast<double>(sweep_.budget.max), b), 1);
+        const std::int64_t last = std::max<std::int64_t>(settings_.raw_steps_at(static_cast<double>(sweep_.budget.max), b), 1);
         const std::int64_t points = (last - 1) / every;  // before the last step, where stopping saves nothing
         if (points > patience) continue;
         progress_.message("note: " + name + " " + std::to_string(patience) + " waits for " + std::to_string(patience + 1) +
@@ -692,7 +635,7 @@ class Tuner {
     auto model = build(1, records_.at(id).params)->make_plain();
     fusion::SlotState state;
     std::string problem;
-    if (take_one(damage_at_load_, {id, budget})) damage_checkpoint(id);
+    if (take_one(faults_.damaged_at_load, {id, budget})) damage_checkpoint(id);
     if (!store_.load_checkpoint(id, r->checkpoint_crc, model, state, &problem)) {
       throw CheckpointLost(id, "trial " + std::to_string(id) + ": its checkpoint at " + format_budget(budget) +
                                    " could not be read: " + problem);
@@ -730,7 +673,7 @@ class Tuner {
     auto& rungs = rungs_.at(id);
     rungs.erase(std::remove_if(rungs.begin(), rungs.end(), [&](const RungResult& r) { return r.budget >= budget; }),
                 rungs.end());
-    const std::int64_t start = steps_for(previous, config_of(id));
+    const std::int64_t start = settings_.steps_for(previous, config_of(id));
     auto& h = records_.at(id).history;
     h.erase(std::remove_if(h.begin(), h.end(), [&](const nlohmann::json& e) { return e.at("step") > start; }), h.end());
     rung_start_[id] = previous;
@@ -771,6 +714,7 @@ class Tuner {
     r.error = "its checkpoint at " + format_budget(from) + " was lost, and training its rungs again failed: " + why;
     r.budget = reached_budget(rungs);
     r.metric = std::numeric_limits<double>::quiet_NaN();
+    check_directory();
     store_.save_failure(r, rungs, to);
     rungs_.at(id).push_back({to, r.metric, r.status, 0, 0});
     saved_.erase(id);
@@ -799,24 +743,14 @@ class Tuner {
     }
     saved_[id] = {model, state, partial.steps, partial.progress};
     progress_.message("trial " + std::to_string(id) + " continues its rung from step " + std::to_string(partial.steps));
-    progress_.restored(budget_of(partial.steps, c) - partial.from_budget);
-    return budget_of(partial.steps, c);
-  }
-
-  // The budget that `steps` training steps make (steps_for's inverse).
-  double budget_of(std::int64_t steps, const Config& c) const {
-    const auto b = static_cast<double>(batch_size(c)), n = static_cast<double>(steps);
-    switch (sweep_.budget.unit) {
-      case BudgetUnit::kEpochs: return n / std::ceil(static_cast<double>(data_.train.size()) / b);
-      case BudgetUnit::kSteps: return n;
-      case BudgetUnit::kSamples: return n * b;
-    }
-    return n;
+    progress_.restored(settings_.budget_of(partial.steps, c) - partial.from_budget);
+    return settings_.budget_of(partial.steps, c);
   }
 
   // Each running trial's model, optimizer, history, early-stopping state and
   // training losses since its last evaluation, at step `done` of its rung.
   void checkpoint_mid_rung(trainers::ArrayTrainer& trainer, const search::ArrayPlan& array, std::int64_t done) {
+    check_directory();
     const auto ids = trainer.trial_ids();
     for (std::size_t k = 0; k < ids.size(); ++k) {
       if (trainer.status(static_cast<std::int64_t>(k)) != trainers::SlotStatus::kRunning) continue;
@@ -827,7 +761,8 @@ class Tuner {
                           trainer.progress(id), 0};
       store_.save_partial(records_.at(id), rungs_[id], partial, trainer.extract(id), trainer.export_optimizer(id));
     }
-    if (exit_after_checkpoints_ > 0 && --exit_after_checkpoints_ == 0) std::_Exit(9);  // tests: a kill right here
+    // Tests: a kill right here.
+    if (faults_.exit_after_checkpoints > 0 && --faults_.exit_after_checkpoints == 0) std::_Exit(9);
   }
 
   const Config& config_of(std::int64_t id) {
@@ -842,121 +777,14 @@ class Tuner {
     return it->second.params;
   }
 
-  std::int64_t batch_size(const Config& c) const {
-    return static_cast<std::int64_t>(number(c, sweep_, "batch_size", static_cast<double>(sweep_.task.batch_size)));
-  }
-
-  // Training steps for a budget; every positive budget trains at least one step.
-  std::int64_t steps_for(double budget, const Config& c) const {
-    const std::int64_t steps = raw_steps(budget, c);
-    return budget > 0 ? std::max<std::int64_t>(steps, 1) : 0;
-  }
-
-  std::int64_t raw_steps(double budget, const Config& c) const { return raw_steps_at(budget, batch_size(c)); }
-
-  std::int64_t raw_steps_at(double budget, std::int64_t b) const {
-    const double per_epoch = std::ceil(static_cast<double>(data_.train.size()) / static_cast<double>(b));
-    switch (sweep_.budget.unit) {
-      case BudgetUnit::kEpochs: return std::llround(budget * per_epoch);
-      case BudgetUnit::kSteps: return std::llround(budget);
-      case BudgetUnit::kSamples: return std::llround(budget / static_cast<double>(b));
-    }
-    return 0;
-  }
-
-  // The trial's learning-rate schedule; its lengths count training steps.
-  fusion::ScheduleOptions schedule_of(const Config& c) const {
-    using fusion::ScheduleKind;
-    fusion::ScheduleOptions o;
-    const std::string kind = text(c, sweep_, "schedule", "constant");
-    const std::map<std::string, ScheduleKind> kinds = {
-        {"constant", ScheduleKind::kConstant}, {"step", ScheduleKind::kStep}, {"multistep", ScheduleKind::kMultiStep},
-        {"exponential", ScheduleKind::kExponential}, {"cosine", ScheduleKind::kCosine},
-        {"cosine_restarts", ScheduleKind::kCosineRestarts}, {"one_cycle", ScheduleKind::kOneCycle},
-        {"plateau", ScheduleKind::kPlateau}};
-    o.kind = kinds.at(kind);
-    auto hp = [&](const char* name) {
-      return number(c, sweep_, name, std::stod(trainers::find_training_hyperparameter(name)->default_value));
-    };
-    const std::int64_t total = steps_for(static_cast<double>(sweep_.budget.max), c);
-    // Milestones are fractions of the sweep's full budget, in training steps.
-    // (Held here: a range-for over `*parse_fractions(...)` reads the optional after its end.)
-    const auto fractions = trainers::parse_fractions(text(c, sweep_, "milestones", "0.5,0.75"));
-    for (double f : fractions.value()) {
-      o.milestones.push_back(std::llround(f * static_cast<double>(total)));
-    }
-    o.step_size = static_cast<std::int64_t>(hp("step_size"));
-    o.gamma = hp("gamma");
-    o.t_max = hp("t_max") > 0 ? static_cast<std::int64_t>(hp("t_max")) : total;
-    o.t_0 = static_cast<std::int64_t>(hp("t_0"));
-    o.t_mult = static_cast<std::int64_t>(hp("t_mult"));
-    o.eta_min = hp("eta_min");
-    o.warmup = static_cast<std::int64_t>(hp("warmup"));
-    o.max_lr = hp("max_lr");
-    o.total_steps = std::max<std::int64_t>(total, 2);
-    o.pct_start = hp("pct_start");
-    o.factor = hp("plateau_factor");
-    o.patience = static_cast<std::int64_t>(hp("plateau_patience"));
-    return o;
-  }
-
-  // The model's options for a trial: its parameters over the task's (catalog defaults for the rest).
-  trainers::ModelOptions model_options(const Config& c) const {
-    trainers::ModelOptions out;
-    for (const auto& o : trainers::find_model(sweep_.task.model)->options) {
-      if (c.count(o.name) || sweep_.task.options.count(o.name)) out[o.name] = text(c, sweep_, o.name, o.default_value);
-    }
-    return out;
-  }
-
   std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c,
                                                    const c10::Device& device = c10::Device(c10::kCPU)) const {
-    return trainers::make_classifier(sweep_.task.model, models, model_options(c), data_.classes,
+    return trainers::make_classifier(sweep_.task.model, models, model_options(sweep_, c), data_.classes,
                                      at::TensorOptions().device(device));
   }
 
   // The device worker `w` trains on: workers are dealt out over the devices in turn.
   const c10::Device& device_of(std::size_t worker) const { return options_.devices.at(worker % options_.devices.size()); }
-
-  // A trial's slot: its hyperparameters, unset ones at the catalog's defaults (what the README lists).
-  trainers::SlotTrial slot_of(std::int64_t id, const Config& c, std::uint64_t seed) const {
-    trainers::SlotTrial t{id, seed};
-    auto hp = [&](const char* name) {
-      const auto* spec = trainers::find_training_hyperparameter(name);
-      return number(c, sweep_, name, std::stod(spec ? spec->default_value : std::string("0")));
-    };
-    t.lr = hp("lr"), t.momentum = hp("momentum"), t.weight_decay = hp("weight_decay");
-    t.dropout = number(c, sweep_, "dropout", 0), t.beta1 = hp("beta1"), t.beta2 = hp("beta2");
-    // eps unset: each optimizer's own default, PyTorch's (the catalog's 1e-8 is Adam's and RMSprop's).
-    const std::string optimizer = text(c, sweep_, "optimizer", "sgd");
-    t.eps = c.count("eps") ? hp("eps") : optimizer == "adagrad" ? 1e-10 : optimizer == "adadelta" ? 1e-6 : hp("eps");
-    t.dampening = hp("dampening"), t.alpha = hp("alpha"), t.rho = hp("rho"), t.lr_decay = hp("lr_decay");
-    t.label_smoothing = hp("label_smoothing");
-    t.nesterov = text(c, sweep_, "nesterov", "false") == "true";
-    t.amsgrad = text(c, sweep_, "amsgrad", "false") == "true";
-    t.centered = text(c, sweep_, "centered", "false") == "true";
-    t.grad_clip = hp("grad_clip");
-    t.schedule = schedule_of(c);
-    return t;
-  }
-
-  // What every model of an array shares (optimizer, batches, early stopping).
-  trainers::ArrayTrainerOptions array_options(const Config& first) const {
-    trainers::ArrayTrainerOptions o;
-    o.optimizer = text(first, sweep_, "optimizer", "sgd");
-    o.batch_size = batch_size(first);
-    o.data_seed = sweep_.seed;
-    o.metric = sweep_.metric.name;
-    o.maximize = sweep_.metric.goal == Goal::kMaximize;
-    o.record_losses = false;  // losses are read at evaluations: no host round trip per step on a GPU
-    o.precision = fusion::precision_from_name(sweep_.task.precision);
-    if (sweep_.early_stopping.enabled) {
-      o.patience = sweep_.early_stopping.patience;
-      o.min_delta = sweep_.early_stopping.min_delta;
-      o.divergence = sweep_.early_stopping.divergence;
-    }
-    return o;
-  }
 
   // Before the first arrays of a fusion key, measures how fast arrays of 1, 2,
   // 4, ... of its models train (throughput_probe.h), so that the sizer caps
@@ -975,8 +803,8 @@ class Tuner {
       if (most < 2) continue;
       auto make_step = [&](std::int64_t b) -> ArrayStep {
         std::vector<trainers::SlotTrial> slots;
-        for (std::int64_t i = 0; i < b; ++i) slots.push_back(slot_of(i, example, static_cast<std::uint64_t>(i)));
-        auto o = array_options(example);
+        for (std::int64_t i = 0; i < b; ++i) slots.push_back(settings_.slot_of(i, example, static_cast<std::uint64_t>(i)));
+        auto o = settings_.array_options(example);
         o.record_losses = true;  // each timed step ends when the device has finished it
         std::shared_ptr<trainers::ArrayTrainer> trainer = make_trainer(key, build(b, example, device_of(0)), slots, o);
         return [trainer] { trainer->train(1); };
@@ -985,7 +813,7 @@ class Tuner {
       probe.fuse_gain = sweep_.fusion.min_gain;
       // The key's share of the sweep's training (the plan's, split as this round's trials are).
       if (options_.totals.work > 0) {
-        probe.sized_steps = std::max<double>(1, static_cast<double>(raw_steps(
+        probe.sized_steps = std::max<double>(1, static_cast<double>(settings_.raw_steps(
             options_.totals.work * static_cast<double>(members.size()) / static_cast<double>(items.size()), example)));
       }
       const auto start = std::chrono::steady_clock::now();
@@ -1021,12 +849,14 @@ class Tuner {
     o.prefetch = prefetch_on(device);
     auto trainer = std::make_unique<trainers::ArrayTrainer>(model, slots, o, data_on(device), initialise);
     if (o.strategies.empty() && !model->strategies().empty()) {
+      check_directory();
       kept_.keep_strategies(key, model->models(), model->strategies());
     }
     return trainer;
   }
 
   void keep_throughput(const std::string& key, const KeptMeasurements::Rates& rates) {
+    check_directory();
     kept_.keep_throughput(key, rates);
     for (const auto& [b, r] : rates) sizer_.observe_throughput(key, b, r);
   }
@@ -1039,7 +869,7 @@ class Tuner {
     stop_if_interrupted();
     const auto t0 = std::chrono::steady_clock::now();
     for (std::int64_t id : array.trial_ids) {
-      if (fault_trials_.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");
+      if (faults_.failing_trials.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");
     }
     const Config& first = records_.at(array.trial_ids.front()).params;
     const auto models = static_cast<std::int64_t>(array.trial_ids.size());
@@ -1048,8 +878,10 @@ class Tuner {
     if (own_device) fusion::take_peak_bytes(device_of(worker));
     auto model = build(models, first, device_of(worker));
     std::vector<trainers::SlotTrial> slots;
-    for (std::int64_t id : array.trial_ids) slots.push_back(slot_of(id, records_.at(id).params, records_.at(id).seed));
-    trainers::ArrayTrainerOptions o = array_options(first);
+    for (std::int64_t id : array.trial_ids) {
+      slots.push_back(settings_.slot_of(id, records_.at(id).params, records_.at(id).seed));
+    }
+    trainers::ArrayTrainerOptions o = settings_.array_options(first);
     const bool resumed = array.from_budget > 0;
     // The states the array starts from, read here (not when the round began):
     // the host holds one array's, not the round's.
@@ -1062,9 +894,9 @@ class Tuner {
     }
     const auto trainer_of_array = make_trainer(array.key, model, slots, o, /*initialise=*/!resumed);
     trainers::ArrayTrainer& trainer = *trainer_of_array;
-    const std::int64_t from = steps_for(array.from_budget, first);
+    const std::int64_t from = settings_.steps_for(array.from_budget, first);
     // Budgets smaller than a batch still train: every rung at least one step further.
-    const std::int64_t to = std::max(steps_for(array.to_budget, first), from + 1);
+    const std::int64_t to = std::max(settings_.steps_for(array.to_budget, first), from + 1);
     if (resumed) {
       for (std::int64_t b = 0; b < models; ++b) {
         const std::int64_t id = array.trial_ids[static_cast<std::size_t>(b)];
@@ -1102,7 +934,7 @@ class Tuner {
     // the regular points, which every trial passes wherever its rungs end.
     const std::int64_t every = sweep_.task.eval_steps > 0
                                    ? sweep_.task.eval_steps
-                                   : (data_.train.size() + batch_size(first) - 1) / batch_size(first);
+                                   : (data_.train.size() + settings_.batch_size(first) - 1) / settings_.batch_size(first);
     std::map<std::int64_t, trainers::SlotMetrics> latest;  // each trial's last evaluation
     auto last_checkpoint = std::chrono::steady_clock::now();
     // Mid-rung checkpoints, at least checkpoint_seconds apart: between pieces
@@ -1138,8 +970,8 @@ class Tuner {
         lock.lock();
         progress_.advanced(work_per_step * static_cast<double>(n));
         advanced += work_per_step * static_cast<double>(n);
-        if (interrupt_after_pieces_ > 0 && --interrupt_after_pieces_ == 0) std::raise(SIGINT);
-        if (time_up_after_pieces_ > 0 && --time_up_after_pieces_ == 0) stop_after(1e-9);
+        if (faults_.interrupt_after_pieces > 0 && --faults_.interrupt_after_pieces == 0) std::raise(SIGINT);
+        if (faults_.time_up_after_pieces > 0 && --faults_.time_up_after_pieces == 0) stop_after(1e-9);
         if (piece + n < chunk) {
           checkpoint_if_due(done + piece + n);
           stop_if_interrupted_at(done + piece + n);
@@ -1163,13 +995,24 @@ class Tuner {
     if (own_device) {
       if (const auto peak = fusion::take_peak_bytes(device_of(worker))) sizer_.observe_peak(array.key, models, *peak);
     }
+    const double best = report_rung(array, trainer, latest, to, reports);
+    ended = true;
+    progress_.array_finished(models, array.from_budget, array.to_budget, to - from,
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), best);
+  }
+
+  // Saves and reports the rung each trial of `array` reached (`latest`: its
+  // last evaluation; `to`: the rung's last step), returning the best metric shown.
+  double report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer& trainer,
+                     const std::map<std::int64_t, trainers::SlotMetrics>& latest, std::int64_t to, Reports& reports) {
     double best = std::numeric_limits<double>::quiet_NaN();
     std::size_t reported_here = 0;
     for (std::int64_t id : array.trial_ids) {
       // For testing: device memory runs out while a promoted array reports,
       // after HFTA_TUNE_OOM_AFTER_REPORTS of its trials are on disk (once).
-      if (oom_after_reports_ > 0 && array.from_budget > 0 && reported_here == static_cast<std::size_t>(oom_after_reports_)) {
-        oom_after_reports_ = 0;
+      if (faults_.oom_after_reports > 0 && array.from_budget > 0 &&
+          reported_here == static_cast<std::size_t>(faults_.oom_after_reports)) {
+        faults_.oom_after_reports = 0;
         throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, __LINE__},
                                     "out of memory (injected: HFTA_TUNE_OOM_AFTER_REPORTS)");
       }
@@ -1178,7 +1021,8 @@ class Tuner {
       TrialRecord& r = records_.at(m.trial_id);
       // A trial that stopped or diverged reached the evaluation where it did.
       const bool ran_through = m.status == trainers::SlotStatus::kRunning;
-      r.budget = ran_through || m.step >= to ? array.to_budget : std::min(array.to_budget, budget_of(m.step, r.params));
+      r.budget = ran_through || m.step >= to ? array.to_budget
+                                             : std::min(array.to_budget, settings_.budget_of(m.step, r.params));
       r.metric = metric_of(m);
       r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
                  : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
@@ -1190,9 +1034,10 @@ class Tuner {
       // writes the trial's failure instead, in one step, as it does for one
       // that throws.
       if (!options_.dir.empty() && !(repairing_ && r.status != "completed")) {
+        check_directory();
         RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
         rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
-        if (take_one(damage_checkpoints_, {m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
+        if (take_one(faults_.damaged_when_written, {m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
       }
       // The state this rung started from is stale now: a retried array must not
       // start from it. With a directory the new one is read back from disk
@@ -1217,9 +1062,7 @@ class Tuner {
       progress_.result(m.trial_id, shown_metric(r));  // shown now: the display does not steer anything
       if (std::isnan(best) || search::better(shown_metric(r), best, sweep_.metric.goal)) best = shown_metric(r);
     }
-    ended = true;
-    progress_.array_finished(models, array.from_budget, array.to_budget, to - from,
-                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), best);
+    return best;
   }
 
   // The metric the progress line may call best: none for a diverged trial,
@@ -1252,6 +1095,7 @@ class Tuner {
   std::unique_ptr<search::Scheduler> scheduler_;
   search::Packer packer_;
   trainers::ClassificationData data_;                            ///< on the host
+  TrialSettings settings_{sweep_, 0};  ///< trial options: assigned once data_ says how large an epoch is
   std::map<std::string, trainers::ClassificationData> on_device_;  ///< its copy on a GPU, by device
   std::map<std::string, std::int64_t> prefetch_;                   ///< batches ahead, by device
   std::vector<search::TrialResult> told_;  ///< what the scheduler was told, in order (state.json)
@@ -1267,20 +1111,11 @@ class Tuner {
   KeptMeasurements kept_{options_.dir, [this](const std::string& m) { progress_.message(m); }};
   Progress progress_;
   std::set<std::pair<std::int64_t, double>> reported_;  ///< (trial, budget) rung results reported
-  std::set<std::int64_t> fault_trials_ = fault_injection();
-  std::multiset<std::pair<std::int64_t, double>> damage_checkpoints_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS");
-  std::multiset<std::pair<std::int64_t, double>> damage_at_load_ = damage_injection("HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD");
+  InjectedFaults faults_ = InjectedFaults::from_environment();  ///< tests' (injected_faults.h)
   std::map<std::int64_t, std::pair<double, double>> lost_;  ///< trial -> its job's (from, to): see train_lost_again
   std::set<std::int64_t> lost_in_round_;  ///< trials lost once this round (lost again: failed)
   std::map<std::int64_t, PartialRung> partials_;  ///< mid-rung checkpoints found on disk, not yet resumed
   std::map<std::int64_t, double> rung_start_;      ///< where each trial's current rung began
-  // Tests: the process exits (as if killed) after this many mid-rung checkpoints.
-  int exit_after_checkpoints_ = env_count("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
-  // Tests: the process sends itself SIGINT, or its time limit passes, after
-  // this many pieces of training (inside a rung, for sure).
-  int interrupt_after_pieces_ = env_count("HFTA_TUNE_SIGINT_AFTER_PIECES");
-  int time_up_after_pieces_ = env_count("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-  int oom_after_reports_ = env_count("HFTA_TUNE_OOM_AFTER_REPORTS");
   const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
   const bool gan_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kGan;
@@ -1293,6 +1128,16 @@ nlohmann::json params_json(const Config& c) {
 }
 
 }  // namespace
+
+// LibTorch's count as the process started (later tuners in it must not divide it again).
+int process_threads() {
+  static const int threads = at::get_num_threads();
+  return threads;
+}
+
+int array_threads(int threads, int workers, const std::vector<c10::Device>& devices) {
+  return std::max(1, threads / (devices.front().is_cpu() ? std::max(1, workers) : 1));
+}
 
 std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
   std::vector<std::string> out;

@@ -310,11 +310,13 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
   EXPECT_NE(told.out.find("the run's --device cuda:99 is not here"), std::string::npos) << told.out;
   EXPECT_NE(told.out.find("continue with hfta-tune resume " + dir + " --device cpu"), std::string::npos) << told.out;
   // Given to resume, they replace the recorded ones, for later resumes too.
-  const Result moved = run("resume " + dir + " --device cpu --workers 2 --time-limit 0.001s");
+  const Result moved = run("resume " + dir + " --device cpu --workers 2 --threads 3 --time-limit 0.001s");
   ASSERT_EQ(moved.code, 0) << moved.err;
   EXPECT_NE(moved.out.find(", 2 workers on cpu"), std::string::npos) << moved.out;
   EXPECT_EQ(recorded().at("device"), "cpu");
   EXPECT_EQ(recorded().at("workers"), 2);
+  EXPECT_EQ(recorded().at("threads"), 3);
+  EXPECT_EQ(moved.out.find("as the run that began the sweep did"), std::string::npos) << moved.out;  // asked for
   // A directory from before run.json recorded them trains on the CPU with the default workers.
   options = recorded();
   options.erase("device");
@@ -488,7 +490,8 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   // output that cannot be written (`> file` on a full disk) fails them, where
   // they said nothing and exited 0.
   for (const std::string args : {"export " + dir_ + "/fused", "export " + dir_ + "/fused --format csv",
-                                 "status " + dir_ + "/fused", "validate " + sweep, "plan " + sweep}) {
+                                 "status " + dir_ + "/fused", "validate " + sweep, "plan " + sweep,
+                                 std::string("--help"), std::string("--version"), std::string("help run")}) {
     SCOPED_TRACE(args);
     const int code = std::system((std::string(HFTA_TUNE_BINARY) + " " + args + " >/dev/full 2>" + dir_ + "/full.err").c_str());
     EXPECT_TRUE(WIFEXITED(code) && WEXITSTATUS(code) == 1) << code;
@@ -2057,3 +2060,70 @@ TEST_F(Cli, BadUsageExits2) {
 }
 
 }  // namespace
+
+namespace {
+
+// `command` in a shell; its exit code (-1: killed by a signal).
+int shell(const std::string& command) {
+  const int status = std::system(("bash -c '" + command + "'").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_F(Cli, ClosedStandardStreamsNeverTakeTheLockFilesPlace) {
+  // Closed, descriptor 1 went to the first file opened, the lock: the plan
+  // overwrote the pid, and status and a second run said "pid unknown".
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/closed";
+  for (const std::string closed : {">&- 2>/dev/null", "<&- >&- 2>&-"}) {
+    SCOPED_TRACE(closed);
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(shell(std::string(HFTA_TUNE_BINARY) + " run " + sweep + " --out " + dir + " --workers 1 " + closed), 0);
+    EXPECT_TRUE(std::regex_match(slurp(dir + "/lock"), std::regex("[0-9]+\n"))) << slurp(dir + "/lock");
+    EXPECT_TRUE(exists(dir + "/results.json"));
+  }
+}
+
+TEST_F(Cli, AFileSizeLimitFailsTheWriteResumablyRatherThanKillingTheRun) {
+  // Past `ulimit -f` the kernel sends SIGXFSZ, which killed hfta-tune mid-write
+  // with no word (exit 153) and a temporary file left.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/limited";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole --workers 1").code, 0);
+  const std::string err = dir_ + "/limited.err";
+  EXPECT_EQ(shell("ulimit -f 40; " + std::string(HFTA_TUNE_BINARY) + " run " + sweep + " --out " + dir +
+                  " --workers 1 >/dev/null 2>" + err),
+            1);
+  EXPECT_NE(slurp(err).find("File too large"), std::string::npos) << slurp(err);
+  EXPECT_NE(slurp(err).find("hfta-tune resume " + dir), std::string::npos) << slurp(err);
+  const Result resumed = run("resume " + dir + " --workers 1");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  expect_same_results(dir, dir_ + "/whole");
+}
+
+TEST_F(Cli, ResumeTrainsWithTheThreadsTheRunBeganWith) {
+  // Sums split into as many parts as there are threads: OMP_NUM_THREADS=3 on
+  // resume gave other results than the run's 1, and said nothing.
+  const std::string sweep = write_sweep("long.yaml", long_tiny_sweep());
+  {
+    const ScopedEnv one("OMP_NUM_THREADS", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole --workers 1").code, 0);
+    const ScopedEnv kill("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "2");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cut --workers 1 --checkpoint-every 0").code, 9);
+  }
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/run.json")).at("threads"), 1);
+  const ScopedEnv three("OMP_NUM_THREADS", "3");
+  const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("note: 1 thread per array, as the run that began the sweep had (3 here)"),
+            std::string::npos)
+      << resumed.out;
+  expect_same_results(dir_ + "/cut", dir_ + "/whole");
+}
+
+TEST_F(Cli, APathThatStartsWithADashIsToldHowToWriteIt) {
+  const Result r = run("validate -dash.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("'-dash.yaml' reads as an option: a path that starts with '-' is written ./-dash.yaml"),
+            std::string::npos)
+      << r.err;
+}

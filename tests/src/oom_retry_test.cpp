@@ -1,6 +1,8 @@
 // Splitting an array that runs out of memory, with LibTorch's own error type.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <new>
 #include <set>
 
 #include <c10/util/Exception.h>
@@ -46,6 +48,29 @@ TEST(OomRetry, OneModelThatDoesNotFitIsAnError) {
   EXPECT_THROW(train_splitting_on_oom(search::ArrayPlan{"k", 0, 1, {7}}, sizer,
                                       [](const search::ArrayPlan&) { throw_oom(); }),
                c10::OutOfMemoryError);
+}
+
+TEST(OomRetry, HostMemoryRunningOutSplitsTheArrayToo) {
+  const SweepConfig sweep = load_sweep_string(test::sweep_yaml());
+  const std::function<void()> refusals[] = {
+      [] { throw std::bad_alloc(); },  // the host allocator's (caching_host_allocator.cpp)
+      [] {                             // LibTorch's CPU allocator's, a plain c10::Error
+        throw c10::Error(c10::SourceLocation{__func__, __FILE__, __LINE__},
+                         "[enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                         "you tried to allocate 4398046511104 bytes. Error code 12 (Cannot allocate memory)");
+      }};
+  for (const auto& refuse : refusals) {
+    ArraySizer sizer(sweep, 64.0 * (1 << 30));
+    std::multiset<std::int64_t> trained;
+    const auto ran = train_splitting_on_oom(search::ArrayPlan{"k", 0, 3, {0, 1, 2, 3}}, sizer,
+                                            [&](const search::ArrayPlan& a) {
+                                              if (a.trial_ids.size() > 2) refuse();
+                                              trained.insert(a.trial_ids.begin(), a.trial_ids.end());
+                                            });
+    EXPECT_EQ(ran.size(), 2u);
+    EXPECT_EQ(trained, (std::multiset<std::int64_t>{0, 1, 2, 3}));
+  }
+  EXPECT_FALSE(is_out_of_memory(c10::Error(c10::SourceLocation{__func__, __FILE__, __LINE__}, "shape mismatch")));
 }
 
 TEST(OomRetry, OtherErrorsAreNotSplit) {

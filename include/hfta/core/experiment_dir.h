@@ -1,6 +1,7 @@
 // The experiment directory of a sweep: its files, its lock, and its results.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,15 @@ namespace hfta::core {
 /// no permission): the sweep stops, resumable, rather than blaming a trial.
 struct StorageError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+/// The experiment directory is no longer the one the run locked: moved
+/// (`now` says where), removed or replaced while the sweep ran. Writing on
+/// would make a new directory of the same name, the sweep split in two.
+struct DirectoryMoved : StorageError {
+  /// `what` happened to `dir`, which is at `now_at` now.
+  DirectoryMoved(const std::string& what, const std::string& dir, std::string now_at);
+  std::string now;  ///< where the locked directory is now; "" where it was removed
 };
 
 /// Writes a file so that a crash leaves either the old or the new one: write,
@@ -28,7 +38,7 @@ void rename_durably(const std::string& from, const std::string& to);
 void make_directories(const std::string& dir);
 
 /// Whether a write failed for want of room or by the device (ENOSPC, EDQUOT,
-/// EIO): a failure of the run, where EACCES or EROFS is the user's to fix.
+/// EIO, EFBIG past `ulimit -f`): a failure of the run, where EACCES or EROFS is the user's to fix.
 bool out_of_room(int error);
 
 /// An exclusive lock on DIR/lock held for the life of the object: a second run
@@ -44,13 +54,17 @@ class ExperimentLock {
   /// The holder's pid ("" if unknown) when a process holds DIR's lock, without
   /// taking it or writing anything (status reads a directory it may not own).
   static std::optional<std::string> holder(const std::string& dir);
+  /// Throws DirectoryMoved where DIR/lock is not the file this lock holds.
+  void check_still_at(const std::string& dir) const;
   ExperimentLock(ExperimentLock&& other) noexcept;
   ExperimentLock& operator=(ExperimentLock&&) = delete;
   ~ExperimentLock();
 
  private:
-  explicit ExperimentLock(int fd) : fd_(fd) {}
+  ExperimentLock(int fd, std::uint64_t dir_device, std::uint64_t dir_inode)
+      : fd_(fd), dir_device_(dir_device), dir_inode_(dir_inode) {}
   int fd_ = -1;
+  std::uint64_t dir_device_ = 0, dir_inode_ = 0;  ///< the directory locked, to tell it from one made in its place
 };
 
 /// results.json was found but holds no results of format 1 (truncated,

@@ -12,8 +12,12 @@
 
 namespace hfta::core {
 
-/// Runs `train` on `array`. When it throws c10::OutOfMemoryError (LibTorch's
-/// allocation failure on any device), records the failure in `sizer`, splits the
+/// Whether `e` says that memory ran out: c10::OutOfMemoryError (a GPU's
+/// caching allocator), LibTorch's CPU allocator's refusal (a plain c10::Error)
+/// or std::bad_alloc (the host allocator's, and the standard library's).
+bool is_out_of_memory(const std::exception& e);
+
+/// Runs `train` on `array`. When it throws what is_out_of_memory names, records the failure in `sizer`, splits the
 /// array in two and runs each half the same way. An array of one model that
 /// still does not fit rethrows. Returns the arrays that trained, in order.
 /// `sizer_mutex`, when given, is held while `sizer` is updated (arrays trained

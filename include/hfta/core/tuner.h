@@ -18,9 +18,14 @@
 
 namespace hfta::core {
 
+class ExperimentLock;
+
 struct TunerOptions {
   bool fuse = true;             ///< false: --fusion off, every trial alone
   std::string dir;              ///< experiment directory: rung checkpoints; "" keeps them in memory
+  /// dir's lock, held by the caller: the sweep stops where dir stops being
+  /// the directory it locks (moved away, removed) rather than make a new one.
+  const ExperimentLock* lock = nullptr;
   /// At least this long between mid-rung checkpoints, taken every 50 steps
   /// and at evaluation points (0: at each of them).
   double checkpoint_seconds = 300;
@@ -34,9 +39,12 @@ struct TunerOptions {
   ProgressTotals totals;        ///< what the plan expects, for counts and the ETA
   /// Arrays trained at the same time, each in its own thread. On the CPU the
   /// cores are shared out among them (LibTorch's intra-op threads divided by
-  /// workers) and so is the memory the sizer plans with. Results are the same
-  /// for any number of workers.
+  /// workers, unless `threads` says) and so is the memory the sizer plans
+  /// with. Results are the same for any number of workers at the same threads.
   int workers = 1;
+  /// LibTorch's intra-op threads of each array; 0: array_threads(process_threads(),
+  /// workers, devices). Results depend on it (a sum splits into as many parts).
+  int threads = 0;
   /// Where arrays train: worker w on devices[w % devices.size()] (several GPUs:
   /// one worker or more each).
   std::vector<c10::Device> devices = {c10::Device(c10::kCPU)};
@@ -71,6 +79,15 @@ struct SweepResult {
   std::optional<TestMetrics> best_test;  ///< the best trial at its final budget, on the test split
   bool finished = true;             ///< false: the trials so far, of a sweep that runs or was interrupted
 };
+
+/// LibTorch's intra-op threads as this process began (OMP_NUM_THREADS, else
+/// its count of cores): what a run shares out among its workers, unless told
+/// another count (TunerOptions::threads).
+int process_threads();
+
+/// Each array's share of `threads`: on the CPU, the workers share them out
+/// (at least one each); a GPU's workers each get them all.
+int array_threads(int threads, int workers, const std::vector<c10::Device>& devices);
 
 /// Whether the trial may be named best: completed or stopped at a budget
 /// above 0 with a metric (not diverged, failed, or inside its first rung).

@@ -1,0 +1,43 @@
+// What `resume` checks in an experiment directory before it continues the
+// sweep there (and `status` before it advises resuming): the options the run
+// was given (run.json), what sweep.yaml was edited in since the run began, and
+// whether the trials on disk are the recorded sweep's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hfta/core/sweep_config.h"
+
+namespace hfta::core {
+
+/// DIR/run.json, the options run was given (an empty object where there is
+/// none); nullopt where it is damaged, a field of the wrong type included.
+std::optional<nlohmann::json> run_options_of(const std::string& dir);
+
+/// Whether DIR/sweep.json records search.waves (every TPE sweep since it existed does).
+bool recorded_names_waves(const std::string& dir);
+
+/// What a sweep file as edited (`given`) changes against the sweep the run
+/// started (`recorded`), as dotted keys ("parameters.lr.max"): keys that would
+/// change its trials (resume refuses them), keys of the fusion section (how
+/// they are packed, never their numbers: taken), and the name (what the
+/// results are called: taken).
+struct SweepEdits {
+  std::vector<std::string> changed, packing;
+  bool renamed = false;
+};
+
+/// `seed_given`: run was given --seed, which is then part of the recorded
+/// sweep, whatever the file says. `before_waves`: a TPE sweep recorded before
+/// search.waves existed, which the file cannot name (it goes on with 1).
+SweepEdits sweep_edits(const SweepConfig& recorded, SweepConfig given, bool seed_given, bool before_waves);
+
+/// Where the directory's trials are not the recorded sweep's (its seed gives
+/// each trial its seed): what says so, else "".
+std::string trials_of_another_sweep(const std::string& dir, const SweepConfig& recorded);
+
+}  // namespace hfta::core

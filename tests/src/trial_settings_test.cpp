@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include "../support/sweep_text.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/core/trial_settings.h"
+
+namespace hfta::core {
+namespace {
+
+using search::Config;
+
+SweepConfig sweep_with(const std::string& task, const std::string& budget = "") {
+  std::map<std::string, std::string> sections{{"task", task}};
+  if (!budget.empty()) sections["budget"] = budget;
+  return load_sweep_string(test::sweep_yaml(sections));
+}
+
+const std::string kTask = "task:\n  model: mlp\n  batch_size: 100\n  options: {width: 32}\n";
+
+TEST(TrialSettings, AnEpochIsTheTrainingSplitInBatchesTheLastOnePartial) {
+  const SweepConfig s = sweep_with(kTask);
+  const TrialSettings settings(s, 1050);  // 11 batches of 100, the last of 50
+  EXPECT_EQ(settings.steps_for(1, {}), 11);
+  EXPECT_EQ(settings.steps_for(3, {}), 33);
+  EXPECT_EQ(settings.steps_for(3, {{"batch_size", std::int64_t{50}}}), 63);  // the trial's batch size, not the task's
+  EXPECT_DOUBLE_EQ(settings.budget_of(33, {}), 3);
+  EXPECT_DOUBLE_EQ(settings.budget_of(5, {}), 5.0 / 11);
+}
+
+TEST(TrialSettings, EveryPositiveBudgetTrainsAStepAndNothingTrainsNone) {
+  const SweepConfig s = sweep_with(kTask, "budget:\n  unit: samples\n  min: 100\n  max: 900\n");
+  const TrialSettings settings(s, 1000);
+  EXPECT_EQ(settings.raw_steps(10, {}), 0);  // a tenth of a batch rounds to nothing...
+  EXPECT_EQ(settings.steps_for(10, {}), 1);  // ...but trains one step
+  EXPECT_EQ(settings.steps_for(0, {}), 0);
+  EXPECT_EQ(settings.steps_for(1000, {}), 10);
+  EXPECT_DOUBLE_EQ(settings.budget_of(10, {}), 1000);
+}
+
+TEST(TrialSettings, StepsAreTheBudgetWhenItCountsSteps) {
+  const SweepConfig s = sweep_with(kTask, "budget:\n  unit: steps\n  min: 10\n  max: 90\n");
+  const TrialSettings settings(s, 60000);
+  EXPECT_EQ(settings.steps_for(30, {}), 30);
+  EXPECT_DOUBLE_EQ(settings.budget_of(30, {}), 30);
+}
+
+TEST(TrialSettings, TheTrialsParameterOverridesTheTasksWhichOverridesTheCatalog) {
+  const SweepConfig s = sweep_with(kTask);
+  EXPECT_EQ(model_options(s, {}).at("width"), "32");
+  EXPECT_EQ(model_options(s, {}).at("depth"), "2");  // the catalog's, as the loader filled it in
+  EXPECT_EQ(model_options(s, {{"width", std::int64_t{64}}}).at("width"), "64");
+  EXPECT_EQ(model_options(s, {{"lr", 0.1}}).count("lr"), 0u);  // a training hyperparameter, no model option
+  const TrialSettings settings(s, 1000);
+  EXPECT_EQ(settings.array_options({}).batch_size, 100);
+  EXPECT_EQ(settings.array_options({{"batch_size", std::int64_t{64}}}).batch_size, 64);
+  EXPECT_EQ(settings.array_options({}).optimizer, "sgd");
+  const auto slot = settings.slot_of(7, {{"lr", 0.5}}, 99);
+  EXPECT_EQ(slot.trial_id, 7);
+  EXPECT_EQ(slot.seed, 99u);
+  EXPECT_DOUBLE_EQ(slot.lr, 0.5);
+  EXPECT_DOUBLE_EQ(slot.momentum, 0);  // the catalog's default
+  EXPECT_DOUBLE_EQ(slot.beta2, 0.999);
+}
+
+TEST(TrialSettings, AnUnsetEpsIsEachOptimizersOwnDefault) {
+  const SweepConfig s = sweep_with(kTask);
+  const TrialSettings settings(s, 1000);
+  auto eps = [&](const std::string& optimizer) { return settings.slot_of(0, {{"optimizer", optimizer}}, 0).eps; };
+  EXPECT_DOUBLE_EQ(eps("adam"), 1e-8);  // PyTorch's defaults
+  EXPECT_DOUBLE_EQ(eps("rmsprop"), 1e-8);
+  EXPECT_DOUBLE_EQ(eps("adagrad"), 1e-10);
+  EXPECT_DOUBLE_EQ(eps("adadelta"), 1e-6);
+  EXPECT_DOUBLE_EQ(settings.slot_of(0, {{"optimizer", std::string("adagrad")}, {"eps", 1e-3}}, 0).eps, 1e-3);
+}
+
+TEST(TrialSettings, ScheduleLengthsCountTrainingStepsOfTheFullBudget) {
+  const SweepConfig s = sweep_with(kTask);  // budget.max 9 epochs
+  const TrialSettings settings(s, 1000);    // 10 steps an epoch: 90 in all
+  const Config c{{"schedule", std::string("multistep")}, {"milestones", std::string("0.5,0.75")}};
+  const auto o = settings.schedule_of(c);
+  EXPECT_EQ(o.kind, fusion::ScheduleKind::kMultiStep);
+  EXPECT_EQ(o.milestones, (std::vector<std::int64_t>{45, 68}));  // 67.5 rounds away from zero
+  EXPECT_EQ(o.t_max, 90);                                        // cosine's length, unless t_max is set
+  EXPECT_EQ(o.total_steps, 90);
+  EXPECT_EQ(settings.schedule_of({{"t_max", std::int64_t{20}}}).t_max, 20);
+  EXPECT_EQ(settings.schedule_of({}).kind, fusion::ScheduleKind::kConstant);
+}
+
+}  // namespace
+}  // namespace hfta::core
