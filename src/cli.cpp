@@ -320,8 +320,9 @@ std::string threads_note(int threads, int workers, const std::vector<c10::Device
   const auto cores = static_cast<int>(std::thread::hardware_concurrency());
   if (cores > 0 && threads > 1 && threads * workers > cores) {  // (more workers than cores: workers_note's)
     note += "note: " + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + " of " +
-            std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " on " + std::to_string(cores) +
-            " CPU cores take turns, slowly (threads come from --threads, else OMP_NUM_THREADS)\n";
+            std::to_string(threads) + " threads each on " + std::to_string(cores) +
+            " CPU cores: the threads beyond the cores wait on each other (threads come from --threads, else "
+            "OMP_NUM_THREADS)\n";
   }
   return note;
 }
