@@ -23,17 +23,22 @@
 namespace hfta::fusion {
 namespace {
 
-double meminfo_available_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
+// The bytes of a "Key:   N kB" line of a /proc file (/proc/meminfo, /proc/self/status).
+std::optional<double> kib_line(const std::string& path, const std::string& key) {
+  std::ifstream file(path);
   std::string line;
-  while (std::getline(meminfo, line)) {
-    if (line.rfind("MemAvailable:", 0) == 0) {
-      std::istringstream in(line.substr(13));
+  while (std::getline(file, line)) {
+    if (line.rfind(key, 0) == 0) {
+      std::istringstream in(line.substr(key.size()));
       double kib = 0;
-      in >> kib;
-      return kib * 1024.0;
+      if (in >> kib) return kib * 1024.0;
     }
   }
+  return std::nullopt;
+}
+
+double meminfo_available_bytes() {
+  if (const auto bytes = kib_line("/proc/meminfo", "MemAvailable:")) return *bytes;
   throw std::runtime_error("cannot read MemAvailable from /proc/meminfo");
 }
 
@@ -80,17 +85,9 @@ std::map<std::string, std::string> own_cgroups() {
 std::optional<double> address_space_room() {
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmSize:", 0) == 0) {
-      std::istringstream in(line.substr(7));
-      double kib = 0;
-      in >> kib;
-      return std::max(0.0, static_cast<double>(limit.rlim_cur) - kib * 1024.0);
-    }
-  }
-  return std::nullopt;
+  const auto size = kib_line("/proc/self/status", "VmSize:");
+  if (!size) return std::nullopt;
+  return std::max(0.0, static_cast<double>(limit.rlim_cur) - *size);
 }
 
 // The host memory arrays may take: what the kernel counts available, within

@@ -304,13 +304,25 @@ std::string workers_note(int workers, const std::vector<c10::Device>& devices) {
   return note;
 }
 
+// LibTorch's threads for this machine: process_threads(), unless
+// OMP_NUM_THREADS asks for more than 4 a core (100000 made 28,000 threads
+// that never trained a step): then one a core.
+int default_threads() {
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return process_threads() > 4 * cores ? cores : process_threads();
+}
+
 // What each array's thread count means for the results and the speed:
 // resumed with the run's count (`recorded`), they equal an uninterrupted
 // run's; more threads than cores (OMP_NUM_THREADS=64 on 2) take turns, slowly.
 std::string threads_note(int threads, int workers, const std::vector<c10::Device>& devices, bool recorded) {
   if (!devices.front().is_cpu()) return "";
   std::string note;
-  const int here = array_threads(process_threads(), workers, devices);
+  const int here = array_threads(default_threads(), workers, devices);
+  if (default_threads() != process_threads()) {
+    note += "note: OMP_NUM_THREADS asks for " + std::to_string(process_threads()) +
+            " threads, more than 4 a core: " + std::to_string(default_threads()) + " here (--threads sets them)\n";
+  }
   if (recorded && threads != here) {
     note += "note: " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
             " per array, as the run that began the sweep had (" +
@@ -321,8 +333,7 @@ std::string threads_note(int threads, int workers, const std::vector<c10::Device
   if (cores > 0 && threads > 1 && threads * workers > cores) {  // (more workers than cores: workers_note's)
     note += "note: " + std::to_string(workers) + (workers == 1 ? " worker" : " workers") + " of " +
             std::to_string(threads) + " threads each on " + std::to_string(cores) +
-            " CPU cores: the threads beyond the cores wait on each other (threads come from --threads, else "
-            "OMP_NUM_THREADS)\n";
+            " CPU cores: the threads beyond the cores wait on each other (--threads sets them)\n";
   }
   return note;
 }
@@ -331,6 +342,18 @@ std::string threads_note(int threads, int workers, const std::vector<c10::Device
 void moved(const char* verb, const DirectoryMoved& e, std::ostream& err) {
   err << "hfta-tune " << verb << ": " << e.what()
       << (e.now.empty() ? "\n" : "; its finished rungs are kept there: hfta-tune resume " + e.now + "\n");
+}
+
+// Whether `dir` moved away from the lock `held` (after saying so): a write
+// that failed because it did (no such file) is reported as the move.
+bool moved_away(const ExperimentLock& held, const std::string& dir, const char* verb, std::ostream& err) {
+  try {
+    held.check_still_at(dir);
+    return false;
+  } catch (const DirectoryMoved& e) {
+    moved(verb, e, err);
+    return true;
+  }
 }
 
 // Trains the sweep in `dir`, whose lock the caller holds.
@@ -346,7 +369,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   }
   if (!precision_fits(sweep, dir + "/sweep.json", devices, verb, err)) return kExitUsage;
   const int workers = workers_for(a, devices);
-  const int threads = a.threads > 0 ? a.threads : array_threads(process_threads(), workers, devices);
+  const int threads = a.threads > 0 ? a.threads : array_threads(default_threads(), workers, devices);
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
       << ", fusion " << (fuse && sweep.fusion.enabled == FusionMode::kAuto ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
@@ -397,6 +420,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     moved(verb, e, err);
     return kExitFailure;
   } catch (const std::exception& e) {
+    if (moved_away(held, dir, verb, err)) return kExitFailure;  // a write that failed as the directory moved
     // (std::bad_alloc's own message names no memory.)
     err << "hfta-tune " << verb << ": "
         << (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of host memory (std::bad_alloc)") : e.what())
@@ -411,6 +435,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     moved(verb, e, err);
     return kExitFailure;
   } catch (const StorageError& e) {  // every rung is on disk: resume writes it
+    if (moved_away(held, dir, verb, err)) return kExitFailure;
     err << "hfta-tune " << verb << ": " << e.what() << " (every trial is done and kept: hfta-tune resume " << dir
         << " writes the results)\n";
     return kExitFailure;
@@ -510,13 +535,13 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     std::error_code ignored;
     for (const auto& p : new_directories) std::filesystem::remove(p, ignored);  // only where empty
   };
-  // A umask that takes the owner's write permission away makes directories
-  // that nothing can be written in: say so, where the error alone does not.
+  // A umask that takes the owner's permissions away makes directories that
+  // cannot be written in or entered: say so, where the error alone does not.
   const mode_t mask = ::umask(0);
   ::umask(mask);
   const std::string umask_note =
-      mask & S_IWUSR ? " (the umask, " + std::to_string(mask >> 6) + std::to_string((mask >> 3) & 7) +
-                           std::to_string(mask & 7) + ", takes the owner's write permission away)"
+      mask & S_IRWXU ? " (the umask, " + std::to_string(mask >> 6) + std::to_string((mask >> 3) & 7) +
+                           std::to_string(mask & 7) + ", takes the owner's permissions away)"
                      : "";
   std::filesystem::create_directories(made, ec);
   if (ec && out_of_room(ec.value())) {  // a full disk: a failure, not the user's --out
@@ -558,12 +583,18 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
                                      {"device", a.device.empty() ? "cpu" : a.device},
                                      {"workers", a.workers},
                                      {"threads", a.threads > 0 ? a.threads
-                                                                : array_threads(process_threads(),
+                                                                : array_threads(default_threads(),
                                                                                 workers_for(a, devices_of(a)), devices_of(a))}})
                              .dump() +
                          "\n");
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
-  } catch (const StorageError& e) {  // (what it wrote, a new run takes over)
+  } catch (const StorageError& e) {
+    if (!new_directories.empty() && !umask_note.empty()) {  // made unusable by the umask: it goes, lock and all
+      std::filesystem::remove_all(new_directories.back(), ec);
+      err << "hfta-tune run: " << e.what() << umask_note << "; nothing is left of it\n";
+      return kExitUsage;
+    }
+    // (What it wrote, a new run takes over.)
     err << "hfta-tune run: " << e.what() << "; nothing was trained: once it can be written, run the same command again\n";
     return kExitFailure;
   }

@@ -83,7 +83,9 @@ void rename_durably(const std::string& from, const std::string& to) {
 
 void make_directories(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path path(dir);
+  if (!std::filesystem::is_directory(path.parent_path(), ec)) std::filesystem::create_directory(path.parent_path(), ec);
+  if (!ec) std::filesystem::create_directory(path, ec);
   if (ec) throw StorageError("cannot create " + dir + ": " + ec.message());
 }
 

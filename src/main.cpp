@@ -10,12 +10,14 @@
 namespace {
 
 // Standard input, output and error, where the caller closed them (`>&-`),
-// are /dev/null: otherwise the first files opened take their numbers, and
-// what is printed lands in the lock file (its pid lost) or a checkpoint.
+// are /dev/null opened for reading: otherwise the first files opened take
+// their numbers, and what is printed lands in the lock file (its pid lost) or
+// a checkpoint. Writes to them still fail, as to a closed stream: `export`
+// with nowhere to write exits 1.
 void open_closed_standard_streams() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1) continue;
-    const int null = ::open("/dev/null", O_RDWR);
+    const int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0 && null != fd) {
       ::dup2(null, fd);
       ::close(null);

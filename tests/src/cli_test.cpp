@@ -2127,3 +2127,15 @@ TEST_F(Cli, APathThatStartsWithADashIsToldHowToWriteIt) {
             std::string::npos)
       << r.err;
 }
+
+TEST_F(Cli, PlanSizesArraysWithinTheAddressSpaceLimit) {
+  // `ulimit -v` (like a cgroup's limit) is not in MemAvailable: arrays were
+  // planned within the machine's free memory, and failed with std::bad_alloc.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), out = dir_ + "/plan.out";
+  ASSERT_EQ(shell("ulimit -v 6000000; " + std::string(HFTA_TUNE_BINARY) + " plan " + sweep + " >" + out), 0);
+  std::smatch m;
+  const std::string plan = slurp(out);
+  ASSERT_TRUE(std::regex_search(plan, m, std::regex("arrays planned within ([0-9]+) MiB"))) << plan;
+  EXPECT_LT(std::stod(m[1]), 6000000.0 / 1024) << plan;
+  EXPECT_GT(std::stod(m[1]), 0) << plan;
+}

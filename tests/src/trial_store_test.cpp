@@ -56,6 +56,7 @@ double loaded_weight(const std::string& dir, std::uint32_t crc, std::int64_t* st
 TEST(TrialStore, AKillBetweenCheckpointAndTrialJsonLoadsTheRecordedRung) {
   const std::string base = ::testing::TempDir() + "/store-" + std::to_string(::getpid());
   const std::string dir = base + "/run", other = base + "/other";
+  for (const auto& d : {dir, other}) std::filesystem::create_directories(d);  // the store makes no experiment directory
   const RungResult first = save_rung(dir, 1.0, 10);
   const RungResult second = save_rung(other, 2.0, 30);  // the bytes the next rung's save writes
   ASSERT_NE(first.checkpoint_crc, second.checkpoint_crc);
@@ -92,6 +93,7 @@ TEST(TrialStore, SettlingATrialLeavesTheFilesItsTrialJsonNamesAsAnUninterruptedS
   // On resume, trials that train no more are never loaded: their files are
   // put in order all the same (results.json names checkpoint.pt).
   const std::string dir = ::testing::TempDir() + "/store-settle-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   const std::string trial = dir + "/trials/0/";
   save_rung(dir, 1.0, 10);
   save_rung(dir, 2.0, 30);
@@ -144,6 +146,7 @@ TEST(TrialStore, SettlingATrialLeavesTheFilesItsTrialJsonNamesAsAnUninterruptedS
 
 TEST(TrialStore, ARenameThatFailsLeavesTheFileWhereItWas) {
   const std::string dir = ::testing::TempDir() + "/store-rename-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   const RungResult rung = save_rung(dir, 1.0, 10);
   const std::string checkpoint = dir + "/trials/0/checkpoint.pt";
   EXPECT_THROW(rename_durably(checkpoint, dir + "/no such folder/checkpoint.pt"), StorageError);
@@ -158,6 +161,7 @@ TEST(TrialStore, ARenameThatFailsLeavesTheFileWhereItWas) {
 // again from the start) and for a missing checkpoint.
 TEST(TrialStore, AFileThatIsThereButCannotBeOpenedIsSaidSo) {
   const std::string dir = ::testing::TempDir() + "/store-unopenable-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   const RungResult rung = save_rung(dir, 1.0, 10);
   const std::string checkpoint = dir + "/trials/0/checkpoint.pt";
   fs::remove(checkpoint);
@@ -189,6 +193,7 @@ TEST(TrialStore, AFileThatIsThereButCannotBeOpenedIsSaidSo) {
 
 TEST(TrialStore, APartialRungRoundTripsAndARungsSaveRemovesIt) {
   const std::string dir = ::testing::TempDir() + "/store-partial-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   TrialStore store(dir);
   TrialRecord record;
   record.history = nlohmann::json::array({{{"step", 196}, {"val_loss", 0.5}}});
@@ -221,6 +226,7 @@ TEST(TrialStore, APartialRungRoundTripsAndARungsSaveRemovesIt) {
 TEST(TrialStore, CheckpointsKeepBatchNormRunningStatistics) {
   // Evaluation reads running statistics: a resumed trial must evaluate as before.
   const std::string dir = ::testing::TempDir() + "/store-bn-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   torch::nn::Sequential trained(torch::nn::Linear(3, 4), torch::nn::BatchNorm1d(4));
   trained->train();
   trained->forward(at::randn({16, 3}) * 5 + 2);
@@ -241,6 +247,7 @@ TEST(TrialStore, StateKeptPastTheParametersRoundTrips) {
   // With fp16, the trainer keeps a trial's loss scale as one entry after its
   // parameters' optimizer state: a resumed trial must get it back.
   const std::string dir = ::testing::TempDir() + "/store-scale-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   fusion::SlotState saved = state_at(4);
   saved.buffers.push_back({{"loss_scale", at::tensor(std::vector<double>{1024, 7}, at::kDouble)}});
   TrialRecord record;
@@ -255,6 +262,16 @@ TEST(TrialStore, StateKeptPastTheParametersRoundTrips) {
   EXPECT_TRUE(s.buffers[1].empty());
   EXPECT_TRUE(at::equal(s.buffers[2].at("loss_scale"), saved.buffers[2].at("loss_scale")));
   fs::remove_all(dir);
+}
+
+TEST(TrialStore, ASaveNeverMakesTheExperimentDirectoryAgain) {
+  // Moved away mid-run, it was made again by the next save: half the sweep in each.
+  const std::string dir = ::testing::TempDir() + "/store-gone-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  save_rung(dir, 1.0, 10);
+  std::filesystem::remove_all(dir);
+  EXPECT_THROW(save_rung(dir, 2.0, 30), StorageError);
+  EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 }  // namespace

@@ -34,7 +34,9 @@ void write_atomically(const std::string& path, const std::string& text);
 /// a power loss. Throws StorageError, leaving `from` where it was.
 void rename_durably(const std::string& from, const std::string& to);
 
-/// create_directories(dir). Throws StorageError.
+/// Makes `dir` and, where missing, its parent (trials/<id> and trials/), but
+/// never the experiment directory above them: one that moved away mid-run is
+/// not made again, half a sweep in each. Throws StorageError.
 void make_directories(const std::string& dir);
 
 /// Whether a write failed for want of room or by the device (ENOSPC, EDQUOT,
