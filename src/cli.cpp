@@ -590,6 +590,9 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
   } catch (const StorageError& e) {
     if (!new_directories.empty() && !umask_note.empty()) {  // made unusable by the umask: it goes, lock and all
+      for (const auto& p : new_directories) {  // (ours: readable again, so that remove_all can list them)
+        std::filesystem::permissions(p, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+      }
       std::filesystem::remove_all(new_directories.back(), ec);
       err << "hfta-tune run: " << e.what() << umask_note << "; nothing is left of it\n";
       return kExitUsage;
