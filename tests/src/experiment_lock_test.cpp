@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "hfta/core/experiment_dir.h"
 
@@ -17,19 +18,24 @@ class ExperimentLockTest : public ::testing::Test {
     root_ = tmpl;
   }
   void TearDown() override { fs::remove_all(root_); }
+  // The lock of a new directory `dir`.
+  static ExperimentLock locked(const std::string& dir) {
+    fs::create_directories(dir);
+    std::string holder;
+    auto lock = ExperimentLock::take(dir, &holder);
+    if (!lock) throw std::runtime_error("no lock on " + dir);
+    return std::move(*lock);
+  }
   fs::path root_;
 };
 
 TEST_F(ExperimentLockTest, ADirectoryMovedAwayIsNamedWhereItWent) {
   const std::string dir = (root_ / "sweep").string(), moved = (root_ / "elsewhere").string();
-  fs::create_directories(dir);
-  std::string holder;
-  auto lock = ExperimentLock::take(dir, &holder);
-  ASSERT_TRUE(lock);
-  EXPECT_NO_THROW(lock->check_still_at(dir));
+  const ExperimentLock held = locked(dir);
+  EXPECT_NO_THROW(held.check_still_at(dir));
   fs::rename(dir, moved);
   try {
-    lock->check_still_at(dir);
+    held.check_still_at(dir);
     ADD_FAILURE() << "no DirectoryMoved";
   } catch (const DirectoryMoved& e) {
     EXPECT_EQ(e.now, moved);
@@ -39,19 +45,16 @@ TEST_F(ExperimentLockTest, ADirectoryMovedAwayIsNamedWhereItWent) {
   }
   // A new directory of the same name is not the one locked either.
   fs::create_directories(dir);
-  EXPECT_THROW(lock->check_still_at(dir), DirectoryMoved);
-  EXPECT_NO_THROW(lock->check_still_at(moved));
+  EXPECT_THROW(held.check_still_at(dir), DirectoryMoved);
+  EXPECT_NO_THROW(held.check_still_at(moved));
 }
 
 TEST_F(ExperimentLockTest, ALockFileRemovedIsSaidSoAndTheDirectoryStaysResumable) {
   const std::string dir = (root_ / "sweep").string();
-  fs::create_directories(dir);
-  std::string holder;
-  auto lock = ExperimentLock::take(dir, &holder);
-  ASSERT_TRUE(lock);
+  const ExperimentLock held = locked(dir);
   fs::remove(dir + "/lock");
   try {
-    lock->check_still_at(dir);
+    held.check_still_at(dir);
     ADD_FAILURE() << "no DirectoryMoved";
   } catch (const DirectoryMoved& e) {
     EXPECT_EQ(e.now, dir);
@@ -62,15 +65,12 @@ TEST_F(ExperimentLockTest, ALockFileRemovedIsSaidSoAndTheDirectoryStaysResumable
 
 TEST_F(ExperimentLockTest, ADirectoryRemovedOrMadeAgainIsSaidSo) {
   const std::string dir = (root_ / "sweep").string();
-  fs::create_directories(dir);
-  std::string holder;
-  auto lock = ExperimentLock::take(dir, &holder);
-  ASSERT_TRUE(lock);
+  const ExperimentLock held = locked(dir);
   fs::remove_all(dir);
   for (bool made_again : {false, true}) {
     if (made_again) fs::create_directories(dir);  // an empty directory of the same name
     try {
-      lock->check_still_at(dir);
+      held.check_still_at(dir);
       ADD_FAILURE() << "no DirectoryMoved";
     } catch (const DirectoryMoved& e) {
       EXPECT_EQ(e.now, "");
