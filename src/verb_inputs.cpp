@@ -1,0 +1,216 @@
+// What the verbs read: durations and devices given as flags, sweep files,
+// experiment directories; each saying what is wrong where it is.
+#include "verbs.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "hfta/core/resume_checks.h"
+#include "hfta/core/sweep_json.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/core/trial_store.h"
+#include "hfta/fusion/device_list.h"
+#include "hfta/fusion/device_memory.h"
+
+namespace hfta::core::verbs {
+
+// Seconds in "90", "90s", "1.5m", "2h" or "1h30m" (units in that order, each
+// once), or nullopt. "" is 0: no limit.
+std::optional<double> duration_seconds(const std::string& text) {
+  if (text.empty()) return 0.0;
+  static const std::pair<char, double> units[] = {{'h', 3600}, {'m', 60}, {'s', 1}};
+  double total = 0;
+  std::size_t next_unit = 0, at = 0;
+  while (at < text.size()) {
+    // A plain decimal number: digits and at most one point (no sign, exponent or hex).
+    const std::size_t start = at;
+    while (at < text.size() && (std::isdigit(static_cast<unsigned char>(text[at])) || text[at] == '.')) ++at;
+    const std::string number = text.substr(start, at - start);
+    if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
+    errno = 0;
+    const double n = std::strtod(number.c_str(), nullptr);  // no throw, as stod's out_of_range
+    if (errno == ERANGE) return std::nullopt;  // past a double, or a nonzero so small it would read as 0: no limit
+    if (at == text.size()) {  // a bare number: seconds, alone
+      if (next_unit > 0) return std::nullopt;
+      total += n;
+      break;
+    }
+    while (next_unit < std::size(units) && units[next_unit].first != text[at]) ++next_unit;
+    if (next_unit == std::size(units)) return std::nullopt;
+    total += n * units[next_unit++].second;
+    ++at;
+  }
+  if (!std::isfinite(total) || total < 0) return std::nullopt;
+  return total;
+}
+
+// The devices --device names (cpu where it is not given); throws
+// std::invalid_argument where the list is malformed or names no visible GPU.
+std::vector<c10::Device> devices_of(const Args& a) { return fusion::parse_device_list(a.device.empty() ? "cpu" : a.device); }
+
+// Loads the sweep, printing every problem; nullopt means exit 2.
+// The trainer's refusals too, so that validate and plan agree with run.
+// `text`, when given, receives the file as read.
+std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std::string* text,
+                                std::size_t max_bytes) {
+  try {
+    SweepConfig sweep = load_sweep_file(path, text, max_bytes);
+    if (const auto problems = not_trainable_yet(sweep); !problems.empty()) {
+      for (const auto& p : problems) err << path << ": " << p << "\n";
+      err << path << ": invalid sweep (" << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
+          << ")\n";
+      return std::nullopt;
+    }
+    return sweep;
+  } catch (const ConfigError& e) {
+    err << e.what() << "\n";
+    const size_t n = e.diagnostics().size();
+    err << path << ": invalid sweep (" << n << " problem" << (n == 1 ? "" : "s") << ")\n";
+    return std::nullopt;
+  }
+}
+
+// DIR/sweep.json, or nullopt once err says what is wrong with it: run writes
+// it whole, so one that does not load was changed from outside (exit code 1,
+// as a damaged results.json).
+std::optional<SweepConfig> recorded_sweep(const std::string& dir, const char* verb, std::ostream& err) {
+  std::ostringstream problems;
+  auto sweep = load(dir + "/sweep.json", problems, nullptr, 16 * kMaxSweepBytes);
+  if (!sweep) {
+    err << problems.str() << "hfta-tune " << verb << ": " << dir
+        << "/sweep.json is damaged (it was written whole: changed from outside); resume cannot continue the sweep\n";
+  }
+  return sweep;
+}
+
+namespace {
+
+// One worker per core, up to 4: on small CPUs one array's ops do not keep
+// every core busy (its small kernels split poorly), arrays side by side do;
+// beyond a few, each array's share of memory and cores gets thin.
+int default_workers() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 4); }
+
+}  // namespace
+
+// --workers, or its default on these devices (GPUs: one each).
+int workers_for(const Args& a, const std::vector<c10::Device>& devices) {
+  if (a.workers > 0) return a.workers;
+  return devices.front().is_cpu() ? default_workers() : static_cast<int>(devices.size());
+}
+
+// The memory one worker's arrays are sized to: its device's, shared with the
+// other workers on that device.
+double memory_per_worker(const std::vector<c10::Device>& devices, int workers) {
+  return fusion::available_memory_bytes(devices.front()) * static_cast<double>(devices.size()) / workers;
+}
+
+// LibTorch's CPU autocast computes in bfloat16 only: fp16 needs a GPU. Said at
+// the line of `file` (the sweep as loaded) that asks for it, as loading errors are.
+bool precision_fits(const SweepConfig& sweep, const std::string& file, const std::vector<c10::Device>& devices,
+                    const char* verb, std::ostream& err) {
+  if (sweep.task.precision != "fp16" || !devices.front().is_cpu()) return true;
+  const Diagnostic d{file, "task.precision", sweep.task.precision_line, sweep.task.precision_column,
+                     "fp16 needs a CUDA device (--device cuda); on the CPU use bf16 or fp32"};
+  err << d.str() << "\n" << "hfta-tune " << verb << ": " << file << ": not trainable on "
+      << c10::Device(devices.front()) << "\n";
+  return false;
+}
+
+// DIR's results.json, or nullopt with `damaged` set to why it cannot be read.
+std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::string& damaged) {
+  try {
+    return read_results(dir);
+  } catch (const DamagedResults& e) {
+    damaged = e.what();
+    return std::nullopt;
+  }
+}
+
+// What a run killed before its sweep.json leaves (its lock, sweep.yaml, run.json,
+// a sweep.json.tmp, each maybe as a .tmp): a later run takes the directory over.
+bool left_before_the_sweep(const std::string& name) {
+  return name.rfind("lock", 0) == 0 || name.rfind("sweep.yaml", 0) == 0 || name.rfind("run.json", 0) == 0 ||
+         name == "sweep.json.tmp";
+}
+
+// Whether `dir` holds a sweep, after saying what it is instead.
+bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) {
+  struct stat info {};
+  if (::stat((dir + "/sweep.json").c_str(), &info) == 0) return true;
+  err << "hfta-tune " << verb << ": " << (dir.empty() ? "''" : dir);
+  std::error_code ec;
+  bool started = false;  // by a run killed before its sweep.json, however early
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    started = started || left_before_the_sweep(entry.path().filename().string());
+  }
+  if (::stat(dir.c_str(), &info) != 0) {
+    err << " does not exist\n";
+  } else if (started) {
+    // What a run stopped while writing its first files leaves (run accepts the directory again).
+    err << " holds no sweep.json: the run that made it stopped before its sweep started; start it again with "
+        << "hfta-tune run SWEEP.yaml --out " << dir << "\n";
+  } else {
+    err << " is not an experiment directory (no sweep.json)\n";
+  }
+  return false;
+}
+
+std::optional<EditedSweep> edited_sweep(const std::string& dir, const SweepConfig& recorded,
+                                        const nlohmann::json& run_options, bool before_waves, std::ostream& err) {
+  EditedSweep out;
+  struct stat info {};
+  if (::stat((dir + "/sweep.yaml").c_str(), &info) != 0) return out;
+  out.given = load(dir + "/sweep.yaml", err);
+  if (!out.given) return std::nullopt;
+  // A --seed given to run is part of the recorded sweep (directories from
+  // before run.json said so are taken as if it was).
+  out.edits = sweep_edits(recorded, *out.given, run_options.value("seed_given", true), before_waves);
+  return out;
+}
+
+// What status and export say of a trial.json they cannot read (resume says
+// it trains again): the trial is missing from what they show.
+std::function<void(const std::string&)> left_out(std::ostream& err, const std::string& verb) {
+  return [&err, verb](const std::string& damage) {
+    err << "hfta-tune " << verb << ": " << damage << " on resume; left out here\n";
+  };
+}
+
+// An unfinished sweep's trials, each at the budget it reached, and the best of
+// them; `rungs`, when given, counts their finished rungs.
+SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std::size_t* rungs,
+                          const std::function<void(const std::string&)>& damaged) {
+  SweepResult so_far;
+  so_far.finished = false;
+  for (const auto& [id, t] : TrialStore(dir).load_all(damaged)) {
+    if (rungs) *rungs += t.rungs.size();
+    so_far.trials.push_back(t.record);
+    // Each at the budget it reached: its history to its last finished rung's
+    // end (evaluations past it were made inside a rung not finished yet).
+    std::int64_t reached = 0;
+    for (const auto& rung : t.rungs) {
+      if (rung.status != "failed") reached = std::max(reached, rung.steps);
+    }
+    auto& history = so_far.trials.back().history;
+    history.erase(std::remove_if(history.begin(), history.end(), [&](const nlohmann::json& e) { return e.at("step") > reached; }),
+                  history.end());
+    if (t.rungs.empty()) {  // inside its first rung: nothing measured yet
+      so_far.trials.back().status = "running";
+      so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+  so_far.best = best_trial(so_far.trials, sweep.metric.goal);
+  return so_far;
+}
+
+}  // namespace hfta::core::verbs

@@ -1,0 +1,93 @@
+// What the verbs print of a sweep's results and of the way it trains.
+#include "verbs.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include "hfta/core/sweep_json.h"
+
+namespace hfta::core::verbs {
+
+// A number of results.json to six significant digits, as run prints them (the file keeps every one).
+std::string number(const nlohmann::json& v) {
+  std::ostringstream text;
+  if (v.is_number()) text << v.get<double>(); else text << v.dump();
+  return text.str();
+}
+
+// results.json's best.test as run and status print it: a GAN's FID first (its
+// loss and accuracy are its discriminator's), a language model's perplexity too.
+std::string test_summary(const nlohmann::json& test) {
+  std::string text = "loss " + number(test.at("loss")) + ", accuracy " + number(test.at("accuracy"));
+  if (test.contains("perplexity")) text += ", perplexity " + number(test.at("perplexity"));
+  if (test.contains("fid")) text = "FID " + number(test.at("fid")) + " (the discriminator's " + text + ")";
+  return text;
+}
+
+// The five best trials, best first, as `run` ends: of those that may be best
+// (best_trial's), so the first is results.json's best.
+void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, bool finished, std::ostream& out) {
+  std::vector<const TrialRecord*> ranked;
+  for (const auto& t : trials) {
+    if (may_be_best(t)) ranked.push_back(&t);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const auto* x, const auto* y) { return ranks_before(*x, *y, sweep.metric.goal); });
+  out << "\nbest trials (" << sweep.metric.name << ", " << to_string(sweep.metric.goal) << "):\n";
+  // Columns as wide as their widest cell, so that the rows line up.
+  const std::size_t shown = std::min<std::size_t>(ranked.size(), 5);
+  std::vector<std::array<std::string, 4>> rows;
+  std::array<std::size_t, 4> width{};
+  for (std::size_t i = 0; i < shown; ++i) {
+    std::ostringstream metric, budget;
+    metric << ranked[i]->metric;
+    budget << ranked[i]->budget;
+    rows.push_back({std::to_string(ranked[i]->id), metric.str(), budget.str(), ranked[i]->status});
+    for (std::size_t c = 0; c < 4; ++c) width[c] = std::max(width[c], rows.back()[c].size());
+  }
+  auto padded = [](const std::string& cell, std::size_t w) { return cell + std::string(w - cell.size(), ' '); };
+  for (std::size_t i = 0; i < shown; ++i) {
+    out << "  trial " << padded(rows[i][0], width[0]) << "  " << sweep.metric.name << " " << padded(rows[i][1], width[1])
+        << "  budget " << padded(rows[i][2], width[2]) << "  " << padded(rows[i][3], width[3]) << "  {";
+    bool first = true;
+    for (const auto& [k, v] : ranked[i]->params) {
+      out << (first ? "" : ", ") << k << ": " << search::display(v);
+      first = false;
+    }
+    out << "}\n";
+  }
+  if (ranked.empty()) out << "  none" << (finished ? "" : " yet") << " (failed and diverged trials do not count)\n";
+}
+
+// The plan's arrays are each round's as one worker trains them; several cut
+// them further, by measured throughput (search/worker_balance.h), each within
+// its share of the memory. More workers than CPU cores only take turns on
+// them, in smaller arrays.
+std::string workers_note(int workers, const std::vector<c10::Device>& devices) {
+  if (workers <= 1) return "";
+  const int sharing = static_cast<int>(std::ceil(static_cast<double>(workers) / static_cast<double>(devices.size())));
+  std::string note = "note: with " + std::to_string(workers) + " workers, a round's arrays may be cut further, so that "
+                     "no worker waits while another trains its last one";
+  if (sharing > 1) {
+    note += "; the memory figure above is one worker's, 1/" + std::to_string(sharing) + " of what it names";
+  }
+  note += "\n";
+  const auto cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (devices.front().is_cpu() && cores > 0 && workers > cores) {
+    note += "note: " + std::to_string(workers) + " workers on " + std::to_string(cores) +
+            " CPU cores take turns on them, in smaller arrays: fewer workers fuse more\n";
+  }
+  return note;
+}
+
+// "a", "a and b", "a, b and c".
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
+}  // namespace hfta::core::verbs

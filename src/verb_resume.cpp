@@ -1,0 +1,123 @@
+// hfta-tune resume: an interrupted sweep continued where it stopped.
+#include "verbs.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "hfta/core/experiment_dir.h"
+#include "hfta/core/interrupt.h"
+#include "hfta/core/resume_checks.h"
+#include "hfta/core/sweep_json.h"
+
+namespace hfta::core::verbs {
+namespace {
+
+// The temporary files a process killed mid-write left (write_atomically's
+// `*.tmp`, never read): removed by the next holder of the lock, so they do
+// not pile up. Only regular files: a link is no file of hfta-tune's.
+void remove_temporary_files(const std::string& dir) {
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    const auto& path = it->path();
+    if (path.extension() == ".tmp" && std::filesystem::is_regular_file(it->symlink_status())) {
+      std::filesystem::remove(path, ec);
+    }
+  }
+}
+
+}  // namespace
+
+int resume(const Args& a, std::ostream& out, std::ostream& err) {
+  catch_interrupts();
+  stop_after(duration_seconds(a.time_limit).value_or(0));
+  if (!is_experiment(a.dir, "resume", err)) return kExitUsage;
+  std::string damaged;
+  if (results_or_damage(a.dir, damaged)) {
+    out << a.dir << " is finished; see hfta-tune status " << a.dir << "\n";
+    return kExitOk;
+  }
+  // Every rung's result is in trials/: the replay writes results.json again.
+  struct stat results {};
+  if (!damaged.empty() && ::lstat((a.dir + "/results.json").c_str(), &results) == 0 && !S_ISREG(results.st_mode)) {
+    err << "hfta-tune resume: " << damaged << "; remove it, and resume writes it again from the trials' files\n";
+    return kExitFailure;
+  }
+  if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
+  auto recorded = recorded_sweep(a.dir, "resume", err);
+  if (!recorded) return kExitFailure;
+  // A sweep recorded before search.waves existed started every trial at once:
+  // it goes on so (and its sweep.yaml, which cannot name waves, is read so).
+  const bool before_waves = recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(a.dir);
+  if (before_waves) recorded->search.waves = 1;
+  auto options = run_options_of(a.dir);
+  if (!options) {
+    err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options as run writes them)\n";
+    return kExitUsage;
+  }
+  nlohmann::json& run_options = *options;
+  // The sweep file in the directory may have been edited since: refuse changes to the trials.
+  const auto edited = edited_sweep(a.dir, *recorded, run_options, before_waves, err);
+  if (!edited) return kExitUsage;
+  if (!edited->edits.changed.empty()) {
+    err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
+        << "what would change its trials: " << joined(edited->edits.changed) << "\n";
+    return kExitUsage;
+  }
+  if (const auto mixed = trials_of_another_sweep(a.dir, *recorded); !mixed.empty()) {
+    err << "hfta-tune resume: " << mixed << "\n";
+    return kExitUsage;
+  }
+  const std::string repacked = joined(edited->edits.packing);  // the fusion keys edited, if any
+  const bool renamed = edited->edits.renamed;
+  if (!repacked.empty()) recorded->fusion = edited->given->fusion;
+  if (renamed) recorded->name = edited->given->name;
+  const bool fuse = run_options.value("fusion", "auto") == "auto";
+  // --device, --workers and --keep-checkpoints as the run was given them,
+  // unless given now (and then kept for later resumes). Directories from
+  // before run.json recorded the device and workers trained on the CPU with
+  // the default workers.
+  Args as_run = a;
+  bool given_now = false;
+  auto reuse = [&](auto& value, bool unset, const char* key, const auto& before) {
+    using T = std::decay_t<decltype(value)>;
+    if (unset) {
+      value = run_options.value(key, T(before));
+    } else if (run_options.value(key, T(before)) != value) {
+      run_options[key] = value;
+      given_now = true;
+    }
+  };
+  reuse(as_run.device, a.device.empty(), "device", "cpu");
+  reuse(as_run.workers, a.workers == 0, "workers", 0);
+  reuse(as_run.threads, a.threads == 0, "threads", 0);  // (0, before run.json had them: this machine's share)
+  reuse(as_run.keep_checkpoints, a.keep_checkpoints.empty(), "keep_checkpoints", "all");
+  try {  // refused before anything is written, saying where the list came from
+    devices_of(as_run);
+  } catch (const std::invalid_argument& e) {
+    err << "hfta-tune resume: " << (a.device.empty() ? "the run's --device (run.json): " : "--device: ") << e.what()
+        << "\n";
+    return kExitUsage;
+  }
+  int refused = kExitUsage;
+  const auto lock = lock_or_refuse(a.dir, "resume", err, refused);
+  if (!lock) return refused;
+  // What train() refuses with exit code 2, refused before anything is written.
+  if ((!repacked.empty() || renamed || given_now) &&
+      !precision_fits(*recorded, a.dir + "/sweep.json", devices_of(as_run), "resume", err)) {
+    return kExitUsage;
+  }
+  if (!repacked.empty() || renamed) {
+    write_atomically(a.dir + "/sweep.json", to_json(*recorded).dump(2) + "\n");
+    if (!repacked.empty()) {
+      out << "sweep.yaml's " << repacked << " changed: how trials are packed, not their numbers; packing by it now\n";
+    }
+    if (renamed) out << "sweep.yaml's name changed: the results are named '" << recorded->name << "' now\n";
+  }
+  remove_temporary_files(a.dir);
+  if (given_now) write_atomically(a.dir + "/run.json", run_options.dump() + "\n");
+  return train(*recorded, a.dir, fuse, as_run, a, out, err, "resume", *lock);
+}
+
+}  // namespace hfta::core::verbs

@@ -1,0 +1,109 @@
+// hfta-tune status: the progress of a running, stopped or finished sweep.
+#include "verbs.h"
+
+#include <map>
+#include <sstream>
+
+#include "hfta/core/experiment_dir.h"
+#include "hfta/core/resume_checks.h"
+#include "hfta/core/sweep_plan.h"
+#include "hfta/core/trial_store.h"
+#include "hfta/fusion/device_list.h"
+
+namespace hfta::core::verbs {
+namespace {
+
+// What status says of a stopped sweep: to resume it, or, where resume would
+// refuse the directory's sweep.yaml as edited, what to mend first.
+std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
+  const std::string resume = "continue with hfta-tune resume " + dir;
+  const auto run_options = run_options_of(dir);
+  if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options as run writes them), and resume reads it";
+  const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
+  if (before_waves) recorded.search.waves = 1;
+  std::ostringstream problems;
+  const auto edited = edited_sweep(dir, recorded, *run_options, before_waves, problems);
+  if (!edited) {
+    return dir + "/sweep.yaml does not load (hfta-tune validate " + dir +
+           "/sweep.yaml says why), and resume reads it: mend it, then " + resume;
+  }
+  if (!edited->edits.changed.empty()) {
+    return dir + "/sweep.yaml was edited in what would change its trials (" + joined(edited->edits.changed) +
+           "), which resume refuses: restore them, then " + resume;
+  }
+  if (const auto mixed = trials_of_another_sweep(dir, recorded); !mixed.empty()) return mixed + ", which resume refuses";
+  const std::string device = run_options->value("device", "cpu");
+  try {
+    fusion::parse_device_list(device);
+  } catch (const std::invalid_argument& e) {
+    return "the run's --device " + device + " is not here (" + e.what() + "): " + resume + " --device cpu";
+  }
+  return resume;
+}
+
+}  // namespace
+
+int status(const Args& a, std::ostream& out, std::ostream& err) {
+  if (!is_experiment(a.dir, "status", err)) return kExitUsage;
+  const auto holder = ExperimentLock::holder(a.dir);
+  const bool running = holder.has_value();
+  std::string damaged;
+  const auto results = results_or_damage(a.dir, damaged);
+  if (!damaged.empty() && !running) {  // (a resume running writes it again: its progress is shown)
+    err << "hfta-tune status: " << damaged << "; hfta-tune resume " << a.dir << " writes it again\n";
+    return kExitFailure;
+  }
+  if (!results) {
+    // Not running: stopped by a signal, a kill or a time limit; which, the directory does not say.
+    const auto trials = TrialStore(a.dir).load_all(left_out(err, "status"));
+    std::size_t rungs = 0, partial = 0;
+    for (const auto& [id, t] : trials) rungs += t.rungs.size(), partial += t.partial.has_value();
+    out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "not running") << ", " << trials.size()
+        << " trial(s) with " << rungs << " finished rung(s)";
+    // Out of the plan's rung results (as the progress line counts them), and the best so far.
+    std::ostringstream problems;
+    const auto sweep = recorded_sweep(a.dir, "status", problems);
+    if (!sweep && !running) {  // resume would refuse it: say so, not "continue with resume"
+      out << "\n";
+      err << problems.str();
+      return kExitFailure;
+    }
+    if (sweep) {
+      std::size_t planned = 0;
+      for (const auto& bracket : make_plan(*sweep, true, "cpu", 1e18).brackets) {
+        for (const auto& rung : bracket.rungs) planned += static_cast<std::size_t>(rung.n);
+      }
+      out << " of " << planned << " planned";
+      // Ranked as run ranks them at the end: each trial at the budget it reached.
+      const SweepResult so_far = trials_so_far(a.dir, *sweep);
+      if (so_far.best >= 0) {
+        const TrialRecord& best = so_far.trials[static_cast<std::size_t>(so_far.best)];
+        out << ", best " << sweep->metric.name << " so far " << best.metric << " (trial " << best.id << " at "
+            << best.budget << " " << to_string(sweep->budget.unit) << ")";
+      }
+    }
+    if (partial > 0) out << ", " << partial << " checkpointed mid-rung";
+    if (!running) out << "; " << how_to_continue(a.dir, *sweep);
+    out << "\n";
+    return kExitOk;
+  }
+  std::map<std::string, int> by_status;
+  for (const auto& t : results->at("trials")) by_status[t.at("status").get<std::string>()]++;
+  out << a.dir << ": finished, " << results->at("trials").size() << " trials (";
+  bool first = true;
+  for (const auto& [st, n] : by_status) {
+    out << (first ? "" : ", ") << n << " " << st;
+    first = false;
+  }
+  out << ")\n";
+  if (!results->at("best").is_null()) {
+    const auto& best = results->at("best");
+    out << "best: trial " << best.at("id") << ", " << results->at("metric").at("name").get<std::string>() << " "
+        << number(best.at("metric"));
+    if (best.contains("test")) out << "; on the test split: " << test_summary(best.at("test"));
+    out << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace hfta::core::verbs

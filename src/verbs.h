@@ -1,0 +1,93 @@
+// The CLI's verbs, one file each (cli.cpp reads the command line and calls
+// one), and what they share: their flags, reading a sweep file or an
+// experiment directory while saying what is wrong with it, the options
+// training takes, and what run and status print of the results.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include "hfta/core/cli.h"
+#include "hfta/core/experiment_dir.h"
+#include "hfta/core/resume_checks.h"
+#include "hfta/core/sweep_config.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/core/tuner.h"
+
+namespace hfta::core::verbs {
+
+// Flags of every verb, filled by CLI11.
+struct Args {
+  std::string sweep;
+  std::string dir;
+  std::string out_dir;
+  std::string fusion = "auto";
+  std::string device;              // "" (not given): cpu; resume: run.json's
+  double checkpoint_every = 300;  // seconds between mid-rung checkpoints
+  std::string time_limit;         // --time-limit as given ("" or "0": none)
+  int workers = 0;                // arrays trained at the same time; 0: default_workers()
+  int threads = 0;                // LibTorch's intra-op threads of each array; 0: array_threads(); resume: run.json's
+  std::string prefetch = "auto";  // training batches prepared ahead by a background thread
+  std::string keep_checkpoints;   // all or live; resume: "" takes run.json's
+  std::int64_t seed = -1;
+  bool json = false;
+  std::string format;  ///< export: json or csv; unset, FILE's extension chooses (.csv), else json
+  std::string output;
+};
+
+// The verbs: each returns the process's exit code (cli.h).
+int validate(const Args& a, std::ostream& out, std::ostream& err);
+int plan(const Args& a, std::ostream& out, std::ostream& err);
+int run(const Args& a, std::ostream& out, std::ostream& err);
+int resume(const Args& a, std::ostream& out, std::ostream& err);
+int status(const Args& a, std::ostream& out, std::ostream& err);
+int export_results(const Args& a, std::ostream& out, std::ostream& err);
+
+// --- Read from flags (verb_inputs.cpp) ---
+std::optional<double> duration_seconds(const std::string& text);
+std::vector<c10::Device> devices_of(const Args& a);
+int workers_for(const Args& a, const std::vector<c10::Device>& devices);
+double memory_per_worker(const std::vector<c10::Device>& devices, int workers);
+bool precision_fits(const SweepConfig& sweep, const std::string& file, const std::vector<c10::Device>& devices,
+                    const char* verb, std::ostream& err);
+
+// --- Read from sweep files and experiment directories (verb_inputs.cpp) ---
+std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std::string* text = nullptr,
+                                std::size_t max_bytes = kMaxSweepBytes);
+std::optional<SweepConfig> recorded_sweep(const std::string& dir, const char* verb, std::ostream& err);
+std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::string& damaged);
+bool left_before_the_sweep(const std::string& name);
+bool is_experiment(const std::string& dir, const char* verb, std::ostream& err);
+// DIR/sweep.yaml as edited since the run began, with what it changes
+// (nothing where there is no sweep.yaml); nullopt once err says why it does not load.
+struct EditedSweep {
+  std::optional<SweepConfig> given;  ///< sweep.yaml as read (none: there is none)
+  SweepEdits edits;
+};
+
+std::optional<EditedSweep> edited_sweep(const std::string& dir, const SweepConfig& recorded,
+                                        const nlohmann::json& run_options, bool before_waves, std::ostream& err);
+std::function<void(const std::string&)> left_out(std::ostream& err, const std::string& verb);
+SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std::size_t* rungs = nullptr,
+                          const std::function<void(const std::string&)>& damaged = nullptr);
+
+// --- Printed (verb_output.cpp) ---
+std::string number(const nlohmann::json& v);
+std::string test_summary(const nlohmann::json& test);
+void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, bool finished, std::ostream& out);
+std::string workers_note(int workers, const std::vector<c10::Device>& devices);
+std::string joined(const std::vector<std::string>& items);
+
+// --- Shared by run and resume (verb_run.cpp) ---
+std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char* verb, std::ostream& err, int& code);
+int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Args& a, const Args& given,
+          std::ostream& out, std::ostream& err, const char* verb, const ExperimentLock& held);
+
+}  // namespace hfta::core::verbs
