@@ -10,14 +10,14 @@ namespace hfta::fusion {
 ScopedSeed::ScopedSeed(std::uint64_t seed) {
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
-  saved_ = gen.clone();
+  saved_ = gen.get_state();
   gen.set_current_seed(seed);
 }
 
 ScopedSeed::~ScopedSeed() {
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(saved_.get_state());
+  gen.set_state(saved_);
 }
 
 }  // namespace hfta::fusion

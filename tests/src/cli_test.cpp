@@ -92,13 +92,15 @@ class Cli : public ::testing::Test {
   // each checkpoint.pt the last rung's (by CRC-32), as an uninterrupted run
   // leaves them, and no half-moved file beside them.
   static void expect_checkpoints_as_named(const std::string& dir) {
-    for (const auto& t : results(dir).at("trials")) {
+    const nlohmann::json all = results(dir);  // (named: a range-for over a temporary's member dangles)
+    for (const auto& t : all.at("trials")) {
       const std::string trial = dir + "/trials/" + t.at("id").dump();
       SCOPED_TRACE(trial);
       EXPECT_FALSE(exists(trial + "/checkpoint.next.pt"));
       EXPECT_FALSE(exists(trial + "/partial.pt"));
       std::uint32_t named = 0;
-      for (const auto& r : nlohmann::json::parse(slurp(trial + "/trial.json")).at("rungs")) {
+      const nlohmann::json recorded = nlohmann::json::parse(slurp(trial + "/trial.json"));
+      for (const auto& r : recorded.at("rungs")) {
         if (r.at("status") != "failed") named = r.at("checkpoint_crc");
       }
       if (!named) continue;  // failed before its first rung

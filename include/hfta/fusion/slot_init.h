@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 
 namespace hfta::fusion {
 
@@ -18,7 +18,7 @@ class ScopedSeed {
   ScopedSeed& operator=(const ScopedSeed&) = delete;
 
  private:
-  at::Generator saved_;
+  at::Tensor saved_;  ///< the generator's state before (a state, not a clone: LibTorch 1.13's Generator::clone leaks the copy)
 };
 
 /// A plain module built the way LibTorch builds it right after manual_seed(seed).
