@@ -2134,7 +2134,7 @@ TEST_F(Cli, APathThatStartsWithADashIsToldHowToWriteIt) {
 TEST_F(Cli, PlanSizesArraysWithinTheAddressSpaceLimit) {
   // `ulimit -v` (like a cgroup's limit) is not in MemAvailable: arrays were
   // planned within the machine's free memory, and failed with std::bad_alloc.
-  if (test::kAddressSanitizer) GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v";
+  if (hfta::test::kAddressSanitizer) GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v";
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), out = dir_ + "/plan.out";
   ASSERT_EQ(shell("ulimit -v 6000000; " + std::string(HFTA_TUNE_BINARY) + " plan " + sweep + " >" + out), 0);
   std::smatch m;
