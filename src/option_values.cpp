@@ -1,6 +1,7 @@
 #include "option_values.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <variant>
 
@@ -23,10 +24,16 @@ ParamValue default_value(const trainers::OptionSpec& option) {
 
 std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
                                            const ParamValue& value, std::string* why) {
-  const std::string expected = std::string("expected ") + option_type_name(option.type) + " " +
-                               option.range_text() + " for '" + option.name + "' (" +
-                               option.help + "), got " + search::type_name(value) + " " +
-                               search::to_string(value);
+  // A string's or boolean's range text names its kind ("one of ...", "true or false").
+  const bool numeric = option.type == OptionType::kInt || option.type == OptionType::kReal;
+  std::string got = search::type_name(value) + " " + search::to_string(value);
+  const auto* real = std::get_if<double>(&value);
+  if (option.type == OptionType::kInt && real && std::isfinite(*real) && *real == std::floor(*real)) {
+    got = "number " + search::to_string(value) + ".0 (written with a decimal point or an exponent: write " +
+          search::to_string(value) + ")";
+  }
+  const std::string expected = std::string("expected ") + (numeric ? option_type_name(option.type) + std::string(" ") : "") +
+                               option.range_text() + " for '" + option.name + "' (" + option.help + "), got " + got;
   std::optional<ParamValue> fitted;
   switch (option.type) {
     case OptionType::kBool:

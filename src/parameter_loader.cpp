@@ -482,7 +482,7 @@ class ParameterReader {
         auto v = r_.read_int(*n, p);
         // Bounds are kept as doubles: beyond 2^53 they would silently change.
         if (v && (*v > kMaxExactInt || *v < -kMaxExactInt)) {
-          r_.error(*n, p, "expected an integer of at most 2^53 in magnitude");
+          r_.error(*n, p, "expected an integer of at most 2^53 (9007199254740992) in magnitude, got " + describe_node(*n));
           return false;
         }
         if (v) out = static_cast<double>(*v);

@@ -67,7 +67,7 @@ void read_number_where(YamlReader& r, const std::optional<YAML::Node>& node, con
   auto v = r.read_number(*node, path);
   if (!v) return;
   if (!ok(*v)) {
-    r.error(*node, path, expected);
+    r.error(*node, path, expected + ", got " + describe_node(*node));
     return;
   }
   out = *v;

@@ -8,6 +8,7 @@
 
 #include "hfta/core/array_sizer.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/core/suspect_settings.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/trainers/footprint.h"
 
@@ -192,10 +193,17 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       }
     }
   }
-  if (largest_alone > plan.budget_bytes) {
+  // Past the share fusion.memory_fraction leaves but within the free memory, a
+  // model still trains, alone; past the free memory it does not.
+  const double free_bytes = plan.budget_bytes / sweep.fusion.memory_fraction;
+  if (largest_alone > free_bytes) {
     out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than the "
-        << mib(plan.budget_bytes) << " arrays are planned within: its trials will likely fail out of memory (make "
+        << mib(free_bytes) << " free on " << plan.device << ": its trials will likely fail out of memory (make "
         << "it smaller: its task options or batch_size)\n";
+  } else if (largest_alone > plan.budget_bytes) {
+    out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than the "
+        << mib(plan.budget_bytes) << " arrays are planned within (fusion.memory_fraction " << sweep.fusion.memory_fraction
+        << " of the free memory): its trials train alone, unfused (raise fusion.memory_fraction to fuse them)\n";
   }
   // Rungs are Hyperband's r_i = R / eta^k; Ray Tune's ASHA counts up from its
   // grace period instead, so a budget.min off this ladder is worth a word.
@@ -251,6 +259,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << "; each step's trial counts above are the most it can hold"
         << (waves > 1 ? ", and the waves train one after another, each in these steps" : "") << "\n";
   }
+  for (const auto& note : suspect_settings(sweep)) out << note << "\n";
   return out.str();
 }
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <vector>
+
+#include "hfta/core/oom_retry.h"
 
 namespace hfta::core {
 namespace {
@@ -14,10 +17,10 @@ double median(std::vector<double> v) {
   return std::max(v[v.size() / 2], 1e-9);
 }
 
-}  // namespace
-
-std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
-                                                std::int64_t most, const ProbeOptions& options) {
+// probe_throughput, without its handling of memory running out.
+// Each size's rate goes into `rates`; `size` is the one being measured.
+void probe_sizes(const std::function<ArrayStep(std::int64_t)>& make_step, std::int64_t most, const ProbeOptions& options,
+                 std::map<std::int64_t, double>& rates, std::int64_t& size) {
   const auto now = options.now ? options.now : [] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
@@ -26,7 +29,6 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
     step();
     return now() - before;
   };
-  std::map<std::int64_t, double> rates;
   double best = 0, last_gain = 0, one = 0;
   int flat = 0;  // sizes in a row without a gain
   const double start = now();
@@ -34,6 +36,7 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
   std::int64_t last_b = 1;
   const ArrayStep single = make_step(1);
   for (std::int64_t b = 1; b <= most; b = b == most ? most + 1 : std::min(2 * b, most)) {
+    size = b;
     // A size costs about its size's share more than the last one did.
     const double limit = options.max_share * options.sized_steps / std::max(one, 1e-9);
     if (b > 2 && options.sized_steps > 0 &&
@@ -76,6 +79,23 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
     const bool gained = best > one * (1 + options.fuse_gain);
     if (rate < options.past_peak * best || flat >= 2 || (flat == 1 && !gained)) break;
     last_cost = now() - size_start, last_b = b;
+  }
+}
+
+}  // namespace
+
+std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
+                                                std::int64_t most, const ProbeOptions& options) {
+  std::map<std::int64_t, double> rates;
+  std::int64_t size = 1;
+  try {
+    probe_sizes(make_step, most, options, rates, size);
+  } catch (const std::exception& e) {
+    // A size past the memory is as far as arrays can grow (the sizer's
+    // model may have guessed wrong): its steps and tensors are gone by now.
+    if (!is_out_of_memory(e)) throw;
+    rates.erase(size);
+    if (options.out_of_memory) options.out_of_memory(size);
   }
   return rates;
 }

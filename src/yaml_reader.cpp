@@ -184,8 +184,14 @@ std::optional<std::int64_t> YamlReader::read_int(const YAML::Node& node,
     error(node, path, "integer " + describe_node(node) + " is out of range (at most 9223372036854775807 in magnitude)");
   } else if (parsed == Parsed::kNotANumber) {
     std::int64_t unquoted = 0;
+    double real = 0;
+    // 64.0: a whole number, but not written as one.
+    const bool whole = !is_text(node) && parse_number(node.Scalar(), real) == Parsed::kNumber &&
+                       real == std::floor(real) && std::abs(real) < 9e15;
     error(node, path, "expected an integer, got " + describe_node(node) +
-                          quoted_hint(node, parse_int(node.Scalar(), unquoted) == Parsed::kNumber));
+                          (whole ? " (written with a decimal point or an exponent: write " +
+                                       std::to_string(static_cast<std::int64_t>(real)) + ")"
+                                 : quoted_hint(node, parse_int(node.Scalar(), unquoted) == Parsed::kNumber)));
   }
   if (parsed != Parsed::kNumber) return std::nullopt;
   return v;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <string>
 
 namespace hfta::trainers {
@@ -242,11 +243,14 @@ std::string OptionSpec::range_text() const {
     return out;
   }
   if (type == OptionType::kBool) return "true or false";
+  // An integer's bounds as integers (1000000000000, not 1e+12).
+  auto bound = [&](double v) {
+    return type == OptionType::kInt && std::abs(v) < 9e18 ? std::to_string(static_cast<std::int64_t>(v)) : format_number(v);
+  };
   if (max >= 1e299 || std::isinf(max)) {
-    return (min_open ? "> " : ">= ") + format_number(min);
+    return (min_open ? "> " : ">= ") + bound(min);
   }
-  return std::string("in ") + (min_open ? "(" : "[") + format_number(min) + ", " +
-         format_number(max) + (max_open ? ")" : "]");
+  return std::string("in ") + (min_open ? "(" : "[") + bound(min) + ", " + bound(max) + (max_open ? ")" : "]");
 }
 
 const OptionSpec* ModelSpec::find_option(const std::string& option) const {

@@ -2143,3 +2143,31 @@ TEST_F(Cli, PlanSizesArraysWithinTheAddressSpaceLimit) {
   EXPECT_LT(std::stod(m[1]), 6000000.0 / 1024) << plan;
   EXPECT_GT(std::stod(m[1]), 0) << plan;
 }
+
+// A model that does not fit even alone fails its trials saying what ran out,
+// how much the model needs, and what to change (std::bad_alloc alone said none
+// of it); the sweep still ends, with exit 0 and no best trial.
+TEST_F(Cli, AModelPastTheMemoryFailsItsTrialsSayingWhatToChange) {
+  if (hfta::test::kAddressSanitizer) GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v";
+  std::string text = kTinySweep;
+  text.replace(text.find("depth: 1, width: 32"), 19, "depth: 4, width: 65536");
+  text.replace(text.find("method: hyperband, eta: 3"), 25, "method: random, trials: 2");
+  const std::string sweep = write_sweep("huge.yaml", text), out = dir_ + "/run.out";
+  const std::string dir = dir_ + "/huge";
+  ASSERT_EQ(shell("ulimit -v 6000000; " + std::string(HFTA_TUNE_BINARY) + " run " + sweep + " --out " + dir + " >" + out +
+                  " 2>&1"),
+            0)
+      << slurp(out);
+  const auto r = results(dir);
+  ASSERT_EQ(r.at("trials").size(), 2u) << slurp(out);
+  for (const auto& t : r.at("trials")) {
+    EXPECT_EQ(t.at("status"), "failed");
+    const std::string error = t.at("error");
+    EXPECT_NE(error.find("out of memory on cpu with the model alone ("), std::string::npos) << error;
+    EXPECT_TRUE(std::regex_search(error, std::regex(": it is predicted to need [0-9]+ MiB; make it smaller: its task "
+                                                    "options or batch_size$")))
+        << error;
+  }
+  EXPECT_TRUE(r.at("best").is_null());
+  EXPECT_NE(slurp(out).find("will likely fail out of memory"), std::string::npos) << slurp(out);
+}

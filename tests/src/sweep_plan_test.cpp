@@ -161,6 +161,21 @@ TEST(SweepPlan, AModelThatAloneOutgrowsTheMemoryIsNoted) {
   EXPECT_NE(tight.find("its trials will likely fail out of memory"), std::string::npos) << tight;
 }
 
+// Outgrowing only fusion.memory_fraction's share, a model still fits the
+// device alone: the note names the fraction, not the model, as what to change.
+TEST(SweepPlan, AModelOutgrowingOnlyTheMemoryFractionIsNotedAsTrainingAlone) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml(
+      {{"task", "task:\n  model: mlp\n  batch_size: 256\n  options: {width: 2048, depth: 3}\n"},
+       {"search", "search:\n  method: random\n  trials: 4\n"},
+       {"fusion", "fusion:\n  memory_fraction: 1.0e-6\n"}}));
+  const std::string text = to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
+  EXPECT_NE(text.find("(fusion.memory_fraction 1e-06 of the free memory): its trials train alone, unfused (raise "
+                      "fusion.memory_fraction to fuse them)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("will likely fail out of memory"), std::string::npos) << text;
+}
+
 // Rungs are budget.max / eta^k (Hyperband's r_i), where Ray Tune's ASHA counts
 // up from its grace period; and a quantized max off the grid is never drawn.
 // Both surprise a user who reads only the sweep file, so the plan says them.
@@ -209,6 +224,36 @@ TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
   ASSERT_EQ(plan.brackets.size(), 1u);
   EXPECT_EQ(plan.brackets[0].rungs[0].n, 12);
   EXPECT_DOUBLE_EQ(plan.brackets[0].rungs[0].r, 9);
+}
+
+// Valid, but the best trial would be the worst model, or the schedule would
+// climb: the plan says so, and names what to change.
+TEST(SweepPlan, AGoalAgainstItsMetricAndAnEtaMinAboveLrAreNoted) {
+  auto text = [](const std::string& metric, const std::string& parameters) {
+    const SweepConfig sweep = load_sweep_string(sweep_yaml({{"metric", metric}, {"parameters", parameters}}));
+    return to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
+  };
+  const std::string lr = "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n";
+  const std::string plain = text("metric: {name: val_accuracy, goal: maximize}\n", lr);
+  EXPECT_EQ(plain.find("is better"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("eta_min"), std::string::npos) << plain;
+  const std::string loss = text("metric: {name: val_loss, goal: maximize}\n", lr);
+  EXPECT_NE(loss.find("note: val_loss is better lower, and metric.goal maximize makes the best trial the worst model "
+                      "(did you mean goal: minimize?)"),
+            std::string::npos)
+      << loss;
+  const std::string accuracy = text("metric: {name: val_accuracy, goal: minimize}\n", lr);
+  EXPECT_NE(accuracy.find("note: val_accuracy is better higher, and metric.goal minimize"), std::string::npos) << accuracy;
+  EXPECT_EQ(text("metric: {name: val_loss, goal: minimize}\n", lr).find("is better"), std::string::npos);
+
+  const std::string cosine = lr + "  schedule: {value: cosine}\n";
+  const std::string low = text("metric: {name: val_accuracy, goal: maximize}\n", cosine + "  eta_min: {values: [0, 0.001]}\n");
+  EXPECT_EQ(low.find("eta_min reaches"), std::string::npos) << low;
+  const std::string high = text("metric: {name: val_accuracy, goal: maximize}\n", cosine + "  eta_min: {value: 0.01}\n");
+  EXPECT_NE(high.find("note: parameters.eta_min reaches 0.01, above the smallest lr 0.001: a cosine schedule then "
+                      "raises such a trial's learning rate to eta_min instead of lowering it"),
+            std::string::npos)
+      << high;
 }
 
 }  // namespace

@@ -880,5 +880,26 @@ TEST(SweepRejection, EveryProblemIsReportedInFileOrder) {
   }
 }
 
+// 16.0 where an integer belongs: the message quotes it as written and says
+// what to write (it read "got number 16", as if 16 were wrong).
+TEST(SweepRejection, AWholeNumberWrittenAsARealSaysWhatToWrite) {
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  batch_size: 64.0\n"}}), "task.batch_size", "batch_size: 64.0",
+                  "expected an integer, got '64.0' (written with a decimal point or an exponent: write 64)");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  batch_size: 1e2\n"}}), "task.batch_size", "batch_size: 1e2",
+                  "write 100)");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  batch_size: 32\n  options: {width: 16.0}\n"}}),
+                  "task.options.width", "width: 16.0",
+                  "expected integer in [1, 1048576] for 'width' (units per hidden layer), got number 16.0 (written with "
+                  "a decimal point or an exponent: write 16)");
+}
+
+// A number out of its key's range is quoted back, as every other is.
+TEST(SweepRejection, ANumberOutOfItsRangeIsQuotedBack) {
+  expect_rejected(sweep_yaml({{"fusion", "fusion:\n  memory_fraction: 1.01\n"}}), "fusion.memory_fraction",
+                  "memory_fraction: 1.01", "expected a fraction in (0, 1] of device memory, got '1.01'");
+  expect_rejected(sweep_yaml({{"early_stopping", "early_stopping:\n  patience: 2\n  min_delta: -0.5\n"}}),
+                  "early_stopping.min_delta", "min_delta: -0.5", "got '-0.5'");
+}
+
 }  // namespace
 }  // namespace hfta::core

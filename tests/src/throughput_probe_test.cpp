@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "hfta/core/kept_measurements.h"
@@ -144,6 +146,40 @@ TEST(ThroughputProbe, TimesEachSizeForAtLeastItsLeastSteps) {
 }
 
 // What the probe measured at some sizes estimates the rest (for worker balancing).
+// The sizer's memory model can guess wrong: an array that runs out of memory
+// (built, or in a step) ends the probe with the sizes before it, and says which.
+TEST(ThroughputProbe, AnArrayThatRunsOutOfMemoryEndsItWithTheSizesBefore) {
+  for (const bool when_built : {true, false}) {
+    double clock = 0;
+    std::vector<std::int64_t> told;
+    ProbeOptions o;
+    o.now = [&clock] { return clock; };
+    o.seconds_each = 1.0;
+    o.out_of_memory = [&told](std::int64_t b) { told.push_back(b); };
+    const auto rates = probe_throughput(
+        [&](std::int64_t b) -> ArrayStep {
+          if (b >= 4 && when_built) throw std::bad_alloc();
+          return [&clock, b] {
+            if (b >= 4) throw std::bad_alloc();
+            clock += 0.010 + 0.001 * static_cast<double>(b);
+          };
+        },
+        16, o);
+    EXPECT_EQ(rates.size(), 2u) << when_built;
+    EXPECT_TRUE(rates.count(1) && rates.count(2)) << when_built;
+    EXPECT_EQ(told, std::vector<std::int64_t>{4}) << when_built;
+  }
+  // One model that does not fit: nothing measured.
+  std::vector<std::int64_t> told;
+  ProbeOptions o;
+  o.out_of_memory = [&told](std::int64_t b) { told.push_back(b); };
+  EXPECT_TRUE(probe_throughput([](std::int64_t) -> ArrayStep { throw std::bad_alloc(); }, 8, o).empty());
+  EXPECT_EQ(told, std::vector<std::int64_t>{1});
+  // Anything else is not the probe's to swallow.
+  EXPECT_THROW(probe_throughput([](std::int64_t) -> ArrayStep { throw std::runtime_error("shape"); }, 8),
+               std::runtime_error);
+}
+
 TEST(RateAt, LinearBetweenMeasuredSizesAndFlatBeyond) {
   const std::map<std::int64_t, double> rates = {{1, 100}, {2, 160}, {4, 200}};
   EXPECT_DOUBLE_EQ(rate_at(rates, 2), 160);

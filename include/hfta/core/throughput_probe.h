@@ -30,6 +30,9 @@ struct ProbeOptions {
   double sized_steps = 0;
   double max_share = 0.1;
   std::function<double()> now; ///< seconds; a steady clock when empty
+  /// Told the size whose array ran out of memory (is_out_of_memory), which
+  /// ends the probe with the sizes before it (none: one model did not fit).
+  std::function<void(std::int64_t)> out_of_memory;
 };
 
 /// Models x steps per second of arrays of 1, 2, 4, ... up to `most` models (and
@@ -39,7 +42,8 @@ struct ProbeOptions {
 /// a step of their own size are timed (the cache then holds their tensors, as
 /// in training). `make_step(B)` builds
 /// an array of B and returns its step; the first step of each is a warm-up.
-/// Stops early once past the peak, on a plateau, or at its time limit.
+/// Stops early once past the peak, on a plateau, at its time limit, or where
+/// an array runs out of memory.
 std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(std::int64_t)>& make_step,
                                                 std::int64_t most, const ProbeOptions& options = {});
 

@@ -2,19 +2,16 @@
 // packer arrays, and the array trainer trains them; results are keyed by trial id.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <iosfwd>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <c10/core/Device.h>
-#include <nlohmann/json.hpp>
 
 #include "hfta/core/progress.h"
 #include "hfta/core/sweep_config.h"
-#include "hfta/search/search_space.h"
+#include "hfta/core/sweep_results.h"
 
 namespace hfta::core {
 
@@ -54,32 +51,6 @@ struct TunerOptions {
   std::int64_t prefetch = -1;
 };
 
-/// One trial's outcome.
-struct TrialRecord {
-  std::int64_t id = 0;
-  search::Config params;
-  std::uint64_t seed = 0;
-  std::string status = "completed";  ///< completed, stopped, diverged, failed
-  std::string error;                 ///< why it failed
-  double budget = 0;                 ///< budget units reached
-  double metric = 0;                 ///< the sweep's metric at that budget
-  nlohmann::json history = nlohmann::json::array();  ///< every evaluation
-};
-
-/// A model's metrics on the test split, which no search decision saw.
-struct TestMetrics {
-  double loss = 0;
-  double accuracy = 0;  ///< of classes, or of (masked) next tokens; a GAN's: its discriminator's
-  double fid = NAN;     ///< a GAN's: Fréchet distance of its samples to the test images
-};
-
-struct SweepResult {
-  std::vector<TrialRecord> trials;  ///< by trial id
-  std::int64_t best = -1;           ///< index into trials
-  std::optional<TestMetrics> best_test;  ///< the best trial at its final budget, on the test split
-  bool finished = true;             ///< false: the trials so far, of a sweep that runs or was interrupted
-};
-
 /// LibTorch's intra-op threads as this process began (OMP_NUM_THREADS, else
 /// its count of cores): what a run shares out among its workers, unless told
 /// another count (TunerOptions::threads).
@@ -89,17 +60,6 @@ int process_threads();
 /// (at least one each); a GPU's workers each get them all.
 int array_threads(int threads, int workers, const std::vector<c10::Device>& devices);
 
-/// Whether the trial may be named best: completed or stopped at a budget
-/// above 0 with a metric (not diverged, failed, or inside its first rung).
-bool may_be_best(const TrialRecord& t);
-
-/// Whether `a` ranks before `b` by `goal` (ties: the larger budget first).
-bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal);
-
-/// The index of the first trial by ranks_before among those that may be
-/// best; -1 when there is none.
-std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal);
-
 /// What in `sweep` the trainer cannot train yet (empty: all of it), as
 /// "yaml.path: reason" lines; run refuses such sweeps before writing anything.
 std::vector<std::string> not_trainable_yet(const SweepConfig& sweep);
@@ -107,10 +67,5 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep);
 /// Runs `sweep` to the end. Throws std::runtime_error for a model the trainers
 /// cannot train yet.
 SweepResult run_sweep(const SweepConfig& sweep, const TunerOptions& options);
-
-/// The documented results.json: {"format": 1, "name", "finished", "metric", "trials", "best"}.
-/// With the experiment directory `dir`, a trial's files name its checkpoint
-/// only where it is on disk (--keep-checkpoints live removes them).
-nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir = "");
 
 }  // namespace hfta::core

@@ -1,0 +1,59 @@
+// What a sweep found: each trial's outcome, which is best, and results.json.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hfta/core/sweep_config.h"
+#include "hfta/search/search_space.h"
+
+namespace hfta::core {
+
+/// One trial's outcome.
+struct TrialRecord {
+  std::int64_t id = 0;
+  search::Config params;
+  std::uint64_t seed = 0;
+  std::string status = "completed";  ///< completed, stopped, diverged, failed
+  std::string error;                 ///< why it failed
+  double budget = 0;                 ///< budget units reached
+  double metric = 0;                 ///< the sweep's metric at that budget
+  nlohmann::json history = nlohmann::json::array();  ///< every evaluation
+};
+
+/// A model's metrics on the test split, which no search decision saw.
+struct TestMetrics {
+  double loss = 0;
+  double accuracy = 0;  ///< of classes, or of (masked) next tokens; a GAN's: its discriminator's
+  double fid = NAN;     ///< a GAN's: Fréchet distance of its samples to the test images
+};
+
+struct SweepResult {
+  std::vector<TrialRecord> trials;  ///< by trial id
+  std::int64_t best = -1;           ///< index into trials
+  std::optional<TestMetrics> best_test;  ///< the best trial at its final budget, on the test split
+  bool finished = true;             ///< false: the trials so far, of a sweep that runs or was interrupted
+};
+
+/// Whether the trial may be named best: completed or stopped at a budget
+/// above 0 with a metric (not diverged, failed, or inside its first rung).
+bool may_be_best(const TrialRecord& t);
+
+/// Whether `a` ranks before `b` by `goal` (ties: the larger budget first).
+bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal);
+
+/// The index of the first trial by ranks_before among those that may be
+/// best; -1 when there is none.
+std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal);
+
+/// The documented results.json: {"format": 1, "name", "finished", "metric", "trials", "best"}.
+/// With the experiment directory `dir`, a trial's files name its checkpoint
+/// only where it is on disk (--keep-checkpoints live removes them).
+nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir = "");
+
+}  // namespace hfta::core

@@ -1,0 +1,79 @@
+#include "hfta/core/sweep_results.h"
+
+#include <sys/stat.h>
+
+#include "hfta/core/sweep_json.h"
+#include "hfta/core/trial_export.h"
+#include "hfta/search/scheduler.h"
+#include "hfta/trainers/catalog.h"
+
+namespace hfta::core {
+namespace {
+
+nlohmann::json params_json(const search::Config& c) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : c) out[k] = to_json(v);
+  return out;
+}
+
+}  // namespace
+
+bool may_be_best(const TrialRecord& t) {
+  return (t.status == "completed" || t.status == "stopped") && t.budget > 0 && !std::isnan(t.metric);
+}
+
+bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal) {
+  return search::better(a.metric, b.metric, goal) || (a.metric == b.metric && a.budget > b.budget);
+}
+
+std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal) {
+  const TrialRecord* best = nullptr;
+  for (const TrialRecord& t : trials) {
+    if (may_be_best(t) && (!best || ranks_before(t, *best, goal))) best = &t;
+  }
+  return best ? best - trials.data() : -1;
+}
+
+nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir) {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& t : result.trials) {
+    // Files relative to the experiment directory (trial_store.h, trial_export.h).
+    const std::string trial = "trials/" + std::to_string(t.id) + "/";
+    // A trial has files once a rung of it finished (a trial that failed in its first has none).
+    nlohmann::json files = nlohmann::json::object();
+    if (t.budget > 0) {
+      files = {{"weights", trial + kWeightsFile}, {"state_dict", trial + kStateDictFile}};
+      struct stat info {};
+      if (dir.empty() || ::stat((dir + "/" + trial + "checkpoint.pt").c_str(), &info) == 0) {
+        files["checkpoint"] = trial + "checkpoint.pt";
+      }
+    }
+    trials.push_back({{"id", t.id}, {"params", params_json(t.params)}, {"seed", t.seed}, {"status", t.status},
+                      {"budget", t.budget}, {"metric", t.metric}, {"history", t.history}, {"files", files}});
+    // Every metric where it ended (Ray Tune's last_result): its last evaluation.
+    if (!t.history.empty()) trials.back()["final"] = t.history.back();
+    if (t.status == "failed") trials.back()["error"] = t.error;
+  }
+  nlohmann::json best = nullptr;
+  if (result.best >= 0) {
+    const auto& b = result.trials[static_cast<std::size_t>(result.best)];
+    best = {{"id", b.id}, {"params", params_json(b.params)}, {"metric", b.metric}};
+    if (result.best_test) {
+      best["test"] = {{"loss", result.best_test->loss}, {"accuracy", result.best_test->accuracy}};
+      const auto kind = trainers::find_model(sweep.task.model)->kind;
+      if (kind == trainers::TaskKind::kGan) {
+        best["test"]["fid"] = result.best_test->fid;  // loss and accuracy: the discriminator's
+      } else if (kind != trainers::TaskKind::kClassification) {
+        best["test"]["perplexity"] = std::exp(result.best_test->loss);
+      }
+    }
+  }
+  return {{"format", 1},
+          {"name", sweep.name},
+          {"finished", result.finished},
+          {"metric", {{"name", sweep.metric.name}, {"goal", to_string(sweep.metric.goal)}}},
+          {"trials", trials},
+          {"best", best}};
+}
+
+}  // namespace hfta::core
