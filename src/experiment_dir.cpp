@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -55,8 +56,30 @@ std::string read_pid(int fd) {
 
 }  // namespace
 
+std::string too_long_for_inside(const std::string& dir) {
+  constexpr std::size_t kLongestInside = 64, kLongestPath = 4095;  // PATH_MAX less its NUL
+  if (dir.size() + kLongestInside <= kLongestPath) return "";
+  return "the path " + dir.substr(0, 40) + "... is " + std::to_string(dir.size()) +
+         " bytes long, and the files written inside it add up to " + std::to_string(kLongestInside) +
+         " more, past the " + std::to_string(kLongestPath) + " bytes a path may have";
+}
+
+std::ifstream open_regular(const std::string& path, std::ios::openmode mode) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    std::ifstream none;
+    none.setstate(std::ios::failbit);  // (one never opened reads as good)
+    errno = EINVAL;
+    return none;
+  }
+  return std::ifstream(path, mode);
+}
+
 void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
+  // "NAME.tmp", cut where NAME is within 4 bytes of the 255 a file name may have.
+  const auto slash = path.rfind('/');
+  const std::size_t name = path.size() - (slash == std::string::npos ? 0 : slash + 1);
+  const std::string tmp = path.substr(0, path.size() - name + std::min<std::size_t>(name, 251)) + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw StorageError("cannot write " + tmp + ": " + cause());
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
@@ -93,14 +116,30 @@ bool out_of_room(int error) { return error == ENOSPC || error == EDQUOT || error
 
 std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::string* holder) {
   const std::string path = dir + "/lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a link, nor into a FIFO or device: the pid goes over what it names.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0 && errno == ELOOP) throw StorageError(path + " is a symbolic link, not a lock hfta-tune made: remove it");
   if (fd < 0 && out_of_room(errno)) throw std::runtime_error("cannot write " + path + ": " + cause());
   if (fd < 0) throw StorageError("cannot open " + path + ": " + cause());
+  struct stat file {};
+  if (::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode)) {
+    ::close(fd);
+    throw StorageError(path + " is not a regular file, so not a lock hfta-tune made: remove it");
+  }
   struct flock l = whole_file(F_WRLCK);
   if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
     if (holder) *holder = read_pid(fd);
     ::close(fd);
     return std::nullopt;
+  }
+  // A lock holds a pid and a newline (and, cut short by a kill, the tail of
+  // a longer one): anything else is someone's file of that name, kept.
+  char held[64] = {};
+  const ssize_t n = ::pread(fd, held, sizeof held, 0);
+  if (n < 0 || n == static_cast<ssize_t>(sizeof held) ||
+      std::string(held, static_cast<std::size_t>(n)).find_first_not_of("0123456789\n") != std::string::npos) {
+    ::close(fd);
+    throw StorageError(path + " holds something other than a pid, so it is not a lock hfta-tune made: move it away");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
@@ -117,7 +156,7 @@ std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::
 }
 
 std::optional<std::string> ExperimentLock::holder(const std::string& dir) {
-  const int fd = ::open((dir + "/lock").c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open((dir + "/lock").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return std::nullopt;  // never run, or unreadable: nobody can be seen holding it
   struct flock l = whole_file(F_WRLCK);
   std::optional<std::string> out;

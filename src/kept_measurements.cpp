@@ -26,7 +26,7 @@ KeptMeasurements::KeptMeasurements(std::string dir, std::function<void(const std
 // it is damaged (reported: it is measured again, since only speed depends on it).
 template <typename Use>
 bool KeptMeasurements::read(const std::string& path, Use use) {
-  std::ifstream in(path);
+  std::ifstream in = open_regular(path);
   if (!in) return false;
   try {
     const nlohmann::json saved = nlohmann::json::parse(in);  // items() must not outlive it

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "hfta/core/experiment_dir.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/trial_store.h"
 
@@ -22,7 +23,7 @@ void flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
 }  // namespace
 
 std::optional<nlohmann::json> run_options_of(const std::string& dir) {
-  std::ifstream run_file(dir + "/run.json");
+  std::ifstream run_file = open_regular(dir + "/run.json");
   if (!run_file) return nlohmann::json::object();
   auto options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
   if (!options.is_object()) return std::nullopt;
@@ -42,7 +43,7 @@ std::optional<nlohmann::json> run_options_of(const std::string& dir) {
 }
 
 bool recorded_names_waves(const std::string& dir) {
-  std::ifstream in(dir + "/sweep.json");
+  std::ifstream in = open_regular(dir + "/sweep.json");
   const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   return j.is_object() && j.contains("search") && j["search"].is_object() && j["search"].contains("waves");
 }

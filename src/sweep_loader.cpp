@@ -545,6 +545,10 @@ SweepConfig load_sweep_file(const std::string& path, std::string* text_read, std
     problem = std::string("cannot read the sweep file: ") + std::strerror(errno);
   } else if (S_ISDIR(info.st_mode)) {
     problem = "cannot read the sweep file: it is a directory";
+    struct stat experiment {};
+    if (::stat((path + "/sweep.json").c_str(), &experiment) == 0) {
+      problem += " of an experiment (hfta-tune resume continues it, hfta-tune status shows it)";
+    }
   }
   std::ifstream in(path, std::ios::binary);
   if (problem.empty() && !in) {

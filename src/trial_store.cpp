@@ -33,7 +33,7 @@ std::uint32_t crc_of(const std::string& s) {
 // In pieces: a checkpoint of a large model under Adam is gigabytes, read on
 // every promotion, and need not be held twice.
 std::uint32_t file_crc(const std::string& path, bool* ok) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in = open_regular(path, std::ios::binary);
   *ok = static_cast<bool>(in);
   std::vector<char> piece(std::size_t{1} << 20);
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -253,9 +253,9 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all(
     // Not there: created, but killed before its first rung finished (or
     // trials/<id> is no directory: not a trial of ours).
     if (::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) continue;
-    std::ifstream in(path);
+    std::ifstream in = open_regular(path);
     if (!in) {  // there, but not to be opened (permissions, EIO): said, not taken for a trial never run
-      const std::string why = std::strerror(errno);
+      const std::string why = errno == EINVAL ? "not a regular file" : std::strerror(errno);
       if (damaged) damaged(path + " cannot be opened (" + why + "): trial " + name + " trains again from the start");
       continue;
     }

@@ -37,7 +37,7 @@ void Tuner::write_state() {
 
 // On resume: the rung results an earlier state.json recorded that trials/ no longer holds.
 void Tuner::check_state() {
-  std::ifstream in(options_.dir + "/state.json");
+  std::ifstream in = open_regular(options_.dir + "/state.json");
   if (!in) return;
   const auto state = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   // Valid JSON of another shape is as damaged as a truncated file.

@@ -75,7 +75,7 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
   std::string damaged;
   auto results = results_or_damage(a.dir, damaged);
   if (!damaged.empty()) {
-    err << "hfta-tune export: " << damaged << "; hfta-tune resume " << a.dir << " writes it again\n";
+    err << "hfta-tune export: " << damaged << "; hfta-tune resume " << shell_word(a.dir) << " writes it again\n";
     return kExitFailure;
   }
   if (!results) {  // running or interrupted: the trials so far

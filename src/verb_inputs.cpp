@@ -85,7 +85,11 @@ std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std:
 // as a damaged results.json).
 std::optional<SweepConfig> recorded_sweep(const std::string& dir, const char* verb, std::ostream& err) {
   std::ostringstream problems;
-  auto sweep = load(dir + "/sweep.json", problems, nullptr, 16 * kMaxSweepBytes);
+  struct stat info {};
+  if (::stat((dir + "/sweep.json").c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    problems << dir << "/sweep.json: not a regular file\n";  // a FIFO would block the read for ever
+  }
+  auto sweep = problems.str().empty() ? load(dir + "/sweep.json", problems, nullptr, 16 * kMaxSweepBytes) : std::nullopt;
   if (!sweep) {
     err << problems.str() << "hfta-tune " << verb << ": " << dir
         << "/sweep.json is damaged (it was written whole: changed from outside); resume cannot continue the sweep\n";
@@ -158,7 +162,7 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
   } else if (started) {
     // What a run stopped while writing its first files leaves (run accepts the directory again).
     err << " holds no sweep.json: the run that made it stopped before its sweep started; start it again with "
-        << "hfta-tune run SWEEP.yaml --out " << dir << "\n";
+        << "hfta-tune run SWEEP.yaml --out " << shell_word(dir) << "\n";
   } else {
     err << " is not an experiment directory (no sweep.json)\n";
   }
@@ -170,6 +174,10 @@ std::optional<EditedSweep> edited_sweep(const std::string& dir, const SweepConfi
   EditedSweep out;
   struct stat info {};
   if (::stat((dir + "/sweep.yaml").c_str(), &info) != 0) return out;
+  if (!S_ISREG(info.st_mode)) {  // a FIFO would block the read for ever
+    err << dir << "/sweep.yaml: not a regular file (changed from outside): remove it, or put the sweep file back\n";
+    return std::nullopt;
+  }
   out.given = load(dir + "/sweep.yaml", err);
   if (!out.given) return std::nullopt;
   // A --seed given to run is part of the recorded sweep (directories from

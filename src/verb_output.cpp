@@ -90,4 +90,15 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// Quoted where a shell would split or expand it ("runs/exp 1", "it's"), so
+// that a printed `hfta-tune resume DIR` pastes back as it reads.
+std::string shell_word(const std::string& path) {
+  const bool plain = !path.empty() && path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                             "0123456789_./:@%+=,-") == std::string::npos;
+  if (plain) return path;
+  std::string out = "'";
+  for (const char c : path) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace hfta::core::verbs

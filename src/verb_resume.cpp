@@ -33,9 +33,14 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   stop_after(duration_seconds(a.time_limit).value_or(0));
   if (!is_experiment(a.dir, "resume", err)) return kExitUsage;
+  if (const std::string too_long = too_long_for_inside(a.dir); !too_long.empty()) {
+    err << "hfta-tune resume: " << too_long << "; resume it by a shorter path (a relative one from a directory near "
+        << "it counts as written)\n";
+    return kExitUsage;
+  }
   std::string damaged;
   if (results_or_damage(a.dir, damaged)) {
-    out << a.dir << " is finished; see hfta-tune status " << a.dir << "\n";
+    out << a.dir << " is finished; see hfta-tune status " << shell_word(a.dir) << "\n";
     return kExitOk;
   }
   // Every rung's result is in trials/: the replay writes results.json again.

@@ -58,9 +58,15 @@ std::string threads_note(int threads, int workers, const std::vector<c10::Device
 }
 
 // Says that the directory moved away while the sweep ran, and where it went.
+// (Removed by `rm -rf` while it ran, the lock can go before the directory
+// does: by the time this is read, there may be nothing left to resume.)
 void moved(const char* verb, const DirectoryMoved& e, std::ostream& err) {
+  struct stat info {};
+  const bool gone = !e.now.empty() && ::stat((e.now + "/sweep.json").c_str(), &info) != 0;
   err << "hfta-tune " << verb << ": " << e.what()
-      << (e.now.empty() ? "\n" : "; its finished rungs are kept there: hfta-tune resume " + e.now + "\n");
+      << (e.now.empty() ? "\n"
+          : gone        ? "; " + e.now + " has gone since, with its finished rungs\n"
+                        : "; its finished rungs are kept there: hfta-tune resume " + shell_word(e.now) + "\n");
 }
 
 // Whether `dir` moved away from the lock `held` (after saying so): a write
@@ -151,12 +157,12 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit + (seconds ? " s" : "")) << " reached: stopped after a checkpoint, with " << rungs << " of "
           << options.totals.results << " rung results";
       print_best(sweep, so_far.trials, /*finished=*/false, out);
-      out << "continue with hfta-tune resume " << dir << "; hfta-tune export " << dir
+      out << "continue with hfta-tune resume " << shell_word(dir) << "; hfta-tune export " << shell_word(dir)
           << " writes the trials so far\n";
       return kExitOk;
     }
     err << "hfta-tune " << verb << ": stopped by " << interrupt_name()
-        << "; finished rungs and the checkpoints of the trials in training are kept: hfta-tune resume " << dir
+        << "; finished rungs and the checkpoints of the trials in training are kept: hfta-tune resume " << shell_word(dir)
         << "\n";
     return kExitFailure;
   } catch (const DirectoryMoved& e) {
@@ -167,7 +173,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     // (std::bad_alloc's own message names no memory.)
     err << "hfta-tune " << verb << ": "
         << (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of host memory (std::bad_alloc)") : e.what())
-        << " (finished rungs are kept: hfta-tune resume " << dir << ")\n";
+        << " (finished rungs are kept: hfta-tune resume " << shell_word(dir) << ")\n";
     return kExitFailure;
   }
   const nlohmann::json results = results_json(sweep, result, dir);
@@ -179,7 +185,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitFailure;
   } catch (const StorageError& e) {  // every rung is on disk: resume writes it
     if (moved_away(held, dir, verb, err)) return kExitFailure;
-    err << "hfta-tune " << verb << ": " << e.what() << " (every trial is done and kept: hfta-tune resume " << dir
+    err << "hfta-tune " << verb << ": " << e.what() << " (every trial is done and kept: hfta-tune resume " << shell_word(dir)
         << " writes the results)\n";
     return kExitFailure;
   }
@@ -212,6 +218,10 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitFailure;
   }
   const std::string dir = a.out_dir.empty() ? "runs/" + sweep->name : a.out_dir;
+  if (const std::string too_long = too_long_for_inside(dir); !too_long.empty()) {
+    err << "hfta-tune run: --out: " << too_long << "; give a shorter one (a relative path counts as written)\n";
+    return kExitUsage;
+  }
   auto holds_a_sweep = [&] {
     struct stat info {};
     if (::stat((dir + "/sweep.json").c_str(), &info) != 0) return false;
@@ -222,10 +232,10 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     }
     std::string damaged;
     if (results_or_damage(dir, damaged)) {
-      err << "hfta-tune run: " << dir << " already holds a finished sweep (see hfta-tune status " << dir
+      err << "hfta-tune run: " << dir << " already holds a finished sweep (see hfta-tune status " << shell_word(dir)
           << "); choose another --out\n";
     } else {
-      err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << dir
+      err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << shell_word(dir)
           << ", or choose another --out\n";
     }
     return true;

@@ -16,7 +16,7 @@ namespace {
 // What status says of a stopped sweep: to resume it, or, where resume would
 // refuse the directory's sweep.yaml as edited, what to mend first.
 std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
-  const std::string resume = "continue with hfta-tune resume " + dir;
+  const std::string resume = "continue with hfta-tune resume " + shell_word(dir);
   const auto run_options = run_options_of(dir);
   if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options as run writes them), and resume reads it";
   const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
@@ -50,7 +50,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   std::string damaged;
   const auto results = results_or_damage(a.dir, damaged);
   if (!damaged.empty() && !running) {  // (a resume running writes it again: its progress is shown)
-    err << "hfta-tune status: " << damaged << "; hfta-tune resume " << a.dir << " writes it again\n";
+    err << "hfta-tune status: " << damaged << "; hfta-tune resume " << shell_word(a.dir) << " writes it again\n";
     return kExitFailure;
   }
   if (!results) {

@@ -84,6 +84,8 @@ std::string test_summary(const nlohmann::json& test);
 void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, bool finished, std::ostream& out);
 std::string workers_note(int workers, const std::vector<c10::Device>& devices);
 std::string joined(const std::vector<std::string>& items);
+// `path` as one word a shell reads back (quoted where it must be), for the commands printed.
+std::string shell_word(const std::string& path);
 
 // --- Shared by run and resume (verb_run.cpp) ---
 std::optional<ExperimentLock> lock_or_refuse(const std::string& dir, const char* verb, std::ostream& err, int& code);

@@ -2144,6 +2144,89 @@ TEST_F(Cli, PlanSizesArraysWithinTheAddressSpaceLimit) {
   EXPECT_GT(std::stod(m[1]), 0) << plan;
 }
 
+// A --out so long that the files inside it would pass PATH_MAX failed mid-run
+// (trials/<id>/checkpoint.next.pt.tmp), and every resume again: refused first.
+TEST_F(Cli, AnOutTooLongForTheFilesInsideItIsRefusedBeforeAnythingIsWritten) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  std::string out = dir_ + "/deep";
+  while (out.size() < 4060) out += "/" + std::string(200, 'c');
+  const Result r = run("run " + sweep + " --out " + out.substr(0, 4060));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bytes long, and the files written inside it add up to 64 more, past the 4095 bytes a path may "
+                       "have; give a shorter one"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(exists(dir_ + "/deep"));
+}
+
+// A file named lock that hfta-tune did not write is never written over: not
+// through a symbolic link, and not a file of someone's (it held "precious").
+TEST_F(Cli, ALockFileNotOfHftaTunesIsNeverWrittenOver) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  const std::string victim = dir_ + "/victim.txt", linked = dir_ + "/linked", foreign = dir_ + "/foreign";
+  std::ofstream(victim) << "precious\n";
+  std::filesystem::create_directory(linked);
+  std::filesystem::create_symlink(victim, linked + "/lock");
+  const Result through_link = run("run " + sweep + " --out " + linked);
+  EXPECT_EQ(through_link.code, 2);
+  EXPECT_NE(through_link.err.find("lock is a symbolic link, not a lock hfta-tune made: remove it"), std::string::npos)
+      << through_link.err;
+  std::filesystem::create_directory(foreign);
+  std::ofstream(foreign + "/lock") << "precious\n";
+  const Result someones = run("run " + sweep + " --out " + foreign);
+  EXPECT_EQ(someones.code, 2);
+  EXPECT_NE(someones.err.find("lock holds something other than a pid"), std::string::npos) << someones.err;
+  EXPECT_EQ(slurp(victim), "precious\n");
+  EXPECT_EQ(slurp(foreign + "/lock"), "precious\n");
+  EXPECT_FALSE(exists(linked + "/sweep.yaml"));
+  EXPECT_FALSE(exists(foreign + "/sweep.yaml"));
+}
+
+// A FIFO put in an experiment directory from outside blocked status and
+// resume for ever (reading it waits for a writer): they now say what it is.
+TEST_F(Cli, AFifoInTheExperimentDirectoryIsNamedNotWaitedOn) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1").code, 0);
+  std::filesystem::remove(dir + "/results.json");  // unfinished again: status and resume read trials/
+  ASSERT_TRUE(exists(dir + "/trials/0/trial.json"));
+  std::filesystem::remove(dir + "/trials/0/trial.json");
+  ASSERT_EQ(::mkfifo((dir + "/trials/0/trial.json").c_str(), 0644), 0);
+  const std::string status = dir_ + "/status.err";
+  EXPECT_EQ(shell("timeout 60 " + std::string(HFTA_TUNE_BINARY) + " status " + dir + " >/dev/null 2>" + status), 0);
+  EXPECT_NE(slurp(status).find("trial.json cannot be opened (not a regular file)"), std::string::npos) << slurp(status);
+  std::filesystem::remove(dir + "/sweep.yaml");
+  ASSERT_EQ(::mkfifo((dir + "/sweep.yaml").c_str(), 0644), 0);
+  const std::string resume = dir_ + "/resume.err";
+  EXPECT_EQ(shell("timeout 60 " + std::string(HFTA_TUNE_BINARY) + " resume " + dir + " >/dev/null 2>" + resume), 2);
+  EXPECT_NE(slurp(resume).find("sweep.yaml: not a regular file (changed from outside)"), std::string::npos)
+      << slurp(resume);
+}
+
+// The resume command printed for a directory whose name a shell would split
+// pastes back as one word.
+TEST_F(Cli, TheResumeCommandPrintedQuotesADirectoryAShellWouldSplit) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/exp 1's";
+  const Result r = run("run " + sweep + " --out \"" + dir + "\" --workers 1 --time-limit 0.001s");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("continue with hfta-tune resume '" + dir_ + "/exp 1'\\''s'"), std::string::npos) << r.out;
+  const int pasted =
+      std::system((std::string(HFTA_TUNE_BINARY) + " resume '" + dir_ + "/exp 1'\\''s' --time-limit 0.001s >/dev/null").c_str());
+  EXPECT_TRUE(WIFEXITED(pasted) && WEXITSTATUS(pasted) == 0);
+}
+
+// A file name within NAME_MAX whose NAME.tmp is not: the temporary is cut to fit.
+TEST_F(Cli, ExportWritesAFileWhoseNameIsNearTheLongestAllowed) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 0.001s").code, 0);
+  const std::string name = dir_ + "/" + std::string(250, 'f') + ".json";
+  const Result r = run("export " + dir + " --output " + name);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(name)).contains("trials"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+  }
+}
+
 // A model that does not fit even alone fails its trials saying what ran out,
 // how much the model needs, and what to change (std::bad_alloc alone said none
 // of it); the sweep still ends, with exit 0 and no best trial.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,17 @@ struct DirectoryMoved : StorageError {
 /// fsync, rename, fsync the directory. Throws StorageError naming the file
 /// and the cause, leaving no temporary file behind.
 void write_atomically(const std::string& path, const std::string& text);
+
+/// Why `dir` is too long a path for the files hfta-tune writes inside it
+/// (trials/<id>/checkpoint.next.pt.tmp, up to 64 bytes more), or "" where
+/// they fit within the 4095 bytes a path may have. Checked before a run or
+/// resume writes anything: otherwise it failed mid-sweep, and every resume again.
+std::string too_long_for_inside(const std::string& dir);
+
+/// `path` opened for reading where it is a regular file (through links);
+/// otherwise a stream that failed. A FIFO or device put in an experiment
+/// directory from outside would block a read of it for ever.
+std::ifstream open_regular(const std::string& path, std::ios::openmode mode = std::ios::in);
 
 /// rename(from, to), then fsync of to's directory, so the new name survives
 /// a power loss. Throws StorageError, leaving `from` where it was.
