@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -76,10 +77,17 @@ std::ifstream open_regular(const std::string& path, std::ios::openmode mode) {
 }
 
 void write_atomically(const std::string& path, const std::string& text) {
-  // "NAME.tmp", cut where NAME is within 4 bytes of the 255 a file name may have.
+  // "NAME.tmp"; where that passes the 255 bytes a file name may have, NAME
+  // is cut and a hash of all of it added, so names alike up to the cut (or
+  // one of 255 bytes that ends in .tmp) get temporaries of their own.
   const auto slash = path.rfind('/');
   const std::size_t name = path.size() - (slash == std::string::npos ? 0 : slash + 1);
-  const std::string tmp = path.substr(0, path.size() - name + std::min<std::size_t>(name, 251)) + ".tmp";
+  std::string tmp = path + ".tmp";
+  if (name > 251) {
+    char hash[24];
+    std::snprintf(hash, sizeof hash, ".%016zx", std::hash<std::string>{}(path));
+    tmp = path.substr(0, path.size() - name + 200) + hash + ".tmp";
+  }
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw StorageError("cannot write " + tmp + ": " + cause());
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
@@ -133,11 +141,13 @@ std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::
     return std::nullopt;
   }
   // A lock holds a pid and a newline (and, cut short by a kill, the tail of
-  // a longer one): anything else is someone's file of that name, kept.
+  // a longer one; after a power loss, maybe zero bytes: it is never synced):
+  // anything else is someone's file of that name, kept.
   char held[64] = {};
   const ssize_t n = ::pread(fd, held, sizeof held, 0);
   if (n < 0 || n == static_cast<ssize_t>(sizeof held) ||
-      std::string(held, static_cast<std::size_t>(n)).find_first_not_of("0123456789\n") != std::string::npos) {
+      std::string(held, static_cast<std::size_t>(n)).find_first_not_of(std::string("0123456789\n\0", 12)) !=
+          std::string::npos) {
     ::close(fd);
     throw StorageError(path + " holds something other than a pid, so it is not a lock hfta-tune made: move it away");
   }

@@ -1,5 +1,6 @@
 #include "hfta/core/resume_checks.h"
 
+#include <cerrno>
 #include <fstream>
 #include <map>
 #include <set>
@@ -24,6 +25,7 @@ void flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
 
 std::optional<nlohmann::json> run_options_of(const std::string& dir) {
   std::ifstream run_file = open_regular(dir + "/run.json");
+  if (!run_file && errno == EINVAL) return std::nullopt;  // there, but no regular file: damaged
   if (!run_file) return nlohmann::json::object();
   auto options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
   if (!options.is_object()) return std::nullopt;

@@ -1,6 +1,7 @@
 #include "hfta/core/suspect_settings.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -34,12 +35,25 @@ std::optional<std::pair<double, double>> range_of(const SweepConfig& sweep, cons
 
 std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
   std::vector<std::string> out;
-  // Every metric but accuracy (losses, perplexity, FID) is better lower.
-  const bool higher_is_better = sweep.metric.name == "val_accuracy";
-  if (higher_is_better != (sweep.metric.goal == Goal::kMaximize)) {
+  // Accuracy is better higher; losses, perplexity and FID lower. (A GAN's
+  // g_loss and d_loss are each other's opponents: either goal may be meant.)
+  const std::string& metric = sweep.metric.name;
+  const bool higher_is_better = metric == "val_accuracy";
+  const bool lower_is_better =
+      metric == "val_loss" || metric == "train_loss" || metric == "val_perplexity" || metric == "val_fid";
+  if ((higher_is_better && sweep.metric.goal == Goal::kMinimize) ||
+      (lower_is_better && sweep.metric.goal == Goal::kMaximize)) {
     out.push_back("note: " + sweep.metric.name + " is better " + (higher_is_better ? "higher" : "lower") +
                   ", and metric.goal " + to_string(sweep.metric.goal) + " makes the best trial the worst model " +
                   "(did you mean goal: " + (higher_is_better ? "maximize" : "minimize") + "?)");
+  }
+  // Accuracy in steps of 1/N: on a handful of examples most trials tie, and
+  // the best is whichever the tie-break names.
+  constexpr std::int64_t kFewest = 100;
+  if (sweep.task.validation_size > 0 && sweep.task.validation_size < kFewest) {
+    out.push_back("note: task.validation_size " + std::to_string(sweep.task.validation_size) +
+                  ": every validation metric is measured on that many examples, so trials tie often (at least " +
+                  std::to_string(kFewest) + " tell them apart)");
   }
   // eta_min is a cosine schedule's floor; above lr it is the ceiling the rate climbs to.
   if (sweep.find_parameter("eta_min")) {

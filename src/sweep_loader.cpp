@@ -487,6 +487,14 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
                "the file is not UTF-8 text (it holds zero bytes or a UTF-16 byte-order mark); save it as UTF-8");
     reject(r);
   }
+  // Lines that end in a carriage return alone (classic Mac OS) are one line
+  // to YAML, which then reports a syntax error that names no cause.
+  if (yaml.find('\r') != std::string::npos && yaml.find('\n') == std::string::npos) {
+    r.error_at(YAML::Mark::null_mark(), "",
+               "the file's lines end in a carriage return alone (classic Mac OS line endings); save it with LF "
+               "or CRLF line endings");
+    reject(r);
+  }
   try {
     const std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
     if (documents.size() > 1) {

@@ -200,10 +200,14 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than the "
         << mib(free_bytes) << " free on " << plan.device << ": its trials will likely fail out of memory (make "
         << "it smaller: its task options or batch_size)\n";
-  } else if (largest_alone > plan.budget_bytes) {
+  } else if (largest_alone > plan.budget_bytes && plan.fused) {
+    // (Unfused, every trial trains alone anyway; and where two models pass the
+    // free memory, no fraction fuses them.)
+    const bool two_fit = 2 * largest_alone <= free_bytes;
     out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than the "
         << mib(plan.budget_bytes) << " arrays are planned within (fusion.memory_fraction " << sweep.fusion.memory_fraction
-        << " of the free memory): its trials train alone, unfused (raise fusion.memory_fraction to fuse them)\n";
+        << " of the free memory): its trials train alone, unfused"
+        << (two_fit ? " (raise fusion.memory_fraction to fuse them)" : "") << "\n";
   }
   // Rungs are Hyperband's r_i = R / eta^k; Ray Tune's ASHA counts up from its
   // grace period instead, so a budget.min off this ladder is worth a word.

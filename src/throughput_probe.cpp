@@ -93,9 +93,10 @@ std::map<std::int64_t, double> probe_throughput(const std::function<ArrayStep(st
   } catch (const std::exception& e) {
     // A size past the memory is as far as arrays can grow (the sizer's
     // model may have guessed wrong): its steps and tensors are gone by now.
+    // Above one model, the array of one timed beside it was in memory too.
     if (!is_out_of_memory(e)) throw;
     rates.erase(size);
-    if (options.out_of_memory) options.out_of_memory(size);
+    if (options.out_of_memory) options.out_of_memory(size > 1 ? size + 1 : size);
   }
   return rates;
 }

@@ -261,6 +261,7 @@ std::int64_t Tuner::trials_done() const {
 void Tuner::note_batch_past_the_data() {
   const auto train = static_cast<std::int64_t>(data_.train.size());
   const auto sizes = batch_sizes(sweep_);
+  if (sizes.empty()) return;
   const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
   if (largest <= train) return;
   progress_.message("note: batch size " + std::to_string(largest) + " is larger than the " + std::to_string(train) +

@@ -88,18 +88,26 @@ search::ArrayPlan Tuner::unreported(const search::ArrayPlan& array) {
 }
 
 // Why a model that ran out of memory alone failed, and what would help
-// (std::bad_alloc alone names neither).
+// (std::bad_alloc alone names neither). Its size as its parameter and
+// activation counts estimate it: the sizer's model of the key has learnt
+// from this very failure by now.
 std::string Tuner::out_of_memory(const search::ArrayPlan& alone, std::size_t worker, const std::exception& e) {
+  auto mib = [](double bytes) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(0) << bytes / (1 << 20) << " MiB";
+    return s.str();
+  };
   std::string what = e.what();
   what = what.substr(0, what.find('\n'));  // LibTorch's messages go on with a backtrace
   std::string out = "out of memory on " + device_key(device_of(worker)) + " with the model alone (" + what + ")";
   std::lock_guard<std::mutex> lock(mutex_);
-  if (const auto bytes = sizer_.predicted_bytes(alone.key, config_of(alone.trial_ids.front()), 1)) {
-    std::ostringstream mib;
-    mib << std::fixed << std::setprecision(0) << *bytes / (1 << 20);
-    out += ": it is predicted to need " + mib.str() + " MiB";
+  if (const auto bytes = sizer_.estimated_bytes(records_.at(alone.trial_ids.front()).params, 1)) {
+    out += ": it is estimated at " + mib(*bytes) + ", and arrays are planned within " + mib(sizer_.budget_bytes());
   }
-  return out + "; make it smaller: its task options or batch_size";
+  out += "; make it smaller: its task options or batch_size";
+  // Workers that share a device share its memory too.
+  if (options_.workers > static_cast<int>(options_.devices.size())) out += " (or give fewer --workers)";
+  return out;
 }
 
 void Tuner::fail(std::int64_t id, double budget, const std::string& message, Reports& reports) {

@@ -254,6 +254,16 @@ TEST(SweepPlan, AGoalAgainstItsMetricAndAnEtaMinAboveLrAreNoted) {
                       "raises such a trial's learning rate to eta_min instead of lowering it"),
             std::string::npos)
       << high;
+
+  auto validated_on = [](const std::string& n) {
+    const SweepConfig sweep = load_sweep_string(sweep_yaml(
+        {{"task", "task:\n  model: mlp\n  batch_size: 32\n  validation_size: " + n + "\n"}}));
+    return to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
+  };
+  EXPECT_NE(validated_on("1").find("note: task.validation_size 1: every validation metric is measured on that many "
+                                   "examples, so trials tie often"),
+            std::string::npos);
+  EXPECT_EQ(validated_on("100").find("task.validation_size"), std::string::npos);
 }
 
 }  // namespace

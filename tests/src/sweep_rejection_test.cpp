@@ -843,6 +843,22 @@ TEST(SweepRejection, TopLevelNotAMapping) {
   }
 }
 
+// A file whose lines end in CR alone is one line to YAML: the cause is named.
+TEST(SweepRejection, LinesEndingInACarriageReturnAloneAreNamed) {
+  std::string yaml = sweep_yaml();
+  for (auto& c : yaml) c = c == '\n' ? '\r' : c;
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("carriage return alone (classic Mac OS line endings)"), std::string::npos)
+        << e.what();
+  }
+  std::string crlf;
+  for (const char c : sweep_yaml()) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  EXPECT_NO_THROW(load_sweep_string(crlf, "sweep.yaml"));
+}
+
 TEST(SweepRejection, TextThatIsNotUtf8) {
   for (const std::string text : {std::string("\xff\xfen\0a\0m\0e\0", 10), std::string("name: a\0b\n", 10)}) {
     try {
@@ -891,6 +907,9 @@ TEST(SweepRejection, AWholeNumberWrittenAsARealSaysWhatToWrite) {
                   "task.options.width", "width: 16.0",
                   "expected integer in [1, 1048576] for 'width' (units per hidden layer), got number 16.0 (written with "
                   "a decimal point or an exponent: write 16)");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  batch_size: 32\n  options: {width: 100000.0}\n"}}),
+                  "task.options.width", "width: 100000.0", "got number 100000.0 (written with a decimal point or an "
+                  "exponent: write 100000)");
 }
 
 // A number out of its key's range is quoted back, as every other is.

@@ -145,7 +145,6 @@ TEST(ThroughputProbe, TimesEachSizeForAtLeastItsLeastSteps) {
   EXPECT_EQ(steps, 1 + 3);  // a warm-up, then three timed
 }
 
-// What the probe measured at some sizes estimates the rest (for worker balancing).
 // The sizer's memory model can guess wrong: an array that runs out of memory
 // (built, or in a step) ends the probe with the sizes before it, and says which.
 TEST(ThroughputProbe, AnArrayThatRunsOutOfMemoryEndsItWithTheSizesBefore) {
@@ -167,7 +166,7 @@ TEST(ThroughputProbe, AnArrayThatRunsOutOfMemoryEndsItWithTheSizesBefore) {
         16, o);
     EXPECT_EQ(rates.size(), 2u) << when_built;
     EXPECT_TRUE(rates.count(1) && rates.count(2)) << when_built;
-    EXPECT_EQ(told, std::vector<std::int64_t>{4}) << when_built;
+    EXPECT_EQ(told, std::vector<std::int64_t>{5}) << when_built;  // and the array of one beside it
   }
   // One model that does not fit: nothing measured.
   std::vector<std::int64_t> told;
@@ -180,6 +179,7 @@ TEST(ThroughputProbe, AnArrayThatRunsOutOfMemoryEndsItWithTheSizesBefore) {
                std::runtime_error);
 }
 
+// What the probe measured at some sizes estimates the rest (for worker balancing).
 TEST(RateAt, LinearBetweenMeasuredSizesAndFlatBeyond) {
   const std::map<std::int64_t, double> rates = {{1, 100}, {2, 160}, {4, 200}};
   EXPECT_DOUBLE_EQ(rate_at(rates, 2), 160);

@@ -29,6 +29,10 @@ class ArraySizer {
   std::optional<double> predicted_bytes(const std::string& key, const search::Config& example,
                                         std::int64_t models);
 
+  /// Bytes of an array of `models` as the parameter and activation counts
+  /// estimate them, whatever was measured since (nullopt: unknown).
+  std::optional<double> estimated_bytes(const search::Config& example, std::int64_t models) const;
+
   /// A measured peak of an array of `models` of this key.
   void observe_peak(const std::string& key, std::int64_t models, double bytes);
   /// An array of `models` of this key ran out of memory.
@@ -42,6 +46,7 @@ class ArraySizer {
 
  private:
   fusion::MemoryModel* model(const std::string& key, const search::Config& example);
+  std::optional<fusion::MemoryModel> estimate(const search::Config& example) const;
 
   const SweepConfig& sweep_;
   double budget_;

@@ -11,7 +11,8 @@ namespace hfta::core {
 
 /// "note: ..." lines (without the newline) for: a loss maximized or an
 /// accuracy minimized (the best trial would be the worst model); a cosine
-/// schedule whose eta_min may exceed lr (its learning rate then climbs).
+/// schedule whose eta_min may exceed lr (its learning rate then climbs); a
+/// validation set too small to tell trials apart.
 std::vector<std::string> suspect_settings(const SweepConfig& sweep);
 
 }  // namespace hfta::core

@@ -30,8 +30,9 @@ struct ProbeOptions {
   double sized_steps = 0;
   double max_share = 0.1;
   std::function<double()> now; ///< seconds; a steady clock when empty
-  /// Told the size whose array ran out of memory (is_out_of_memory), which
-  /// ends the probe with the sizes before it (none: one model did not fit).
+  /// Told the models in memory when an array ran out of it (is_out_of_memory:
+  /// the array's, and the array of one timed beside a larger one), which ends
+  /// the probe with the sizes before it (none: one model did not fit).
   std::function<void(std::int64_t)> out_of_memory;
 };
 
