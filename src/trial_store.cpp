@@ -247,7 +247,10 @@ std::map<std::int64_t, StoredTrial> TrialStore::load_all(
   if (!d) return out;
   while (dirent* e = readdir(d)) {
     const std::string name = e->d_name;
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // Ids are written without leading zeros: trials/00 is no trial's (a copy), as trials/x is not.
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos || (name.size() > 1 && name[0] == '0')) {
+      continue;
+    }
     const std::string path = dir_ + "/trials/" + name + "/trial.json";
     struct stat st {};
     // Not there: created, but killed before its first rung finished (or

@@ -252,6 +252,25 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
         << "); give --out a new or empty directory\n";
     return kExitUsage;
   }
+  // Nor inside another experiment (trials/99 of one): resume, status and
+  // export of the outer one would walk into the inner one's files.
+  // (A parent that cannot be read is taken for no experiment: `up` is set
+  // for a file not found as well.)
+  std::error_code up;
+  const auto absolute = std::filesystem::absolute(dir, up).lexically_normal();
+  for (auto p = absolute.parent_path(); !p.empty(); p = p.parent_path()) {
+    if (std::filesystem::is_regular_file(p / "sweep.json", up) && std::filesystem::exists(p / "lock", up)) {
+      err << "hfta-tune run: " << dir << " is inside the experiment " << p.string()
+          << "; give --out a directory outside it\n";
+      return kExitUsage;
+    }
+    if (p == p.parent_path()) break;
+  }
+  // A quoted ~ reaches here as it is, and names a directory ./~ (said, not refused).
+  if (dir == "~" || dir.rfind("~/", 0) == 0) {
+    out << "note: --out " << dir << " begins with a ~ that no shell expanded (it was quoted): the directory is ./"
+        << dir << ", not one in your home directory\n";
+  }
   // Through links to a directory not made yet: the directory they name.
   std::filesystem::path made = dir;
   for (int hops = 0; hops < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(made, ec)) &&

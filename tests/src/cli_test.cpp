@@ -2235,6 +2235,32 @@ TEST_F(Cli, ExportWritesAFileWhoseNameIsNearTheLongestAllowed) {
   }
 }
 
+// An experiment inside another's directory would mix with its files.
+TEST_F(Cli, AnOutInsideAnotherExperimentIsRefused) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/outer";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 0.001s").code, 0);
+  for (const std::string inner : {dir + "/trials/99", dir + "/trials/0/sub", dir + "/inner"}) {
+    const Result r = run("run " + sweep + " --out " + inner);
+    EXPECT_EQ(r.code, 2) << inner;
+    EXPECT_NE(r.err.find("is inside the experiment " + dir + "; give --out a directory outside it"), std::string::npos)
+        << r.err;
+    EXPECT_FALSE(exists(inner)) << inner;
+  }
+}
+
+// A quoted ~ reaches run as it is, and names ./~: said, and the run goes on.
+TEST_F(Cli, AnOutWithAnUnexpandedTildeIsNoted) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), out = dir_ + "/tilde.out";
+  ASSERT_EQ(shell("cd " + dir_ + " && " + std::string(HFTA_TUNE_BINARY) + " run " + sweep +
+                  " --out \"~/exp\" --workers 1 --time-limit 0.001s >" + out),
+            0);
+  EXPECT_NE(slurp(out).find("note: --out ~/exp begins with a ~ that no shell expanded (it was quoted): the directory is "
+                            "./~/exp, not one in your home directory"),
+            std::string::npos)
+      << slurp(out);
+  EXPECT_TRUE(exists(dir_ + "/~/exp/sweep.json"));
+}
+
 // A model that does not fit even alone fails its trials saying what ran out,
 // how much the model needs, and what to change (std::bad_alloc alone said none
 // of it); the sweep still ends, with exit 0 and no best trial.

@@ -191,6 +191,21 @@ TEST(TrialStore, AFileThatIsThereButCannotBeOpenedIsSaidSo) {
   fs::remove_all(dir);
 }
 
+// trials/00, a copy of trials/0 (ids have no leading zeros), is no trial's:
+// it said "trial 00 trains again from the start", and none did.
+TEST(TrialStore, ATrialDirectoryNamedWithALeadingZeroIsNotATrials) {
+  const std::string dir = ::testing::TempDir() + "/store-leading-zero-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  save_rung(dir, 1.0, 10);
+  fs::copy(dir + "/trials/0", dir + "/trials/00", fs::copy_options::recursive);
+  std::vector<std::string> said;
+  const auto trials = TrialStore(dir).load_all([&](const std::string& m) { said.push_back(m); });
+  EXPECT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials.count(0), 1u);
+  EXPECT_TRUE(said.empty()) << said[0];
+  fs::remove_all(dir);
+}
+
 TEST(TrialStore, APartialRungRoundTripsAndARungsSaveRemovesIt) {
   const std::string dir = ::testing::TempDir() + "/store-partial-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
