@@ -60,15 +60,15 @@ std::string export_format(const Args& a) {
 int export_results(const Args& a, std::ostream& out, std::ostream& err) {
   if (!is_experiment(a.dir, "export", err)) return kExitUsage;
   if (!a.output.empty() && a.output != "-") {
+    const auto folder = std::filesystem::path(a.output).parent_path();
+    const std::string problem = folder.empty() ? "" : folder_problem(folder.string());
+    if (!problem.empty()) {
+      err << "hfta-tune export: --output " << a.output << ": " << folder.string() << " " << problem << "\n";
+      return kExitUsage;
+    }
     if (auto own = experiment_file(a.dir, a.output)) {
       err << "hfta-tune export: --output " << a.output << " is " << a.dir << "'s own " << *own
           << ", which hfta-tune reads; name another file\n";
-      return kExitUsage;
-    }
-    const auto folder = std::filesystem::path(a.output).parent_path();
-    std::error_code ec;
-    if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
-      err << "hfta-tune export: --output " << a.output << ": the folder " << folder.string() << " does not exist\n";
       return kExitUsage;
     }
   }

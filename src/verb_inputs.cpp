@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
@@ -147,6 +148,23 @@ bool left_before_the_sweep(const std::string& name) {
          name == "sweep.json.tmp";
 }
 
+std::string folder_problem(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return errno == ENOENT ? "does not exist" : std::string("cannot be read: ") + std::strerror(errno);
+  }
+  return S_ISDIR(info.st_mode) ? "" : "is a file, not a folder";
+}
+
+namespace {
+
+bool looks_like_sweep_file(const std::string& path) {
+  const auto extension = std::filesystem::path(path).extension();
+  return extension == ".yaml" || extension == ".yml";
+}
+
+}  // namespace
+
 // Whether `dir` holds a sweep, after saying what it is instead.
 bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) {
   struct stat info {};
@@ -157,8 +175,14 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     started = started || left_before_the_sweep(entry.path().filename().string());
   }
-  if (::stat(dir.c_str(), &info) != 0) {
-    err << " does not exist\n";
+  const std::string problem = folder_problem(dir);
+  if (!problem.empty()) {
+    err << " " << problem;
+    // A sweep file given where the directory goes: say what takes it.
+    if (problem.rfind("is a file", 0) == 0 && looks_like_sweep_file(dir)) {
+      err << "; to start the sweep it holds: hfta-tune run " << shell_word(dir) << " --out DIR";
+    }
+    err << "\n";
   } else if (started) {
     // What a run stopped while writing its first files leaves (run accepts the directory again).
     err << " holds no sweep.json: the run that made it stopped before its sweep started; start it again with "

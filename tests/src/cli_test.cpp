@@ -522,7 +522,27 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/fused/sweep.json")).is_object(), true);
   const Result no_folder = run("export " + dir_ + "/fused --output " + dir_ + "/not-there/x.csv");
   EXPECT_EQ(no_folder.code, 2);
-  EXPECT_NE(no_folder.err.find("the folder " + dir_ + "/not-there does not exist"), std::string::npos) << no_folder.err;
+  EXPECT_NE(no_folder.err.find(dir_ + "/not-there does not exist"), std::string::npos) << no_folder.err;
+  // A file where the folder goes, or a link loop, is named for what it is.
+  const Result under_file = run("export " + dir_ + "/fused --output " + dir_ + "/fused/results.json/x.csv");
+  EXPECT_EQ(under_file.code, 2);
+  EXPECT_NE(under_file.err.find("results.json is a file, not a folder"), std::string::npos) << under_file.err;
+  ::symlink((dir_ + "/loop").c_str(), (dir_ + "/loop").c_str());
+  const Result in_loop = run("export " + dir_ + "/fused --output " + dir_ + "/loop/x.csv");
+  EXPECT_EQ(in_loop.code, 2);
+  EXPECT_NE(in_loop.err.find("loop cannot be read: Too many levels of symbolic links"), std::string::npos)
+      << in_loop.err;
+  const Result status_loop = run("status " + dir_ + "/loop");
+  EXPECT_EQ(status_loop.code, 2);
+  EXPECT_NE(status_loop.err.find("cannot be read: Too many levels"), std::string::npos) << status_loop.err;
+  // A sweep file given where the experiment goes: run is what takes it.
+  const std::string sweep_file = write_sweep("given.yaml", kTinySweep);
+  const Result status_file = run("status " + sweep_file);
+  EXPECT_EQ(status_file.code, 2);
+  EXPECT_NE(status_file.err.find("is a file, not a folder; to start the sweep it holds: hfta-tune run " + sweep_file +
+                                 " --out DIR"),
+            std::string::npos)
+      << status_file.err;
   ASSERT_EQ(run("export " + dir_ + "/fused --format csv --output " + dir_ + "/fused/mine.csv").code, 0);
   EXPECT_EQ(slurp(dir_ + "/fused/mine.csv").rfind("id,status", 0), 0u);
 }
