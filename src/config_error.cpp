@@ -1,5 +1,7 @@
 #include "hfta/core/config_error.h"
 
+#include "hfta/core/did_you_mean.h"
+
 namespace hfta::core {
 namespace {
 
@@ -14,7 +16,8 @@ std::string join(const std::vector<Diagnostic>& diagnostics) {
 
 // Control characters a path or message echoes from the file, written out:
 // a zero byte would end the printed report there, and a line break would
-// split one problem over lines.
+// split one problem over lines; and characters that print as nothing (a
+// second byte order mark), so that a key that looks right shows what is wrong.
 std::string printable(const std::string& text) {
   static const char* const hex = "0123456789abcdef";
   std::string out;
@@ -32,7 +35,7 @@ std::string printable(const std::string& text) {
       out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
     }
   }
-  return out;
+  return shown(out);
 }
 
 }  // namespace

@@ -1,8 +1,66 @@
 #include "hfta/core/did_you_mean.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 
 namespace hfta::core {
+namespace {
+
+// Characters that print as nothing or as a space, so that a key holding one
+// (a second byte order mark, a no-break space pasted from a web page) reads as
+// a valid one: control characters (not newlines or tabs), no-break and other
+// odd spaces, zero-width characters and direction marks.
+bool invisible(std::uint32_t c) {
+  return (c < 0x20 && c != '\n' && c != '\t') || (c >= 0x7f && c <= 0x9f) || c == 0xa0 || c == 0xad ||
+         c == 0x34f || c == 0x61c || c == 0x115f || c == 0x1160 || c == 0x17b4 || c == 0x17b5 || c == 0x180e ||
+         (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) || (c >= 0x205f && c <= 0x206f) ||
+         c == 0x3000 || c == 0x3164 || c == 0xfeff || c == 0xffa0 || (c >= 0xfff9 && c <= 0xfffb);
+}
+
+// Calls `each(code point, its bytes)` over `text`'s UTF-8; a byte of no valid
+// sequence is passed alone as U+FFFD (kept as it is, since that is visible).
+template <typename Each>
+void for_each_code_point(const std::string& text, Each each) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xe ? 3 : (byte >> 3) == 0x1e ? 4 : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    std::uint32_t c = length == 1 ? byte : length == 2 ? byte & 0x1f : length == 3 ? byte & 0x0f : byte & 0x07;
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      valid = (next & 0xc0) == 0x80;
+      c = (c << 6) | (next & 0x3f);
+    }
+    const std::size_t taken = valid ? length : 1;
+    each(valid ? c : 0xfffd, text.substr(i, taken));
+    i += taken;
+  }
+}
+
+std::string without_invisible(const std::string& text) {
+  std::string out;
+  for_each_code_point(text, [&](std::uint32_t c, const std::string& bytes) {
+    if (!invisible(c)) out += bytes;
+  });
+  return out;
+}
+
+}  // namespace
+
+std::string shown(const std::string& text) {
+  std::string out;
+  for_each_code_point(text, [&](std::uint32_t c, const std::string& bytes) {
+    if (c < 0x80 || !invisible(c)) {
+      out += bytes;
+      return;
+    }
+    char code[16];
+    std::snprintf(code, sizeof code, "<U+%04X>", static_cast<unsigned>(c));
+    out += code;
+  });
+  return out;
+}
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -20,6 +78,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  // The word with an invisible character in it is the word.
+  const std::string seen = without_invisible(word);
+  if (seen != word && std::find(candidates.begin(), candidates.end(), seen) != candidates.end()) return seen;
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const auto& c : candidates) {
@@ -36,7 +97,9 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string match = closest_match(word, candidates);
-  return match.empty() ? "" : " (did you mean '" + match + "'?)";
+  if (match.empty()) return "";
+  const bool hidden = without_invisible(word) != word;
+  return " (did you mean '" + match + "'?" + (hidden ? " it holds an invisible character, shown as <U+...>" : "") + ")";
 }
 
 std::string join_alternatives(const std::vector<std::string>& words) {

@@ -21,6 +21,19 @@ TEST(DidYouMean, SuggestsCloseNamesOnly) {
   EXPECT_EQ(did_you_mean("zzzzzz", keys), "");
 }
 
+TEST(DidYouMean, NamesAKeyWithAnInvisibleCharacterInIt) {
+  const std::vector<std::string> keys = {"name", "seed"};
+  // A second byte order mark, a pasted no-break space: the word is the key.
+  EXPECT_EQ(closest_match("\xEF\xBB\xBFname", keys), "name");
+  EXPECT_EQ(did_you_mean("seed\xC2\xA0", keys),
+            " (did you mean 'seed'? it holds an invisible character, shown as <U+...>)");
+  EXPECT_EQ(shown("\xEF\xBB\xBFname"), "<U+FEFF>name");
+  EXPECT_EQ(shown("seed\xC2\xA0: a\xC2\x85" "b\u200B"), "seed<U+00A0>: a<U+0085>b<U+200B>");
+  // Visible text, ASCII (its control characters are config_error's to write out)
+  // and bytes of no valid UTF-8 are kept as they are.
+  EXPECT_EQ(shown("caf\xC3\xA9 \xE2\x86\x92 x\n\ty \xFF"), "caf\xC3\xA9 \xE2\x86\x92 x\n\ty \xFF");
+}
+
 TEST(DidYouMean, JoinsAlternatives) {
   EXPECT_EQ(join_alternatives({"a"}), "a");
   EXPECT_EQ(join_alternatives({"a", "b"}), "a or b");

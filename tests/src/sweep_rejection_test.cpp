@@ -859,6 +859,31 @@ TEST(SweepRejection, LinesEndingInACarriageReturnAloneAreNamed) {
   EXPECT_NO_THROW(load_sweep_string(crlf, "sweep.yaml"));
 }
 
+// A key that holds a character printing as nothing (a second byte order mark,
+// a no-break space pasted from a web page) is shown with it spelt out.
+TEST(SweepRejection, InvisibleCharactersInAKeyAreSpeltOut) {
+  try {
+    load_sweep_string("\xEF\xBB\xBF\xEF\xBB\xBF" + sweep_yaml(), "sweep.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("<U+FEFF>name: unknown key '<U+FEFF>name' (did you mean 'name'? it holds an "
+                                         "invisible character"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string yaml = sweep_yaml();
+  yaml.replace(yaml.find("seed:"), 5, "seed\xC2\xA0:");
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep.yaml:2:1: seed<U+00A0>: unknown key 'seed<U+00A0>' (did you mean "
+                                         "'seed'?"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SweepRejection, TextThatIsNotUtf8) {
   for (const std::string text : {std::string("\xff\xfen\0a\0m\0e\0", 10), std::string("name: a\0b\n", 10)}) {
     try {

@@ -15,6 +15,10 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 /// " (did you mean 'x'?)" or "", ready to append to a message.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
+/// `text` with each character past ASCII that prints as nothing or as a space
+/// (a byte order mark, a no-break space, a zero-width space) written as <U+FEFF>.
+std::string shown(const std::string& text);
+
 /// "a, b or c" for messages listing what was expected.
 std::string join_alternatives(const std::vector<std::string>& words);
 
