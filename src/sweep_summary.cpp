@@ -108,6 +108,9 @@ std::string budget_text(double budget, const std::string& unit) {
   // (Whole budgets in full: a million trials' total read "5e+06 steps".)
   if (budget == std::floor(budget) && std::abs(budget) < 1e15) {
     out << static_cast<std::int64_t>(budget);
+  } else if (std::abs(budget) >= 1e6 && std::abs(budget) < 1e15) {
+    // (Large fractions to a tenth: six digits would read "8.43333e+07 samples".)
+    out << std::fixed << std::setprecision(1) << budget;
   } else {
     out << budget;
   }

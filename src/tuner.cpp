@@ -14,6 +14,7 @@
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/core/sweep_summary.h"
 #include "hfta/fusion/device_memory.h"
 #include "hfta/search/worker_balance.h"
 
@@ -315,11 +316,7 @@ void Tuner::check_directory() const {
   if (options_.lock) options_.lock->check_still_at(options_.dir);
 }
 
-std::string Tuner::format_budget(double budget) const {
-  std::ostringstream s;
-  s << budget << " " << to_string(sweep_.budget.unit);
-  return s.str();
-}
+std::string Tuner::format_budget(double budget) const { return budget_text(budget, to_string(sweep_.budget.unit)); }
 
 SweepResult Tuner::result() const {
   SweepResult out;

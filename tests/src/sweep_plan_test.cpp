@@ -103,6 +103,15 @@ TEST(SweepPlan, ARunOfAlikeArraysIsPrintedOnceCountedAndWholeBudgetsInFull) {
   EXPECT_NE(text.find("rung 0: 1000000 trials to 5 steps; 15625 arrays: B=64 ("), std::string::npos) << text.substr(0, 400);
   EXPECT_NE(text.find(" MiB) x15625\n"), std::string::npos) << text.substr(0, 400);
   EXPECT_NE(text.find("total budget: 5000000 steps"), std::string::npos) << text.substr(0, 400);
+  // Large fractional totals to a tenth, never an exponent.
+  const SweepConfig samples = load_sweep_string(sweep_yaml(
+      {{"budget", "budget:\n  unit: samples\n  min: 10000\n  max: 3000000\n"}}));
+  const std::string fractions = to_text(make_plan(samples, true, "cpu", kFreeBytes), samples);
+  EXPECT_NE(fractions.find("total budget: 104407407.4 samples (sum of n_i r_i); trained with checkpoint resume: "
+                           "84333333.3 samples"),
+            std::string::npos)
+      << fractions;
+  EXPECT_NE(fractions.find("rung 0: 243 trials to 12345.7 samples"), std::string::npos) << fractions;
   // Three alike or fewer are each shown.
   const SweepConfig few = load_sweep_string(sweep_yaml({{"search", "search:\n  method: random\n  trials: 12\n"},
                                                         {"fusion", "fusion:\n  max_array: 4\n"}}));
