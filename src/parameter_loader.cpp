@@ -173,6 +173,12 @@ class ParameterReader {
       } else {
         const auto own = std::find_if(p.when.begin(), p.when.end(),
                                        [&](const search::Condition& c) { return c.parameter == target->read_with; });
+        // A condition on a value the parameter never takes was reported at it: the cause, not this.
+        const auto& values = it->second->values;
+        const auto never_taken = [&](const ParamValue& v) {
+          return std::none_of(values.begin(), values.end(), [&](const ParamValue& o) { return same_value(o, v); });
+        };
+        if (own != p.when.end() && std::any_of(own->values.begin(), own->values.end(), never_taken)) continue;
         for (const auto& v : own != p.when.end() ? own->values : it->second->values) takes.insert(search::to_string(v));
         std::vector<std::string> listed(takes.begin(), takes.end());
         how = target->read_with + " takes only " + join_alternatives(listed) +

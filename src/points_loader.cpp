@@ -1,9 +1,11 @@
 // search.points_to_evaluate: configurations a sweep tries first, each value
 // checked against its parameter as the parameters are (they are read first).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <variant>
 
 #include "hfta/core/did_you_mean.h"
 #include "hfta/search/brackets.h"
@@ -41,6 +43,22 @@ std::string absent_because(const search::ParameterSpec& p, const search::Config&
     return needs + ": set " + c.parameter + " in this point too";
   }
   return "";
+}
+
+// A whole number written as a real (5.0, 1e2) for a parameter that takes
+// integers: refused as everywhere else in the sweep, saying how to write it.
+std::string whole_number_hint(const search::ParameterSpec& p, const search::ParamValue& value, const std::string& text) {
+  const auto* real = std::get_if<double>(&value);
+  if (!real || *real != std::floor(*real) || std::abs(*real) >= 9e15) return "";
+  const bool integers =
+      p.distribution == search::Distribution::kIntUniform || p.distribution == search::Distribution::kIntLogUniform ||
+      (search::is_categorical(p.distribution) &&
+       std::all_of(p.values.begin(), p.values.end(),
+                   [](const search::ParamValue& v) { return std::holds_alternative<std::int64_t>(v); }));
+  if (!integers) return "";
+  const std::string whole = std::to_string(static_cast<std::int64_t>(*real));
+  return "expected an integer, got number " + text +
+         " (written with a decimal point or an exponent: write " + whole + ")";
 }
 
 }  // namespace
@@ -111,6 +129,11 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       }
       const auto value = r.read_value(entry.second, value_path);
       if (!value) {
+        ok = false;
+        continue;
+      }
+      if (const std::string hint = whole_number_hint(*p, *value, entry.second.Scalar()); !hint.empty()) {
+        r.error(entry.second, value_path, hint);
         ok = false;
         continue;
       }

@@ -81,12 +81,17 @@ void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   // The name becomes a directory name (the default experiment directory).
   const bool valid = !name->empty() && std::isalnum(static_cast<unsigned char>((*name)[0])) &&
                      name->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                             "0123456789._-") == std::string::npos &&
-                     name->size() <= 128;
+                                             "0123456789._-") == std::string::npos;
   if (!valid) {
     r.error(*node, "name",
             "expected a name of letters, digits, '.', '_' or '-' starting with a letter or digit "
             "(it names the experiment directory), got '" + *name + "'");
+    return;
+  }
+  if (name->size() > 128) {
+    r.error(*node, "name",
+            "a name is at most 128 characters (it names the experiment directory), got " +
+                std::to_string(name->size()) + ": '" + name->substr(0, 40) + "...'");
     return;
   }
   sweep.name = *name;
@@ -129,6 +134,10 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
       task.precision = fusion::precision_names()[*i];
       task.precision_line = p->Mark().line + 1;
       task.precision_column = p->Mark().column + 1;
+      if (const std::string refusal = model ? trainers::precision_refusal(*model, task.precision) : "";
+          !refusal.empty()) {
+        r.error(*p, "task.precision", refusal);
+      }
     }
   }
   if (auto v = r.child(*node, "task", "validation_size", false)) {

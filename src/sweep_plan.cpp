@@ -137,10 +137,10 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   if (sweep.search.method != SearchMethod::kRandom && sweep.search.method != SearchMethod::kGrid) {
     out << ", eta " << sweep.search.eta;
   }
-  out << ", budget " << sweep.budget.min << " to " << sweep.budget.max << " " << unit << ", on "
-      << plan.device << (sweep.task.precision == "fp32" ? "" : " in " + sweep.task.precision + " autocast")
-      << ", fusion " << (plan.fused ? "auto" : "off") << " (at most " << sweep.fusion.max_array
-      << " models per array)\n";
+  out << ", budget " << budget_range(sweep) << ", on " << plan.device << (sweep.task.precision == "fp32" ? "" : " in " + sweep.task.precision + " autocast")
+      << ", fusion " << (plan.fused ? "auto (at most " + std::to_string(sweep.fusion.max_array) + " models per array)"
+                                    : std::string("off"))
+      << "\n";
   for (const auto& b : plan.brackets) {
     out << "bracket s=" << b.s << "\n";
     for (std::size_t i = 0; i < b.rungs.size(); ++i) {

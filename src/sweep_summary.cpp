@@ -79,12 +79,14 @@ std::string summarize(const SweepConfig& s) {
   }
   if (!options.empty()) out << " (" << options << ")";
   out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")\n"
-      << "  budget      " << s.budget.min << " to " << s.budget.max << " "
-      << to_string(s.budget.unit) << "\n"
+      << "  budget      " << budget_range(s) << "\n"
       << "  search      " << search_line(s) << ", seed " << s.seed << "\n"
-      << "  fusion      " << to_string(s.fusion.enabled) << ", at most " << s.fusion.max_array
-      << " models per array, " << s.fusion.memory_fraction * 100 << "% of device memory, "
-      << s.fusion.min_gain * 100 << "% faster than one model or no fusion\n";
+      << "  fusion      " << to_string(s.fusion.enabled);
+  if (s.fusion.enabled != FusionMode::kOff) {
+    out << ", at most " << s.fusion.max_array << " models per array, " << s.fusion.memory_fraction * 100
+        << "% of device memory, " << s.fusion.min_gain * 100 << "% faster than one model or no fusion";
+  }
+  out << "\n";
   if (s.early_stopping.enabled) {
     out << "  early stop  patience " << s.early_stopping.patience << ", min_delta "
         << s.early_stopping.min_delta;
@@ -103,6 +105,14 @@ std::string summarize(const SweepConfig& s) {
 
 // "11.1111 steps", "1 epoch": six significant digits, as the progress line
 // prints budgets (plan --json keeps every digit).
+std::string budget_range(const SweepConfig& s) {
+  const std::string unit = to_string(s.budget.unit);
+  // Random search without median stopping and a grid train every trial to
+  // budget.max alone: budget.min plays no part.
+  if (rung_budgets(s).size() == 1) return budget_text(static_cast<double>(s.budget.max), unit);
+  return std::to_string(s.budget.min) + " to " + std::to_string(s.budget.max) + " " + unit;
+}
+
 std::string budget_text(double budget, const std::string& unit) {
   std::ostringstream out;
   // (Whole budgets in full: a million trials' total read "5e+06 steps".)

@@ -346,19 +346,17 @@ std::vector<std::string> not_trainable_yet(const SweepConfig& sweep) {
                   " is not yet available (mlp, cnn, pointnet, dcgan, resnet18, mobilenet_v3_small, transformer_lm and bert are)");
   }
   // The loader refuses these at their line; a sweep built in code reaches here.
-  if (const trainers::ModelSpec* model = trainers::find_model(sweep.task.model)) {
-    for (const auto& p : sweep.parameters) {
-      const trainers::OptionSpec* option = model->find_option(p.name);
-      if (option && option->shapes_data) {
-        out.push_back("parameters." + p.name + ": it shapes the dataset every trial of the sweep shares; set it under "
-                      "task.options, not as a parameter");
-      }
+  const trainers::ModelSpec* model = trainers::find_model(sweep.task.model);
+  if (!model) return out;
+  for (const auto& p : sweep.parameters) {
+    const trainers::OptionSpec* option = model->find_option(p.name);
+    if (option && option->shapes_data) {
+      out.push_back("parameters." + p.name + ": it shapes the dataset every trial of the sweep shares; set it under "
+                    "task.options, not as a parameter");
     }
   }
-  if (sweep.task.precision != "fp32" && trainers::find_model(sweep.task.model) &&
-      trainers::find_model(sweep.task.model)->kind == trainers::TaskKind::kGan) {
-    out.push_back("task.precision: " + sweep.task.model + " trains in fp32 only (its two optimizers step "
-                  "between forward passes, outside one autocast region)");
+  if (const std::string refusal = trainers::precision_refusal(*model, sweep.task.precision); !refusal.empty()) {
+    out.push_back("task.precision: " + refusal);
   }
   return out;
 }

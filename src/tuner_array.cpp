@@ -253,7 +253,10 @@ void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::s
       nlohmann::json point = {{"step", m.step}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss},
                               {"val_accuracy", m.val_accuracy}};
       if (language_model_) point["val_perplexity"] = m.val_perplexity;
-      if (gan_) point["d_loss"] = m.d_loss, point["val_fid"] = m.val_fid;  // train_loss is the generator's
+      if (gan_) {
+        // train_loss is the generator's; g_loss, the metric's name for it, too.
+        point["d_loss"] = m.d_loss, point["g_loss"] = m.train_loss, point["val_fid"] = m.val_fid;
+      }
       records_.at(m.trial_id).history.push_back(point);
     }
     if (!trainer.any_running()) break;  // every trial stopped: the rest of the rung would change nothing

@@ -301,6 +301,12 @@ std::vector<std::string> metric_names(TaskKind kind) {
   return {};
 }
 
+std::string precision_refusal(const ModelSpec& model, const std::string& precision) {
+  if (precision == "fp32" || model.kind != TaskKind::kGan) return "";
+  return model.name + " trains in fp32 only (its two optimizers step between forward passes, outside one autocast "
+                      "region)";
+}
+
 const std::vector<OptionSpec>& training_hyperparameters() {
   static const std::vector<OptionSpec> all = build_training_hyperparameters();
   return all;

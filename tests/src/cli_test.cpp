@@ -654,6 +654,7 @@ TEST_F(Cli, GanSweepRecordsFidAndTrainsEachTrialAsAlone) {
     const auto& last = t.at("history").back();
     EXPECT_EQ(t.at("metric"), last.at("val_fid"));
     EXPECT_GT(last.at("d_loss").get<double>(), 0);
+    EXPECT_EQ(last.at("g_loss"), last.at("train_loss"));  // the metric's name for the generator's loss
     // Bit for bit, whatever arrays the probe chose.
     EXPECT_EQ(one.at("trials")[i].at("history"), t.at("history")) << i;
     EXPECT_EQ(one.at("trials")[i].at("metric"), t.at("metric")) << i;

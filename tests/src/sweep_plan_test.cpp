@@ -93,6 +93,12 @@ TEST(SweepPlan, UnfusedParametersSplitArraysAndFusionOffTrainsAlone) {
   const SweepPlan alone = make_plan(sweep, false, "cpu", kFreeBytes);
   EXPECT_EQ(alone.brackets[0].rungs[0].arrays->size(), 12u);
   EXPECT_EQ(to_json(alone, sweep).at("fusion"), "off");
+  // The header: random search trains every trial to budget.max alone (no
+  // budget.min), and no array size where nothing fuses.
+  EXPECT_EQ(to_text(alone, sweep).substr(0, to_text(alone, sweep).find('\n')),
+            "plan for 'test-sweep': random, budget 9 epochs, on cpu, fusion off");
+  EXPECT_NE(to_text(fused, sweep).find("random, budget 9 epochs, on cpu, fusion auto (at most 64 models per array)\n"),
+            std::string::npos);
 }
 
 TEST(SweepPlan, ARunOfAlikeArraysIsPrintedOnceCountedAndWholeBudgetsInFull) {

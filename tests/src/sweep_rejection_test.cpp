@@ -162,6 +162,8 @@ TEST(SweepRejection, PointsToEvaluateHoldOnlyValuesTheirParametersCouldTake) {
                   "expected one of {'sgd', 'adam'}, got the string 'sdg' (did you mean 'sgd'?)");
   expect_rejected(with_points(sha, "    - {width: 24.5}\n"), "search.points_to_evaluate[0].width", "width: 24.5",
                   "expected an integer, got 24.5");
+  expect_rejected(with_points(sha, "    - {width: 24.0}\n"), "search.points_to_evaluate[0].width", "width: 24.0",
+                  "expected an integer, got number 24.0 (written with a decimal point or an exponent: write 24)");
   expect_rejected(with_points(sha, "    - {lr: fast}\n"), "search.points_to_evaluate[0].lr", "lr: fast",
                   "expected a number, got the string 'fast'");
   expect_rejected(with_points(sha, "    - {lrr: 0.01}\n"), "search.points_to_evaluate[0].lrr", "lrr",
@@ -633,6 +635,12 @@ TEST(SweepRejection, ConditionOnValueNeverTaken) {
                                  "    fuse: false\n  momentum:\n    values: [0.9]\n"
                                  "    when: {optimizer: rmsprop}\n"}});
   expect_rejected(yaml, "parameters.momentum.when.optimizer", "when:", "never takes the value");
+  // That value is the one problem: not also "momentum is read only with sgd ..." at the parameter.
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
+  }
   // A misspelt value gets a did-you-mean; a number quoted, the quotes named.
   const std::pair<std::string, std::string> cases[] = {
       {"optimizer:\n    values: [sgd, adam]\n    fuse: false\n  momentum:\n    values: [0.9]\n"
@@ -702,6 +710,9 @@ TEST(SweepRejection, NoParameters) {
 TEST(SweepRejection, NameThatCannotNameADirectory) {
   const auto yaml = sweep_yaml({{"name", "name: ../escape\n"}});
   expect_rejected(yaml, "name", "name:", "names the experiment directory");
+  expect_rejected(sweep_yaml({{"name", "name: " + std::string(129, 'a') + "\n"}}), "name", "name:",
+                  "a name is at most 128 characters (it names the experiment directory), got 129");
+  EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"name", "name: " + std::string(128, 'a') + "\n"}}), "sweep.yaml"));
 }
 
 TEST(SweepRejection, MemoryFractionOutOfRange) {
@@ -857,6 +868,12 @@ TEST(SweepRejection, LinesEndingInACarriageReturnAloneAreNamed) {
   std::string crlf;
   for (const char c : sweep_yaml()) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
   EXPECT_NO_THROW(load_sweep_string(crlf, "sweep.yaml"));
+}
+
+TEST(SweepRejection, APrecisionTheModelCannotTrainInIsRefusedAtItsLine) {
+  const auto yaml = sweep_yaml({{"task", "task:\n  model: dcgan\n  precision: bf16\n"},
+                                {"metric", "metric:\n  name: val_fid\n  goal: minimize\n"}});
+  expect_rejected(yaml, "task.precision", "precision: bf16", "dcgan trains in fp32 only");
 }
 
 // A key that holds a character printing as nothing (a second byte order mark,

@@ -17,4 +17,8 @@ std::string describe(const search::ParameterSpec& parameter);
 /// whole budgets in full ("5000000 samples").
 std::string budget_text(double budget, const std::string& unit);
 
+/// "1 to 9 epochs", or "9 epochs" where every trial trains to budget.max alone
+/// (random search without median stopping, a grid).
+std::string budget_range(const SweepConfig& sweep);
+
 }  // namespace hfta::core

@@ -78,6 +78,9 @@ std::vector<std::string> loss_names(TaskKind kind);
 /// Metrics a task kind reports at each evaluation point.
 std::vector<std::string> metric_names(TaskKind kind);
 
+/// Why `model` cannot train in `precision` ("fp32", "bf16", "fp16"), or "" where it can.
+std::string precision_refusal(const ModelSpec& model, const std::string& precision);
+
 /// Hyperparameters every model understands (optimizer, lr, schedule, ...).
 const std::vector<OptionSpec>& training_hyperparameters();
 /// The training hyperparameter with that name, or nullptr.
