@@ -122,17 +122,43 @@ void make_directories(const std::string& dir) {
 
 bool out_of_room(int error) { return error == ENOSPC || error == EDQUOT || error == EIO || error == EFBIG; }
 
+namespace {
+
+std::string link_lock(const std::string& path) { return path + " is a symbolic link, not a lock hfta-tune made: remove it"; }
+
+std::string odd_lock(const std::string& path) {
+  return path + " is not a regular file, so not a lock hfta-tune made: remove it";
+}
+
+// Whether the open lock file holds what a lock holds: a pid and a newline
+// (and, cut short by a kill, the tail of a longer one; after a power loss,
+// maybe zero bytes: it is never synced). Anything else is someone's file of
+// that name, kept.
+bool holds_a_pid(int fd) {
+  char held[64] = {};
+  const ssize_t n = ::pread(fd, held, sizeof held, 0);
+  return n >= 0 && n < static_cast<ssize_t>(sizeof held) &&
+         std::string(held, static_cast<std::size_t>(n)).find_first_not_of(std::string("0123456789\n\0", 12)) ==
+             std::string::npos;
+}
+
+std::string foreign_content(const std::string& path) {
+  return path + " holds something other than a pid, so it is not a lock hfta-tune made: move it away";
+}
+
+}  // namespace
+
 std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::string* holder) {
   const std::string path = dir + "/lock";
   // Never through a link, nor into a FIFO or device: the pid goes over what it names.
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-  if (fd < 0 && errno == ELOOP) throw StorageError(path + " is a symbolic link, not a lock hfta-tune made: remove it");
+  if (fd < 0 && errno == ELOOP) throw StorageError(link_lock(path));
   if (fd < 0 && out_of_room(errno)) throw std::runtime_error("cannot write " + path + ": " + cause());
   if (fd < 0) throw StorageError("cannot open " + path + ": " + cause());
   struct stat file {};
   if (::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode)) {
     ::close(fd);
-    throw StorageError(path + " is not a regular file, so not a lock hfta-tune made: remove it");
+    throw StorageError(odd_lock(path));
   }
   struct flock l = whole_file(F_WRLCK);
   if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
@@ -140,16 +166,9 @@ std::optional<ExperimentLock> ExperimentLock::take(const std::string& dir, std::
     ::close(fd);
     return std::nullopt;
   }
-  // A lock holds a pid and a newline (and, cut short by a kill, the tail of
-  // a longer one; after a power loss, maybe zero bytes: it is never synced):
-  // anything else is someone's file of that name, kept.
-  char held[64] = {};
-  const ssize_t n = ::pread(fd, held, sizeof held, 0);
-  if (n < 0 || n == static_cast<ssize_t>(sizeof held) ||
-      std::string(held, static_cast<std::size_t>(n)).find_first_not_of(std::string("0123456789\n\0", 12)) !=
-          std::string::npos) {
+  if (!holds_a_pid(fd)) {
     ::close(fd);
-    throw StorageError(path + " holds something other than a pid, so it is not a lock hfta-tune made: move it away");
+    throw StorageError(foreign_content(path));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()) ||
@@ -173,6 +192,21 @@ std::optional<std::string> ExperimentLock::holder(const std::string& dir) {
   if (::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK) out = read_pid(fd);
   ::close(fd);
   return out;
+}
+
+std::string ExperimentLock::foreign(const std::string& dir) {
+  const std::string path = dir + "/lock";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return errno == ELOOP ? link_lock(path) : "";  // none yet (or unreadable: take says why)
+  struct stat file {};
+  std::string why;
+  if (::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode)) {
+    why = odd_lock(path);
+  } else if (!holds_a_pid(fd)) {
+    why = foreign_content(path);
+  }
+  ::close(fd);
+  return why;
 }
 
 void ExperimentLock::check_still_at(const std::string& dir) const {

@@ -17,6 +17,7 @@ namespace {
 // refuse the directory's sweep.yaml as edited, what to mend first.
 std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   const std::string resume = "continue with hfta-tune resume " + shell_word(dir);
+  if (const std::string lock = ExperimentLock::foreign(dir); !lock.empty()) return lock + ", then " + resume;
   const auto run_options = run_options_of(dir);
   if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options as run writes them), and resume reads it";
   const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);

@@ -2209,6 +2209,25 @@ TEST_F(Cli, ALockFileNotOfHftaTunesIsNeverWrittenOver) {
   EXPECT_EQ(slurp(foreign + "/lock"), "precious\n");
   EXPECT_FALSE(exists(linked + "/sweep.yaml"));
   EXPECT_FALSE(exists(foreign + "/sweep.yaml"));
+  // status of a stopped sweep names such a lock first, rather than offer a resume that refuses it.
+  const std::string stopped = dir_ + "/stopped";
+  ASSERT_EQ(run("run " + sweep + " --out " + stopped + " --workers 1").code, 0);
+  std::filesystem::remove(stopped + "/results.json");
+  std::filesystem::remove(stopped + "/lock");
+  std::filesystem::create_symlink(victim, stopped + "/lock");
+  const Result linked_status = run("status " + stopped);
+  EXPECT_NE(linked_status.out.find("lock is a symbolic link, not a lock hfta-tune made: remove it, then continue with "
+                                   "hfta-tune resume"),
+            std::string::npos)
+      << linked_status.out;
+  std::filesystem::remove(stopped + "/lock");
+  std::ofstream(stopped + "/lock") << "precious\n";
+  EXPECT_NE(run("status " + stopped).out.find("lock holds something other than a pid, so it is not a lock hfta-tune "
+                                              "made: move it away, then continue with hfta-tune resume"),
+            std::string::npos);
+  std::ofstream(stopped + "/lock") << "123\n";  // a lock a killed run left
+  EXPECT_NE(run("status " + stopped).out.find("; continue with hfta-tune resume"), std::string::npos);
+  EXPECT_EQ(slurp(victim), "precious\n");
 }
 
 // A FIFO put in an experiment directory from outside blocked status and

@@ -68,6 +68,9 @@ class ExperimentLock {
   /// The holder's pid ("" if unknown) when a process holds DIR's lock, without
   /// taking it or writing anything (status reads a directory it may not own).
   static std::optional<std::string> holder(const std::string& dir);
+  /// Why DIR/lock is no lock hfta-tune made (a link, a FIFO, someone's own file),
+  /// so that take() would refuse it; "" where it is one, or there is none.
+  static std::string foreign(const std::string& dir);
   /// Throws DirectoryMoved where DIR/lock is not the file this lock holds.
   void check_still_at(const std::string& dir) const;
   ExperimentLock(ExperimentLock&& other) noexcept;
