@@ -15,6 +15,7 @@
 #include "hfta/core/interrupt.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_plan.h"
+#include "hfta/core/trial_settings.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/tuner.h"
 #include "hfta/fusion/device_list.h"
@@ -213,7 +214,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   }
   // A dataset not installed: said before anything is written, so that once
   // it is, the same command runs.
-  if (const auto missing = trainers::dataset_missing(sweep->task.model); !missing.empty()) {
+  if (const auto missing = trainers::dataset_missing(sweep->task.model, model_options(*sweep, {})); !missing.empty()) {
     err << "hfta-tune run: " << missing << "; nothing was written\n";
     return kExitFailure;
   }

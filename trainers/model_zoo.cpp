@@ -99,10 +99,13 @@ ClassificationData load_classification_data(const std::string& model, const Mode
   return load_fashion_mnist_data(o);
 }
 
-std::string dataset_missing(const std::string& model) {
+std::string dataset_missing(const std::string& model, const ModelOptions& options) {
   if (model == "pointnet") return "";
-  if (model == "transformer_lm" || model == "bert") return text_corpus_missing();
-  return fashion_mnist_missing();
+  if (model != "transformer_lm" && model != "bert") return fashion_mnist_missing();
+  if (std::string missing = text_corpus_missing(); !missing.empty()) return missing;
+  TextCorpusOptions o;
+  o.seq_len = integer(model, options, "seq_len");
+  return text_corpus_too_short(o);
 }
 
 FashionMnistOptions fashion_mnist_options(const std::string& model) {

@@ -89,15 +89,19 @@ at::Tensor tokens_of(const TextCorpus& corpus) {
   return all;
 }
 
-// How many sequences of `t` (plus the one character a label may read past them) the text holds.
-std::int64_t sequence_count(const TextCorpusOptions& options, const TextCorpus& corpus) {
+// Why the text cannot be split (fewer than 20 sequences), or "".
+std::string too_short(const TextCorpusOptions& options, const TextCorpus& corpus) {
   if (options.seq_len < 1) throw std::invalid_argument("seq_len must be at least 1");
   const std::int64_t sequences = (static_cast<std::int64_t>(corpus.text.size()) - 1) / options.seq_len;
-  if (sequences < 20) {
-    throw std::runtime_error(options.path + ": " + std::to_string(corpus.text.size()) +
-                             " characters are too few for 20 sequences of " + std::to_string(options.seq_len));
-  }
-  return sequences;
+  if (sequences >= 20) return "";
+  return options.path + ": " + std::to_string(corpus.text.size()) + " characters are too few for 20 sequences of " +
+         std::to_string(options.seq_len) + " (task.options.seq_len)";
+}
+
+// How many sequences of `t` (plus the one character a label may read past them) the text holds.
+std::int64_t sequence_count(const TextCorpusOptions& options, const TextCorpus& corpus) {
+  if (const std::string why = too_short(options, corpus); !why.empty()) throw std::runtime_error(why);
+  return (static_cast<std::int64_t>(corpus.text.size()) - 1) / options.seq_len;
 }
 
 // Of every 20 sequences the 19th goes to validation and the 20th to test.
@@ -116,6 +120,10 @@ ClassificationData split(const at::Tensor& inputs, const at::Tensor& labels, std
 }
 
 }  // namespace
+
+std::string text_corpus_too_short(const TextCorpusOptions& options) {
+  return too_short(options, read_text_corpus(options));
+}
 
 ClassificationData load_text_data(const TextCorpusOptions& options) {
   const TextCorpus corpus = read_text_corpus(options);

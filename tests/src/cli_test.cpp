@@ -288,6 +288,18 @@ TEST_F(Cli, RunSaysADatasetThatIsNotInstalledBeforeWritingAnything) {
     EXPECT_NE(r.err.find("fortunes"), std::string::npos) << r.err;
     EXPECT_FALSE(exists(dir_ + "/lm"));
   }
+  {
+    // There, but too short to split into sequences of the sweep's seq_len (64).
+    std::ofstream(dir_ + "/short.txt") << std::string(1000, 'a');
+    const ScopedEnv elsewhere("HFTA_TEXT_CORPUS", dir_ + "/short.txt");
+    const Result r = run("run " + std::string(HFTA_SOURCE_DIR) + "/configs/transformer_lm.yaml --out " + dir_ + "/lm");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("1000 characters are too few for 20 sequences of 64 (task.options.seq_len); nothing was "
+                         "written"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(exists(dir_ + "/lm"));
+  }
 }
 
 TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {

@@ -44,7 +44,8 @@ ClassificationData load_classification_data(const std::string& model, const Mode
                                             std::int64_t validation_size = 0);
 
 /// "" when the files `model`'s dataset is read from are there, else why not
-/// (naming the Debian package); point clouds are generated and always are.
-std::string dataset_missing(const std::string& model);
+/// (naming the Debian package); point clouds are generated and always are. A
+/// text corpus is read, to see that it holds sequences of the `seq_len` in `options`.
+std::string dataset_missing(const std::string& model, const ModelOptions& options);
 
 }  // namespace hfta::trainers

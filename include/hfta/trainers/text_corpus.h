@@ -34,6 +34,10 @@ struct TextCorpus {
 /// (.u8) are skipped, and the "%" lines that separate fortunes become blank lines.
 TextCorpus read_text_corpus(const TextCorpusOptions& options = {});
 
+/// "" when the text holds the 20 sequences of seq_len that a split needs (at
+/// least one for validation and one for test), else why not; reads it.
+std::string text_corpus_too_short(const TextCorpusOptions& options = {});
+
 /// Sequences: inputs [N, seq_len] of tokens (int64) and labels [N, seq_len], each
 /// label the token that follows its input. The text is cut into consecutive,
 /// non-overlapping sequences; of every 20, the 19th goes to validation and the
