@@ -172,9 +172,19 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   } catch (const std::exception& e) {
     if (moved_away(held, dir, verb, err)) return kExitFailure;  // a write that failed as the directory moved
     // (std::bad_alloc's own message names no memory.)
+    // What is kept: finished rungs, or (a failure before any, such as data
+    // that does not load) nothing yet, where "finished rungs are kept" misleads.
+    std::size_t rungs = 0;
+    try {
+      trials_so_far(dir, sweep, &rungs);
+    } catch (const std::exception&) {
+      rungs = 1;  // unknown: say what resume keeps
+    }
     err << "hfta-tune " << verb << ": "
         << (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of host memory (std::bad_alloc)") : e.what())
-        << " (finished rungs are kept: hfta-tune resume " << shell_word(dir) << ")\n";
+        << (rungs == 0 ? " (no rung had finished; once this is mended, hfta-tune resume " + shell_word(dir) +
+                             " starts the sweep)\n"
+                       : " (finished rungs are kept: hfta-tune resume " + shell_word(dir) + ")\n");
     return kExitFailure;
   }
   const nlohmann::json results = results_json(sweep, result, dir);

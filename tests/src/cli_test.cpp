@@ -300,6 +300,21 @@ TEST_F(Cli, RunSaysADatasetThatIsNotInstalledBeforeWritingAnything) {
         << r.err;
     EXPECT_FALSE(exists(dir_ + "/lm"));
   }
+  {
+    // There but damaged: found once the sweep has begun, before any rung, and said so.
+    std::filesystem::create_directory(dir_ + "/damaged");
+    for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                             "t10k-labels-idx1-ubyte.gz"}) {
+      std::ofstream(dir_ + "/damaged/" + name) << "garbage\n";
+    }
+    const ScopedEnv elsewhere("HFTA_FASHION_MNIST_DIR", dir_ + "/damaged");
+    const Result r = run("run " + sweep + " --out " + dir_ + "/on-damaged --workers 1");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("not an unsigned-byte IDX file (bad magic number) (no rung had finished; once this is "
+                         "mended, hfta-tune resume " + dir_ + "/on-damaged starts the sweep)"),
+              std::string::npos)
+        << r.err;
+  }
 }
 
 TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
