@@ -1,6 +1,7 @@
 #include "hfta/core/did_you_mean.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 
@@ -81,6 +82,14 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   // The word with an invisible character in it is the word.
   const std::string seen = without_invisible(word);
   if (seen != word && std::find(candidates.begin(), candidates.end(), seen) != candidates.end()) return seen;
+  // So is the word in other letter case (SGD for sgd).
+  const auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  for (const auto& c : candidates) {
+    if (c != word && lower(c) == lower(word)) return c;
+  }
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const auto& c : candidates) {

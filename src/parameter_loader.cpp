@@ -7,6 +7,7 @@
 #include <set>
 
 #include "hfta/core/did_you_mean.h"
+#include "hfta/core/other_tools_names.h"
 #include "hfta/search/search_space.h"
 #include "option_values.h"
 #include "sweep_sections.h"
@@ -67,11 +68,14 @@ class ParameterReader {
     const std::string path = "parameters." + name;
     const OptionSpec* target = find_target(name, model_);
     if (!target && model_) {
+      std::string hint = other_tools_name(NameKind::kParameter, "", name, target_names(model_));
+      if (hint.empty()) hint = did_you_mean(name, target_names(model_));
+      std::vector<std::string> hyperparameters;
+      for (const auto& h : trainers::training_hyperparameters()) hyperparameters.push_back(h.name);
       r_.error(key, path,
-               "unknown parameter '" + name + "'" + did_you_mean(name, target_names(model_)) +
-                   "; a parameter sets an option of model " + model_->name + " (" +
-                   join_alternatives(model_->option_names()) +
-                   ") or a training hyperparameter (see the README)");
+               "unknown parameter '" + name + "'" + hint + "; a parameter sets an option of model " + model_->name +
+                   " (" + join_alternatives(model_->option_names()) + ") or a training hyperparameter (" +
+                   join_alternatives(hyperparameters) + ")");
     }
     if (!node.IsMap()) {
       r_.error(node, path,

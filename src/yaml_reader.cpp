@@ -7,6 +7,7 @@
 #include <set>
 
 #include "hfta/core/did_you_mean.h"
+#include "hfta/core/other_tools_names.h"
 
 namespace hfta::core {
 namespace {
@@ -122,9 +123,10 @@ bool YamlReader::check_mapping(const YAML::Node& node, const std::string& path,
       error(entry.first, key_path, "duplicate key '" + key + "'");
       ok = false;
     } else if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      error(entry.first, key_path,
-            "unknown key '" + key + "'" + did_you_mean(key, allowed) + "; expected " +
-                join_alternatives(allowed) + context);
+      // Another tool's name for a key here is known for sure; a typo is a guess.
+      std::string hint = other_tools_name(NameKind::kKey, path, key);
+      if (hint.empty()) hint = did_you_mean(key, allowed);
+      error(entry.first, key_path, "unknown key '" + key + "'" + hint + "; expected " + join_alternatives(allowed) + context);
       ok = false;
     }
   }
@@ -280,8 +282,9 @@ std::optional<size_t> YamlReader::read_enum(const YAML::Node& node, const std::s
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == *s) return i;
   }
-  error(node, path,
-        "'" + *s + "' is not one of " + join_alternatives(names) + did_you_mean(*s, names));
+  std::string hint = other_tools_name(NameKind::kValue, path.substr(path.rfind('.') + 1), *s);
+  if (hint.empty()) hint = did_you_mean(*s, names);
+  error(node, path, "'" + *s + "' is not one of " + join_alternatives(names) + hint);
   return std::nullopt;
 }
 

@@ -901,6 +901,30 @@ TEST(SweepRejection, InvisibleCharactersInAKeyAreSpeltOut) {
   }
 }
 
+// A sweep ported from Ray Tune, Optuna or W&B is refused with the name to write here.
+TEST(SweepRejection, OtherToolsNamesAreRefusedWithTheNameHere) {
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: asha\n  trials: 9\n  grace_period: 1\n"}}),
+                  "search.grace_period", "grace_period", "unknown key 'grace_period' (Ray Tune's grace_period is "
+                  "budget.min here); expected");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: bayes\n"}}), "search.method", "method: bayes",
+                  "(TPE (W&B's bayes) is search.searcher: tpe here");
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  name: val_accuracy\n  goal: max\n"}}), "metric.goal",
+                  "goal: max", "(write maximize)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  learning_rate:\n    values: [0.1]\n"}}),
+                  "parameters.learning_rate", "learning_rate", "unknown parameter 'learning_rate' (learning_rate is "
+                  "called lr here); a parameter sets an option of model mlp (depth, width, activation or dropout) or "
+                  "a training hyperparameter (optimizer, lr,");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  num_layers:\n    values: [2]\n"}}),
+                  "parameters.num_layers", "num_layers", "(num_layers is called depth here)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  epochs:\n    values: [2]\n"}}), "parameters.epochs",
+                  "  epochs:", "(how long a trial trains is the budget here");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribution: q_uniform\n"}}),
+                  "parameters.lr.distribution", "q_uniform", "(W&B's q_uniform is quantized here (min, max, q))");
+  // A word in other letter case is the word.
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  optimizer:\n    value: SGD\n"}}),
+                  "parameters.optimizer.value", "SGD", "(did you mean 'sgd'?)");
+}
+
 TEST(SweepRejection, TextThatIsNotUtf8) {
   for (const std::string text : {std::string("\xff\xfen\0a\0m\0e\0", 10), std::string("name: a\0b\n", 10)}) {
     try {

@@ -1,0 +1,125 @@
+#include "hfta/core/other_tools_names.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace hfta::core {
+namespace {
+
+struct OtherName {
+  NameKind kind;
+  const char* where;  ///< section, key, or "" for parameters
+  std::vector<const char*> names;
+  const char* hint;                  ///< said as " (<hint>)"
+  std::vector<const char*> meant{};  ///< parameters: the names here it may mean, the first a candidate said
+};
+
+const std::vector<OtherName>& table() {
+  static const std::vector<OtherName> all = {
+      // Ray Tune's schedulers and tune.run / Tuner arguments; Optuna's study; W&B's sweep keys.
+      {NameKind::kKey, "search", {"grace_period", "min_t"}, "Ray Tune's grace_period is budget.min here"},
+      {NameKind::kKey, "search", {"max_t"}, "Ray Tune's max_t is budget.max here"},
+      {NameKind::kKey, "search", {"reduction_factor"}, "Ray Tune's reduction_factor is search.eta here"},
+      {NameKind::kKey, "search", {"num_samples", "n_trials"},
+       "Ray Tune's num_samples and Optuna's n_trials are search.trials here (Hyperband's come from budget and eta)"},
+      {NameKind::kKey, "search", {"time_attr"}, "Ray Tune's time_attr is budget.unit here"},
+      {NameKind::kKey, "search", {"mode", "direction"}, "the goal is metric.goal here (maximize or minimize)"},
+      {NameKind::kKey, "search", {"metric"}, "the metric is a section of its own here: metric: {name, goal}"},
+      {NameKind::kKey, "search", {"sampler", "search_alg"}, "the sampler is search.searcher here (random or tpe)"},
+      {NameKind::kKey, "search", {"pruner", "scheduler"},
+       "pruning is search.method here (sha, asha or hyperband), or stopping: median with method random"},
+      {NameKind::kKey, "search", {"timeout", "time_budget_s", "time_limit"},
+       "a time limit is given to run and resume here: --time-limit"},
+      {NameKind::kKey, "search", {"max_concurrent_trials", "max_concurrent", "n_jobs"},
+       "trials train together in arrays sized to the device's memory here (fusion.max_array caps them); "
+       "--workers sets how many arrays train at once"},
+      {NameKind::kKey, "", {"timeout", "time_limit", "time_budget_s"},
+       "a time limit is given to run and resume here: --time-limit"},
+      {NameKind::kKey, "", {"method"}, "the method goes under search here: search: {method: ...}"},
+      {NameKind::kKey, "", {"early_terminate"},
+       "W&B's early_terminate (hyperband) is search.method: hyperband here, with budget.min and search.eta"},
+      {NameKind::kKey, "", {"program", "command", "entity", "project"},
+       "hfta-tune trains the model of its task section itself: W&B's program and command have no counterpart"},
+      {NameKind::kKey, "metric", {"mode", "direction"}, "the goal is metric.goal here (maximize or minimize)"},
+      {NameKind::kKey, "metric", {"target"}, "a target metric that ends the sweep has no counterpart here"},
+      {NameKind::kKey, "budget", {"grace_period", "min_t", "min_iter", "min_resource"},
+       "the least budget is budget.min here"},
+      {NameKind::kKey, "budget", {"max_t", "max_iter", "max_resource"}, "the largest budget is budget.max here"},
+      // Values.
+      {NameKind::kValue, "method", {"bayes", "tpe", "optuna"},
+       "TPE (W&B's bayes) is search.searcher: tpe here, beside method random, sha, asha or hyperband"},
+      {NameKind::kValue, "method", {"bohb"}, "BOHB is method hyperband with searcher: tpe here"},
+      {NameKind::kValue, "method", {"median", "median_stopping"},
+       "median stopping is method random with stopping: median here"},
+      {NameKind::kValue, "method", {"successive_halving"}, "successive halving is sha here (asha: asynchronous)"},
+      {NameKind::kValue, "goal", {"max", "maximise"}, "write maximize"},
+      {NameKind::kValue, "goal", {"min", "minimise"}, "write minimize"},
+      {NameKind::kValue, "distribution", {"q_uniform", "quniform", "q_uniform_values", "qrandint"},
+       "W&B's q_uniform is quantized here (min, max, q)"},
+      {NameKind::kValue, "distribution", {"q_log_uniform", "q_log_uniform_values", "qloguniform", "qlograndint"},
+       "a quantized log range is quantized with log: true here"},
+      {NameKind::kValue, "distribution", {"categorical", "choice"},
+       "a choice is written values: [...] here, with no distribution"},
+      {NameKind::kValue, "distribution", {"constant", "const"}, "a constant is written value: x here, with no distribution"},
+      {NameKind::kValue, "distribution", {"log_uniform_values"},
+       "W&B's log_uniform_values is log_uniform here (min and max are the values themselves)"},
+      {NameKind::kValue, "distribution", {"randint", "int"}, "an integer range is int_uniform here"},
+      {NameKind::kValue, "distribution", {"lograndint"}, "an integer log range is int_log_uniform here"},
+      {NameKind::kValue, "distribution", {"normal", "q_normal", "log_normal", "q_log_normal", "randn", "qrandn"},
+       "normal distributions are not offered: use uniform, or log_uniform for a positive range"},
+      // Parameters: Hugging Face's, Lightning's and the tutorials' names.
+      {NameKind::kParameter, "", {"learning_rate", "learningrate", "lr_rate", "base_lr"}, "", {"lr"}},
+      {NameKind::kParameter, "", {"wd", "l2", "l2_reg", "weight_decay_rate"}, "", {"weight_decay"}},
+      {NameKind::kParameter, "", {"hidden_size", "hidden_dim", "hidden_units", "units", "num_units", "n_units"}, "",
+       {"width", "d_model"}},
+      {NameKind::kParameter, "", {"num_layers", "n_layers", "num_hidden_layers", "layers", "depth"}, "",
+       {"depth", "layers"}},
+      {NameKind::kParameter, "", {"dropout_rate", "dropout_prob", "drop_rate", "hidden_dropout_prob", "p"}, "",
+       {"dropout"}},
+      {NameKind::kParameter, "", {"warmup_steps", "num_warmup_steps", "warmup_iters"}, "", {"warmup"}},
+      {NameKind::kParameter, "", {"max_grad_norm", "clip_grad_norm", "gradient_clip_val", "clip_norm", "grad_norm"},
+       "", {"grad_clip"}},
+      {NameKind::kParameter, "", {"batch", "bs", "train_batch_size", "per_device_train_batch_size"}, "",
+       {"batch_size"}},
+      {NameKind::kParameter, "", {"optim", "opt", "optimizer_name", "optimizer_type"}, "", {"optimizer"}},
+      {NameKind::kParameter, "", {"lr_scheduler", "scheduler", "lr_schedule", "lr_scheduler_type"}, "", {"schedule"}},
+      {NameKind::kParameter, "", {"beta_1", "adam_beta1"}, "", {"beta1"}},
+      {NameKind::kParameter, "", {"beta_2", "adam_beta2"}, "", {"beta2"}},
+      {NameKind::kParameter, "", {"epsilon", "adam_epsilon"}, "", {"eps"}},
+      {NameKind::kParameter, "", {"num_heads", "n_heads", "nhead", "num_attention_heads"}, "", {"heads"}},
+      {NameKind::kParameter, "", {"dim_feedforward", "ffn_dim", "intermediate_size", "d_ff"}, "", {"ff"}},
+      {NameKind::kParameter, "", {"betas"}, "Adam's betas are two parameters here: beta1 and beta2"},
+      {NameKind::kParameter, "", {"epochs", "num_epochs", "max_epochs", "n_epochs", "num_train_epochs", "steps",
+                                  "max_steps"},
+       "how long a trial trains is the budget here (budget.unit and budget.max), not a parameter"},
+      {NameKind::kParameter, "", {"seed", "random_seed"},
+       "each trial's seed follows from the sweep's top-level seed and the trial's id here, not a parameter"},
+  };
+  return all;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+std::string other_tools_name(NameKind kind, const std::string& where, const std::string& name,
+                             const std::vector<std::string>& candidates) {
+  const std::string word = lower(name);
+  for (const OtherName& o : table()) {
+    if (o.kind != kind || (kind != NameKind::kParameter && where != o.where)) continue;
+    if (std::none_of(o.names.begin(), o.names.end(), [&](const char* n) { return word == n; })) continue;
+    if (o.meant.empty()) return std::string(" (") + o.hint + ")";
+    for (const char* meant : o.meant) {
+      if (meant != word && std::find(candidates.begin(), candidates.end(), meant) != candidates.end()) {
+        return " (" + name + " is called " + meant + " here)";
+      }
+    }
+    return "";
+  }
+  return "";
+}
+
+}  // namespace hfta::core
