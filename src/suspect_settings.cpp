@@ -1,11 +1,15 @@
 #include "hfta/core/suspect_settings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <iomanip>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <utility>
 
+#include "hfta/core/search_setup.h"
 #include "hfta/search/param_value.h"
 #include "hfta/trainers/catalog.h"
 
@@ -31,7 +35,58 @@ std::optional<std::pair<double, double>> range_of(const SweepConfig& sweep, cons
   return std::make_pair(d, d);
 }
 
+// The values a text parameter can take: its parameter's, else its default.
+std::vector<std::string> values_of(const SweepConfig& sweep, const std::string& name) {
+  if (const auto* p = sweep.find_parameter(name)) {
+    std::vector<std::string> out;
+    for (const auto& v : p->values) out.push_back(search::to_string(v));
+    return out;
+  }
+  return {trainers::find_training_hyperparameter(name)->default_value};
+}
+
+bool can_be(const std::vector<std::string>& values, const std::string& value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
 }  // namespace
+
+std::vector<std::string> decay_notes(const SweepConfig& sweep, std::int64_t fewest_steps) {
+  std::vector<std::string> out;
+  const auto schedules = values_of(sweep, "schedule");
+  const auto gamma = range_of(sweep, "gamma");
+  if (!gamma || fewest_steps < 1) return out;
+  // The trial that decays least: the largest gamma, the longest step, the fewest steps.
+  struct Decay {
+    const char* schedule;
+    double factor;
+    std::string how;
+  };
+  std::vector<Decay> decays;
+  if (can_be(schedules, "exponential")) {
+    decays.push_back({"exponential", std::pow(gamma->second, static_cast<double>(fewest_steps)),
+                      "multiplies lr by gamma (at most " + search::to_string(gamma->second) + ") every step"});
+  }
+  const auto step_size = range_of(sweep, "step_size");
+  if (can_be(schedules, "step") && step_size && step_size->second >= 1) {
+    const double periods = std::floor(static_cast<double>(fewest_steps) / step_size->second);
+    decays.push_back({"step", std::pow(gamma->second, periods),
+                      "multiplies lr by gamma (at most " + search::to_string(gamma->second) + ") every step_size (at most " +
+                          search::to_string(step_size->second) + ") steps"});
+  }
+  // A thousandth of lr trains no further: PyTorch tutorials step these per
+  // epoch, and the same numbers per step end a trial's learning early.
+  constexpr double kDead = 1e-3;
+  for (const auto& d : decays) {
+    if (d.factor >= kDead) continue;
+    std::ostringstream factor;
+    factor << std::setprecision(2) << d.factor;
+    out.push_back("note: schedule " + std::string(d.schedule) + " " + d.how + ": by budget.max (" +
+                  std::to_string(fewest_steps) + " steps) every trial's learning rate has fallen to " + factor.str() +
+                  " of its lr or below (schedule lengths count training steps, not epochs)");
+  }
+  return out;
+}
 
 std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
   std::vector<std::string> out;
@@ -54,6 +109,32 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
     out.push_back("note: task.validation_size " + std::to_string(sweep.task.validation_size) +
                   ": every validation metric is measured on that many examples, so trials tie often (at least " +
                   std::to_string(kFewest) + " tell them apart)");
+  }
+  // Ray Tune's grid_search repeats its grid under any scheduler; here only
+  // method grid enumerates one, and other methods draw from it.
+  std::vector<std::string> grids;
+  for (const auto& p : sweep.parameters) {
+    if (p.distribution == search::Distribution::kGrid) grids.push_back(p.name);
+  }
+  if (!grids.empty() && sweep.search.method != SearchMethod::kGrid) {
+    std::string names;
+    for (const auto& g : grids) names += (names.empty() ? "" : ", ") + g;
+    out.push_back("note: method " + to_string(sweep.search.method) + " draws each grid (" + names +
+                  ") as a choice, at random: only method grid trains every combination");
+  }
+  // Random search without median stopping, and a grid, train to budget.max alone.
+  if (rung_budgets(sweep).size() == 1 && sweep.budget.min != 1 && sweep.budget.min != sweep.budget.max) {
+    out.push_back("note: budget.min " + std::to_string(sweep.budget.min) + " plays no part: method " +
+                  to_string(sweep.search.method) + " trains every trial to budget.max " +
+                  std::to_string(sweep.budget.max) + " (stopping: median with method random uses it)");
+  }
+  // An lr left at the default here, 0.01, is ten times Adam's in PyTorch.
+  const auto optimizers = values_of(sweep, "optimizer");
+  if (!sweep.find_parameter("lr") && (can_be(optimizers, "adam") || can_be(optimizers, "adamw"))) {
+    out.push_back("note: lr is not a parameter, so every trial trains at lr " +
+                  trainers::find_training_hyperparameter("lr")->default_value +
+                  ", this sweep format's default (PyTorch's Adam and AdamW default to 0.001): tune it, or set it "
+                  "with value:");
   }
   // eta_min is a cosine schedule's floor; above lr it is the ceiling the rate climbs to.
   if (sweep.find_parameter("eta_min")) {

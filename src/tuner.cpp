@@ -14,6 +14,7 @@
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/core/suspect_settings.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/fusion/device_memory.h"
 #include "hfta/search/worker_balance.h"
@@ -45,6 +46,7 @@ Tuner::Tuner(const SweepConfig& sweep, const TunerOptions& options)
   settings_ = TrialSettings(sweep, static_cast<std::int64_t>(data_.train.size()));
   note_idle_patience();
   note_batch_past_the_data();
+  note_schedule_decay();
   place_data();
   if (!options.dir.empty()) {
     kept_.load();
@@ -267,6 +269,17 @@ void Tuner::note_batch_past_the_data() {
   if (largest <= train) return;
   progress_.message("note: batch size " + std::to_string(largest) + " is larger than the " + std::to_string(train) +
                     " training examples: each step trains on all of them, once");
+}
+
+// Said at the start, where the training data gives budget.max's steps (at the
+// largest batch, the fewest): a schedule that ends training early.
+void Tuner::note_schedule_decay() {
+  const auto sizes = batch_sizes(sweep_);
+  if (sizes.empty()) return;
+  const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  for (const auto& note : decay_notes(sweep_, settings_.raw_steps_at(static_cast<double>(sweep_.budget.max), largest))) {
+    progress_.message(note);
+  }
 }
 
 // Early stopping and plateau schedules count evaluation points (every

@@ -73,6 +73,7 @@ class Tuner {
   std::int64_t trials_done() const;
   void note_idle_patience();
   void note_batch_past_the_data();
+  void note_schedule_decay();
   void check_directory() const;
   std::string format_budget(double budget) const;
   SweepResult result() const;

@@ -8,6 +8,7 @@
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
+#include "hfta/core/suspect_settings.h"
 #include "hfta/search/brackets.h"
 
 namespace hfta::core {
@@ -243,6 +244,47 @@ TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
 
 // Valid, but the best trial would be the worst model, or the schedule would
 // climb: the plan says so, and names what to change.
+// What users of Ray Tune and PyTorch would mean otherwise.
+TEST(SweepPlan, AGridDrawnFromAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreNoted) {
+  auto notes = [](const std::map<std::string, std::string>& sections) {
+    const SweepConfig sweep = load_sweep_string(sweep_yaml(sections));
+    return to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
+  };
+  const std::string drawn = notes({{"search", "search:\n  method: asha\n  trials: 6\n"},
+                                   {"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01]}\n"}});
+  EXPECT_NE(drawn.find("note: method asha draws each grid (lr) as a choice, at random: only method grid trains every "
+                       "combination"),
+            std::string::npos)
+      << drawn;
+  const std::string idle = notes({{"search", "search:\n  method: random\n  trials: 4\n"},
+                                  {"budget", "budget:\n  unit: epochs\n  min: 3\n  max: 9\n"}});
+  EXPECT_NE(idle.find("note: budget.min 3 plays no part: method random trains every trial to budget.max 9"),
+            std::string::npos)
+      << idle;
+  const std::string adam = notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  beta1: {values: [0.9]}\n"}});
+  EXPECT_NE(adam.find("note: lr is not a parameter, so every trial trains at lr 0.01"), std::string::npos) << adam;
+  // None of them on the plain sweep.
+  const std::string plain = notes({});
+  for (const char* note : {"draws each grid", "plays no part", "lr is not a parameter"}) {
+    EXPECT_EQ(plain.find(note), std::string::npos) << note << "\n" << plain;
+  }
+
+  // A tutorial's per-epoch gamma applied per step: dead within an epoch.
+  const SweepConfig decaying = load_sweep_string(sweep_yaml(
+      {{"parameters", "parameters:\n  lr: {values: [0.1]}\n  schedule: {values: [constant, exponential, step]}\n"
+                      "  gamma: {values: [0.1, 0.5]}\n  step_size: {values: [10, 30]}\n"}}));
+  const auto dead = decay_notes(decaying, 1000);
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[0], "note: schedule exponential multiplies lr by gamma (at most 0.5) every step: by budget.max "
+                     "(1000 steps) every trial's learning rate has fallen to 9.3e-302 of its lr or below (schedule "
+                     "lengths count training steps, not epochs)");
+  EXPECT_NE(dead[1].find("schedule step multiplies lr by gamma (at most 0.5) every step_size (at most 30) steps: by "
+                         "budget.max (1000 steps) every trial's learning rate has fallen to 1.2e-10"),
+            std::string::npos)
+      << dead[1];
+  EXPECT_TRUE(decay_notes(decaying, 5).empty());  // 0.5^5 = 0.03; no step period ended
+}
+
 TEST(SweepPlan, AGoalAgainstItsMetricAndAnEtaMinAboveLrAreNoted) {
   auto text = [](const std::string& metric, const std::string& parameters) {
     const SweepConfig sweep = load_sweep_string(sweep_yaml({{"metric", metric}, {"parameters", parameters}}));
