@@ -122,8 +122,15 @@ class ParameterReader {
           // A parameter that is declared but invalid was reported already.
           if (declared.count(c.parameter)) continue;
           const std::vector<std::string> names(declared.begin(), declared.end());
+          // A setting with a default (optimizer: sgd) is no parameter until the sweep names one.
+          const OptionSpec* setting = find_target(c.parameter, model_);
           r_.error_at(mark, path,
-                      "no parameter '" + c.parameter + "'" + did_you_mean(c.parameter, names));
+                      "no parameter '" + c.parameter + "'" +
+                          (setting ? " (" + c.parameter + " is " + setting->default_value +
+                                         " in every trial, its default: a condition needs it among the parameters, "
+                                         "e.g. " + c.parameter + ": {value: " + setting->default_value +
+                                         "}, or drop the condition)"
+                                   : did_you_mean(c.parameter, names)));
         } else if (!search::is_categorical(it->second->distribution)) {
           r_.error_at(mark, path,
                       "'" + c.parameter + "' is " +
@@ -190,10 +197,13 @@ class ParameterReader {
       }
       const auto& readers = target->read_with_values;
       if (std::any_of(readers.begin(), readers.end(), [&](const std::string& v) { return takes.count(v) > 0; })) continue;
+      // one_cycle runs from its own peak rate: the lr a user tunes there is max_lr.
+      const bool one_cycle_lr = p.name == "lr" && takes.count("one_cycle") > 0;
       r_.error_at(positions_[p.name], "parameters." + p.name,
                   "'" + p.name + "' is read only with " + target->read_with + " " + join_alternatives(readers) +
-                      ", but " + how + ": it would be sampled and change nothing; give " + target->read_with +
-                      " one of those values, or remove '" + p.name + "'");
+                      ", but " + how + ": it would be set in every trial and change nothing; give " + target->read_with +
+                      " one of those values, or remove '" + p.name + "'" +
+                      (one_cycle_lr ? " (one_cycle's learning rate is max_lr: tune that)" : ""));
     }
   }
 

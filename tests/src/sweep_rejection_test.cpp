@@ -629,6 +629,18 @@ TEST(SweepRejection, ConditionOnUnknownParameter) {
   expect_rejected(yaml, "parameters.lr.when.optimiser", "optimiser", "no parameter 'optimiser'");
 }
 
+// Conditions on a setting left at its default, and lr under one_cycle, say what to write.
+TEST(SweepRejection, ConditionOnADefaultAndLrUnderOneCycleSayWhatToWrite) {
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  momentum:\n    values: [0.9]\n"
+                                             "    when: {optimizer: sgd}\n"}}),
+                  "parameters.momentum.when.optimizer", "when:",
+                  "no parameter 'optimizer' (optimizer is sgd in every trial, its default: a condition needs it among "
+                  "the parameters, e.g. optimizer: {value: sgd}, or drop the condition)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [0.1]\n"
+                                             "  schedule: {value: one_cycle}\n"}}),
+                  "parameters.lr", "lr:", "or remove 'lr' (one_cycle's learning rate is max_lr: tune that)");
+}
+
 TEST(SweepRejection, ConditionOnValueNeverTaken) {
   const auto yaml = sweep_yaml({{"parameters",
                                  "parameters:\n  optimizer:\n    values: [sgd, adam]\n"
