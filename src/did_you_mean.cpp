@@ -8,12 +8,13 @@
 namespace hfta::core {
 namespace {
 
-// Characters that print as nothing or as a space, so that a key holding one
-// (a second byte order mark, a no-break space pasted from a web page) reads as
-// a valid one: control characters (not newlines or tabs), no-break and other
-// odd spaces, zero-width characters and direction marks.
+// Characters past ASCII that print as nothing or as a space, so that a key
+// holding one (a second byte order mark, a no-break space pasted from a web
+// page) reads as a valid one: control characters, no-break and other odd
+// spaces, zero-width characters and direction marks. (ASCII's control
+// characters are config_error's to write out, as \x01.)
 bool invisible(std::uint32_t c) {
-  return (c < 0x20 && c != '\n' && c != '\t') || (c >= 0x7f && c <= 0x9f) || c == 0xa0 || c == 0xad ||
+  return (c >= 0x80 && c <= 0x9f) || c == 0xa0 || c == 0xad ||
          c == 0x34f || c == 0x61c || c == 0x115f || c == 0x1160 || c == 0x17b4 || c == 0x17b5 || c == 0x180e ||
          (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) || (c >= 0x205f && c <= 0x206f) ||
          c == 0x3000 || c == 0x3164 || c == 0xfeff || c == 0xffa0 || (c >= 0xfff9 && c <= 0xfffb);
@@ -33,6 +34,9 @@ void for_each_code_point(const std::string& text, Each each) {
       valid = (next & 0xc0) == 0x80;
       c = (c << 6) | (next & 0x3f);
     }
+    // Not overlong (C0 80 for U+0000), no surrogate, nothing past U+10FFFF.
+    static constexpr std::uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+    valid = valid && c >= kLeast[length] && !(c >= 0xd800 && c <= 0xdfff) && c <= 0x10ffff;
     const std::size_t taken = valid ? length : 1;
     each(valid ? c : 0xfffd, text.substr(i, taken));
     i += taken;
@@ -52,7 +56,7 @@ std::string without_invisible(const std::string& text) {
 std::string shown(const std::string& text) {
   std::string out;
   for_each_code_point(text, [&](std::uint32_t c, const std::string& bytes) {
-    if (c < 0x80 || !invisible(c)) {
+    if (!invisible(c)) {
       out += bytes;
       return;
     }
@@ -78,30 +82,31 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
-  // The word with an invisible character in it is the word.
+  // The word as it reads: without the invisible characters in it, and in
+  // any letter case (SGD for sgd) is the word; else the closest, as typed.
   const std::string seen = without_invisible(word);
   if (seen != word && std::find(candidates.begin(), candidates.end(), seen) != candidates.end()) return seen;
-  // So is the word in other letter case (SGD for sgd).
-  const auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-  };
   for (const auto& c : candidates) {
-    if (c != word && lower(c) == lower(word)) return c;
+    if (c != word && lowercase(c) == lowercase(seen)) return c;
   }
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const auto& c : candidates) {
-    const size_t d = edit_distance(word, c);
+    const size_t d = edit_distance(seen, c);
     if (d < best_distance) {
       best = c;
       best_distance = d;
     }
   }
   // A typo changes a few characters; beyond a third of the word it is another word.
-  const size_t limit = std::max<size_t>(2, std::max(word.size(), best.size()) / 3);
-  return best_distance <= limit && best_distance < std::max(word.size(), best.size()) ? best : "";
+  const size_t limit = std::max<size_t>(2, std::max(seen.size(), best.size()) / 3);
+  return best_distance <= limit && best_distance < std::max(seen.size(), best.size()) ? best : "";
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
@@ -109,6 +114,10 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   if (match.empty()) return "";
   const bool hidden = without_invisible(word) != word;
   return " (did you mean '" + match + "'?" + (hidden ? " it holds an invisible character, shown as <U+...>" : "") + ")";
+}
+
+std::string write_as_integer(std::int64_t whole) {
+  return " (written with a decimal point or an exponent: write " + std::to_string(whole) + ")";
 }
 
 std::string join_alternatives(const std::vector<std::string>& words) {

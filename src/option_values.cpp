@@ -29,8 +29,8 @@ std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
   std::string got = search::type_name(value) + " " + search::to_string(value);
   const auto* real = std::get_if<double>(&value);
   if (option.type == OptionType::kInt && real && std::abs(*real) < 9e15 && *real == std::floor(*real)) {
-    const std::string whole = std::to_string(static_cast<std::int64_t>(*real));  // 100000, not 1e+05
-    got = "number " + whole + ".0 (written with a decimal point or an exponent: write " + whole + ")";
+    const auto whole = static_cast<std::int64_t>(*real);  // 100000, not 1e+05
+    got = "number " + std::to_string(whole) + ".0" + write_as_integer(whole);
   }
   const std::string expected = std::string("expected ") + (numeric ? option_type_name(option.type) + std::string(" ") : "") +
                                option.range_text() + " for '" + option.name + "' (" + option.help + "), got " + got;

@@ -1,7 +1,8 @@
 #include "hfta/core/other_tools_names.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "hfta/core/did_you_mean.h"
 
 namespace hfta::core {
 namespace {
@@ -12,6 +13,7 @@ struct OtherName {
   std::vector<const char*> names;
   const char* hint;                  ///< said as " (<hint>)"
   std::vector<const char*> meant{};  ///< parameters: the names here it may mean, the first a candidate said
+  const char* beside = "";           ///< parameters: meant only where this is a candidate too
 };
 
 const std::vector<OtherName>& table() {
@@ -39,7 +41,8 @@ const std::vector<OtherName>& table() {
       {NameKind::kKey, "", {"early_terminate"},
        "W&B's early_terminate (hyperband) is search.method: hyperband here, with budget.min and search.eta"},
       {NameKind::kKey, "", {"program", "command", "entity", "project"},
-       "hfta-tune trains the model of its task section itself: W&B's program and command have no counterpart"},
+       "hfta-tune trains the model of its task section itself: W&B's program, command, entity and project have no "
+       "counterpart"},
       {NameKind::kKey, "metric", {"mode", "direction"}, "the goal is metric.goal here (maximize or minimize)"},
       {NameKind::kKey, "metric", {"target"}, "a target metric that ends the sweep has no counterpart here"},
       {NameKind::kKey, "budget", {"grace_period", "min_t", "min_iter", "min_resource"},
@@ -58,9 +61,9 @@ const std::vector<OtherName>& table() {
        "W&B's q_uniform is quantized here (min, max, q)"},
       {NameKind::kValue, "distribution", {"q_log_uniform", "q_log_uniform_values", "qloguniform", "qlograndint"},
        "a quantized log range is quantized with log: true here"},
-      {NameKind::kValue, "distribution", {"categorical", "choice"},
-       "a choice is written values: [...] here, with no distribution"},
-      {NameKind::kValue, "distribution", {"constant", "const"}, "a constant is written value: x here, with no distribution"},
+      {NameKind::kValue, "distribution", {"categorical"},
+       "a categorical is distribution: choice here, or values: [...] alone"},
+      {NameKind::kValue, "distribution", {"constant"}, "a constant is distribution: const here, or value: x alone"},
       {NameKind::kValue, "distribution", {"log_uniform_values"},
        "W&B's log_uniform_values is log_uniform here (min and max are the values themselves)"},
       {NameKind::kValue, "distribution", {"randint", "int"}, "an integer range is int_uniform here"},
@@ -70,8 +73,10 @@ const std::vector<OtherName>& table() {
       // Parameters: Hugging Face's, Lightning's and the tutorials' names.
       {NameKind::kParameter, "", {"learning_rate", "learningrate", "lr_rate", "base_lr"}, "", {"lr"}},
       {NameKind::kParameter, "", {"wd", "l2", "l2_reg", "weight_decay_rate"}, "", {"weight_decay"}},
+      // (An MLP's width is its hidden size; a CNN's or ResNet's is a channel count.)
       {NameKind::kParameter, "", {"hidden_size", "hidden_dim", "hidden_units", "units", "num_units", "n_units"}, "",
-       {"width", "d_model"}},
+       {"width"}, "depth"},
+      {NameKind::kParameter, "", {"hidden_size", "hidden_dim", "d_hidden"}, "", {"d_model"}},
       {NameKind::kParameter, "", {"num_layers", "n_layers", "num_hidden_layers", "layers", "depth"}, "",
        {"depth", "layers"}},
       {NameKind::kParameter, "", {"dropout_rate", "dropout_prob", "drop_rate", "hidden_dropout_prob", "p"}, "",
@@ -98,26 +103,22 @@ const std::vector<OtherName>& table() {
   return all;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 }  // namespace
 
 std::string other_tools_name(NameKind kind, const std::string& where, const std::string& name,
                              const std::vector<std::string>& candidates) {
-  const std::string word = lower(name);
+  const std::string word = lowercase(name);
   for (const OtherName& o : table()) {
     if (o.kind != kind || (kind != NameKind::kParameter && where != o.where)) continue;
     if (std::none_of(o.names.begin(), o.names.end(), [&](const char* n) { return word == n; })) continue;
     if (o.meant.empty()) return std::string(" (") + o.hint + ")";
+    const auto candidate = [&](const std::string& n) {
+      return std::find(candidates.begin(), candidates.end(), n) != candidates.end();
+    };
+    if (*o.beside && !candidate(o.beside)) continue;
     for (const char* meant : o.meant) {
-      if (meant != word && std::find(candidates.begin(), candidates.end(), meant) != candidates.end()) {
-        return " (" + name + " is called " + meant + " here)";
-      }
+      if (meant != word && candidate(meant)) return " (" + name + " is called " + std::string(meant) + " here)";
     }
-    return "";
   }
   return "";
 }

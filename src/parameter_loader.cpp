@@ -122,15 +122,16 @@ class ParameterReader {
           // A parameter that is declared but invalid was reported already.
           if (declared.count(c.parameter)) continue;
           const std::vector<std::string> names(declared.begin(), declared.end());
-          // A setting with a default (optimizer: sgd) is no parameter until the sweep names one.
+          // A setting (optimizer) is no parameter until the sweep makes it one.
           const OptionSpec* setting = find_target(c.parameter, model_);
-          r_.error_at(mark, path,
-                      "no parameter '" + c.parameter + "'" +
-                          (setting ? " (" + c.parameter + " is " + setting->default_value +
-                                         " in every trial, its default: a condition needs it among the parameters, "
-                                         "e.g. " + c.parameter + ": {value: " + setting->default_value +
-                                         "}, or drop the condition)"
-                                   : did_you_mean(c.parameter, names)));
+          const std::string why =
+              !setting               ? did_you_mean(c.parameter, names)
+              : setting->shapes_data ? " (" + c.parameter + " is set under task.options, the same in every trial: drop "
+                                       "the condition)"
+                                     : " (" + c.parameter + " is not tuned, so it has one value in every trial: a "
+                                       "condition needs it among the parameters, taking the values the condition "
+                                       "names; or drop the condition)";
+          r_.error_at(mark, path, "no parameter '" + c.parameter + "'" + why);
         } else if (!search::is_categorical(it->second->distribution)) {
           r_.error_at(mark, path,
                       "'" + c.parameter + "' is " +
@@ -171,6 +172,10 @@ class ParameterReader {
     for (const auto& p : params) {
       const OptionSpec* target = find_target(p.name, model_);
       if (!target || target->read_with.empty()) continue;
+      // A condition on no parameter was reported at it: the cause, not this.
+      if (std::any_of(p.when.begin(), p.when.end(), [&](const search::Condition& c) { return !by_name.count(c.parameter); })) {
+        continue;
+      }
       const OptionSpec* other = trainers::find_training_hyperparameter(target->read_with);
       // The values read_with takes in the trials that sample p.
       std::set<std::string> takes;
@@ -201,7 +206,7 @@ class ParameterReader {
       const bool one_cycle_lr = p.name == "lr" && takes.count("one_cycle") > 0;
       r_.error_at(positions_[p.name], "parameters." + p.name,
                   "'" + p.name + "' is read only with " + target->read_with + " " + join_alternatives(readers) +
-                      ", but " + how + ": it would be set in every trial and change nothing; give " + target->read_with +
+                      ", but " + how + ": it would be set in every trial that samples it and change nothing; give " + target->read_with +
                       " one of those values, or remove '" + p.name + "'" +
                       (one_cycle_lr ? " (one_cycle's learning rate is max_lr: tune that)" : ""));
     }

@@ -56,9 +56,7 @@ std::string whole_number_hint(const search::ParameterSpec& p, const search::Para
        std::all_of(p.values.begin(), p.values.end(),
                    [](const search::ParamValue& v) { return std::holds_alternative<std::int64_t>(v); }));
   if (!integers) return "";
-  const std::string whole = std::to_string(static_cast<std::int64_t>(*real));
-  return "expected an integer, got number " + text +
-         " (written with a decimal point or an exponent: write " + whole + ")";
+  return "expected an integer, got number " + text + write_as_integer(static_cast<std::int64_t>(*real));
 }
 
 }  // namespace

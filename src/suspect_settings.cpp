@@ -28,21 +28,27 @@ std::optional<std::pair<double, double>> numeric_range(const search::ParameterSp
   return std::make_pair(lo, hi);
 }
 
-// The range of a training hyperparameter: its parameter's, else its default's.
+// The range of a training hyperparameter: its parameter's, and its default's
+// where some trials lack the parameter (its `when`) or there is none.
 std::optional<std::pair<double, double>> range_of(const SweepConfig& sweep, const std::string& name) {
-  if (const auto* p = sweep.find_parameter(name)) return numeric_range(*p);
   const double d = std::stod(trainers::find_training_hyperparameter(name)->default_value);
-  return std::make_pair(d, d);
+  const auto* p = sweep.find_parameter(name);
+  if (!p) return std::make_pair(d, d);
+  auto range = numeric_range(*p);
+  if (range && !p->when.empty()) range = std::make_pair(std::min(range->first, d), std::max(range->second, d));
+  return range;
 }
 
-// The values a text parameter can take: its parameter's, else its default.
+// The values a text parameter can take: its parameter's (and its default,
+// where some trials lack it), else its default.
 std::vector<std::string> values_of(const SweepConfig& sweep, const std::string& name) {
-  if (const auto* p = sweep.find_parameter(name)) {
-    std::vector<std::string> out;
-    for (const auto& v : p->values) out.push_back(search::to_string(v));
-    return out;
-  }
-  return {trainers::find_training_hyperparameter(name)->default_value};
+  const std::string d = trainers::find_training_hyperparameter(name)->default_value;
+  const auto* p = sweep.find_parameter(name);
+  if (!p) return {d};
+  std::vector<std::string> out;
+  for (const auto& v : p->values) out.push_back(search::to_string(v));
+  if (!p->when.empty()) out.push_back(d);
+  return out;
 }
 
 bool can_be(const std::vector<std::string>& values, const std::string& value) {
@@ -56,7 +62,9 @@ std::vector<std::string> decay_notes(const SweepConfig& sweep, std::int64_t fewe
   const auto schedules = values_of(sweep, "schedule");
   const auto gamma = range_of(sweep, "gamma");
   if (!gamma || fewest_steps < 1) return out;
-  // The trial that decays least: the largest gamma, the longest step, the fewest steps.
+  // The trial that decays least: the largest gamma, the longest step, the
+  // fewest steps; its last step trains at the rate after `last` decays.
+  const std::int64_t last = fewest_steps - 1;
   struct Decay {
     const char* schedule;
     double factor;
@@ -64,12 +72,12 @@ std::vector<std::string> decay_notes(const SweepConfig& sweep, std::int64_t fewe
   };
   std::vector<Decay> decays;
   if (can_be(schedules, "exponential")) {
-    decays.push_back({"exponential", std::pow(gamma->second, static_cast<double>(fewest_steps)),
+    decays.push_back({"exponential", std::pow(gamma->second, static_cast<double>(last)),
                       "multiplies lr by gamma (at most " + search::to_string(gamma->second) + ") every step"});
   }
   const auto step_size = range_of(sweep, "step_size");
   if (can_be(schedules, "step") && step_size && step_size->second >= 1) {
-    const double periods = std::floor(static_cast<double>(fewest_steps) / step_size->second);
+    const double periods = std::floor(static_cast<double>(last) / step_size->second);
     decays.push_back({"step", std::pow(gamma->second, periods),
                       "multiplies lr by gamma (at most " + search::to_string(gamma->second) + ") every step_size (at most " +
                           search::to_string(step_size->second) + ") steps"});
@@ -82,7 +90,8 @@ std::vector<std::string> decay_notes(const SweepConfig& sweep, std::int64_t fewe
     std::ostringstream factor;
     factor << std::setprecision(2) << d.factor;
     out.push_back("note: schedule " + std::string(d.schedule) + " " + d.how + ": by budget.max (" +
-                  std::to_string(fewest_steps) + " steps) every trial's learning rate has fallen to " + factor.str() +
+                  std::to_string(fewest_steps) + " steps) the learning rate of every trial with schedule " +
+                  d.schedule + " has fallen to " + factor.str() +
                   " of its lr or below (schedule lengths count training steps, not epochs)");
   }
   return out;
@@ -120,17 +129,23 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
     std::string names;
     for (const auto& g : grids) names += (names.empty() ? "" : ", ") + g;
     out.push_back("note: method " + to_string(sweep.search.method) + " draws each grid (" + names +
-                  ") as a choice, at random: only method grid trains every combination");
+                  ") as a choice, as its searcher proposes: only method grid trains every combination");
   }
-  // Random search without median stopping, and a grid, train to budget.max alone.
-  if (rung_budgets(sweep).size() == 1 && sweep.budget.min != 1 && sweep.budget.min != sweep.budget.max) {
+  // Random search without median stopping, and a grid, train to budget.max
+  // alone. (A ladder with one rung is sweep_plan's note.)
+  const bool random = sweep.search.method == SearchMethod::kRandom;
+  if ((random || sweep.search.method == SearchMethod::kGrid) && rung_budgets(sweep).size() == 1 &&
+      sweep.budget.min != 1 && sweep.budget.min != sweep.budget.max) {
     out.push_back("note: budget.min " + std::to_string(sweep.budget.min) + " plays no part: method " +
                   to_string(sweep.search.method) + " trains every trial to budget.max " +
-                  std::to_string(sweep.budget.max) + " (stopping: median with method random uses it)");
+                  std::to_string(sweep.budget.max) + (random ? " (stopping: median uses it)" : ""));
   }
   // An lr left at the default here, 0.01, is ten times Adam's in PyTorch.
+  // (one_cycle reads max_lr instead.)
   const auto optimizers = values_of(sweep, "optimizer");
-  if (!sweep.find_parameter("lr") && (can_be(optimizers, "adam") || can_be(optimizers, "adamw"))) {
+  const auto schedules = values_of(sweep, "schedule");
+  const bool reads_lr = std::any_of(schedules.begin(), schedules.end(), [](const auto& s) { return s != "one_cycle"; });
+  if (!sweep.find_parameter("lr") && reads_lr && (can_be(optimizers, "adam") || can_be(optimizers, "adamw"))) {
     out.push_back("note: lr is not a parameter, so every trial trains at lr " +
                   trainers::find_training_hyperparameter("lr")->default_value +
                   ", this sweep format's default (PyTorch's Adam and AdamW default to 0.001): tune it, or set it "

@@ -103,8 +103,6 @@ std::string summarize(const SweepConfig& s) {
   return out.str();
 }
 
-// "11.1111 steps", "1 epoch": six significant digits, as the progress line
-// prints budgets (plan --json keeps every digit).
 std::string budget_range(const SweepConfig& s) {
   const std::string unit = to_string(s.budget.unit);
   // Random search without median stopping and a grid train every trial to
@@ -113,6 +111,8 @@ std::string budget_range(const SweepConfig& s) {
   return std::to_string(s.budget.min) + " to " + std::to_string(s.budget.max) + " " + unit;
 }
 
+// "11.1111 steps", "1 epoch": six significant digits, as the progress line
+// prints budgets (plan --json keeps every digit).
 std::string budget_text(double budget, const std::string& unit) {
   std::ostringstream out;
   // (Whole budgets in full: a million trials' total read "5e+06 steps".)

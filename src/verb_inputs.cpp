@@ -3,6 +3,7 @@
 #include "verbs.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -153,7 +154,10 @@ std::string folder_problem(const std::string& path) {
   if (::stat(path.c_str(), &info) != 0) {
     return errno == ENOENT ? "does not exist" : std::string("cannot be read: ") + std::strerror(errno);
   }
-  return S_ISDIR(info.st_mode) ? "" : "is a file, not a folder";
+  if (S_ISREG(info.st_mode)) return "is a file, not a folder";
+  if (!S_ISDIR(info.st_mode)) return "is not a folder";
+  if (::access(path.c_str(), X_OK) != 0) return std::string("cannot be entered: ") + std::strerror(errno);
+  return "";
 }
 
 namespace {

@@ -224,7 +224,13 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   }
   // A dataset not installed: said before anything is written, so that once
   // it is, the same command runs.
-  if (const auto missing = trainers::dataset_missing(sweep->task.model, model_options(*sweep, {})); !missing.empty()) {
+  std::string missing;
+  try {
+    missing = trainers::dataset_missing(sweep->task.model, model_options(*sweep, {}));
+  } catch (const std::exception& e) {  // there, but unreadable
+    missing = e.what();
+  }
+  if (!missing.empty()) {
     err << "hfta-tune run: " << missing << "; nothing was written\n";
     return kExitFailure;
   }

@@ -65,8 +65,9 @@ std::optional<SweepConfig> recorded_sweep(const std::string& dir, const char* ve
 std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::string& damaged);
 bool left_before_the_sweep(const std::string& name);
 bool is_experiment(const std::string& dir, const char* verb, std::ostream& err);
-// Why `path` is no folder to read or write in ("does not exist", "is a file, not a
-// folder", or the system's reason: a symbolic-link loop, no permission); "" when it is one.
+// Why `path` is no folder to read in ("does not exist", "is a file, not a folder",
+// "is not a folder", or the system's reason: a symbolic-link loop, no permission to enter it);
+// "" when it is one.
 std::string folder_problem(const std::string& path);
 // DIR/sweep.yaml as edited since the run began, with what it changes
 // (nothing where there is no sweep.yaml); nullopt once err says why it does not load.

@@ -191,8 +191,7 @@ std::optional<std::int64_t> YamlReader::read_int(const YAML::Node& node,
     const bool whole = !is_text(node) && parse_number(node.Scalar(), real) == Parsed::kNumber &&
                        real == std::floor(real) && std::abs(real) < 9e15;
     error(node, path, "expected an integer, got " + describe_node(node) +
-                          (whole ? " (written with a decimal point or an exponent: write " +
-                                       std::to_string(static_cast<std::int64_t>(real)) + ")"
+                          (whole ? write_as_integer(static_cast<std::int64_t>(real))
                                  : quoted_hint(node, parse_int(node.Scalar(), unquoted) == Parsed::kNumber)));
   }
   if (parsed != Parsed::kNumber) return std::nullopt;

@@ -32,6 +32,11 @@ TEST(DidYouMean, NamesAKeyWithAnInvisibleCharacterInIt) {
   // Visible text, ASCII (its control characters are config_error's to write out)
   // and bytes of no valid UTF-8 are kept as they are.
   EXPECT_EQ(shown("caf\xC3\xA9 \xE2\x86\x92 x\n\ty \xFF"), "caf\xC3\xA9 \xE2\x86\x92 x\n\ty \xFF");
+  // Not UTF-8 though decodable: overlong forms, surrogates; kept as bytes.
+  EXPECT_EQ(shown("\xE0\x82\xA0 \xED\xA0\x80"), "\xE0\x82\xA0 \xED\xA0\x80");
+  // An invisible character and a typo, or another letter case, still find the word.
+  EXPECT_EQ(closest_match("\xEF\xBB\xBFnmae", keys), "name");
+  EXPECT_EQ(closest_match("SEED\xC2\xA0", keys), "seed");
 }
 
 TEST(DidYouMean, JoinsAlternatives) {

@@ -242,8 +242,6 @@ TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
   EXPECT_DOUBLE_EQ(plan.brackets[0].rungs[0].r, 9);
 }
 
-// Valid, but the best trial would be the worst model, or the schedule would
-// climb: the plan says so, and names what to change.
 // What users of Ray Tune and PyTorch would mean otherwise.
 TEST(SweepPlan, AGridDrawnFromAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreNoted) {
   auto notes = [](const std::map<std::string, std::string>& sections) {
@@ -252,8 +250,8 @@ TEST(SweepPlan, AGridDrawnFromAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreN
   };
   const std::string drawn = notes({{"search", "search:\n  method: asha\n  trials: 6\n"},
                                    {"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01]}\n"}});
-  EXPECT_NE(drawn.find("note: method asha draws each grid (lr) as a choice, at random: only method grid trains every "
-                       "combination"),
+  EXPECT_NE(drawn.find("note: method asha draws each grid (lr) as a choice, as its searcher proposes: only method grid "
+                       "trains every combination"),
             std::string::npos)
       << drawn;
   const std::string idle = notes({{"search", "search:\n  method: random\n  trials: 4\n"},
@@ -263,6 +261,13 @@ TEST(SweepPlan, AGridDrawnFromAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreN
       << idle;
   const std::string adam = notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  beta1: {values: [0.9]}\n"}});
   EXPECT_NE(adam.find("note: lr is not a parameter, so every trial trains at lr 0.01"), std::string::npos) << adam;
+  EXPECT_EQ(notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  schedule: {value: one_cycle}\n"}})
+                .find("lr is not a parameter"),
+            std::string::npos);  // one_cycle trains from max_lr
+  EXPECT_EQ(notes({{"search", "search:\n  method: sha\n  trials: 4\n"},
+                   {"budget", "budget:\n  unit: epochs\n  min: 10\n  max: 20\n"}})
+                .find("plays no part"),
+            std::string::npos);  // one rung of a ladder: its own note
   // None of them on the plain sweep.
   const std::string plain = notes({});
   for (const char* note : {"draws each grid", "plays no part", "lr is not a parameter"}) {
@@ -276,15 +281,18 @@ TEST(SweepPlan, AGridDrawnFromAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreN
   const auto dead = decay_notes(decaying, 1000);
   ASSERT_EQ(dead.size(), 2u);
   EXPECT_EQ(dead[0], "note: schedule exponential multiplies lr by gamma (at most 0.5) every step: by budget.max "
-                     "(1000 steps) every trial's learning rate has fallen to 9.3e-302 of its lr or below (schedule "
-                     "lengths count training steps, not epochs)");
+                     "(1000 steps) the learning rate of every trial with schedule exponential has fallen to 1.9e-301 "
+                     "of its lr or below (schedule lengths count training steps, not epochs)");
   EXPECT_NE(dead[1].find("schedule step multiplies lr by gamma (at most 0.5) every step_size (at most 30) steps: by "
-                         "budget.max (1000 steps) every trial's learning rate has fallen to 1.2e-10"),
+                         "budget.max (1000 steps) the learning rate of every trial with schedule step has fallen to "
+                         "1.2e-10"),
             std::string::npos)
       << dead[1];
   EXPECT_TRUE(decay_notes(decaying, 5).empty());  // 0.5^5 = 0.03; no step period ended
 }
 
+// Valid, but the best trial would be the worst model, or the schedule would
+// climb: the plan says so, and names what to change.
 TEST(SweepPlan, AGoalAgainstItsMetricAndAnEtaMinAboveLrAreNoted) {
   auto text = [](const std::string& metric, const std::string& parameters) {
     const SweepConfig sweep = load_sweep_string(sweep_yaml({{"metric", metric}, {"parameters", parameters}}));

@@ -634,8 +634,17 @@ TEST(SweepRejection, ConditionOnADefaultAndLrUnderOneCycleSayWhatToWrite) {
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  momentum:\n    values: [0.9]\n"
                                              "    when: {optimizer: sgd}\n"}}),
                   "parameters.momentum.when.optimizer", "when:",
-                  "no parameter 'optimizer' (optimizer is sgd in every trial, its default: a condition needs it among "
-                  "the parameters, e.g. optimizer: {value: sgd}, or drop the condition)");
+                  "no parameter 'optimizer' (optimizer is not tuned, so it has one value in every trial: a condition "
+                  "needs it among the parameters, taking the values the condition names; or drop the condition)");
+  // The condition is the one problem (not also "beta1 is read only with adam").
+  try {
+    load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  beta1:\n    values: [0.9]\n"
+                                                 "    when: {optimizer: adam}\n"}}),
+                      "sweep.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
+  }
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [0.1]\n"
                                              "  schedule: {value: one_cycle}\n"}}),
                   "parameters.lr", "lr:", "or remove 'lr' (one_cycle's learning rate is max_lr: tune that)");
@@ -650,6 +659,7 @@ TEST(SweepRejection, ConditionOnValueNeverTaken) {
   // That value is the one problem: not also "momentum is read only with sgd ..." at the parameter.
   try {
     load_sweep_string(yaml, "sweep.yaml");
+    FAIL() << "accepted";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
   }
@@ -928,6 +938,15 @@ TEST(SweepRejection, OtherToolsNamesAreRefusedWithTheNameHere) {
                   "a training hyperparameter (optimizer, lr,");
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  num_layers:\n    values: [2]\n"}}),
                   "parameters.num_layers", "num_layers", "(num_layers is called depth here)");
+  // A hidden size is an MLP's width, not a CNN's (a channel count): no hint there.
+  try {
+    load_sweep_string(sweep_yaml({{"task", "task:\n  model: cnn\n  batch_size: 32\n"},
+                                  {"parameters", "parameters:\n  hidden_size:\n    values: [2]\n"}}),
+                      "sweep.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).find("is called width"), std::string::npos) << e.what();
+  }
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  epochs:\n    values: [2]\n"}}), "parameters.epochs",
                   "  epochs:", "(how long a trial trains is the budget here");
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribution: q_uniform\n"}}),
