@@ -17,7 +17,7 @@ double cosine_between(double from, double to, double pct) {
 LrSchedule::LrSchedule(double base_lr, ScheduleOptions options) : base_(base_lr), o_(std::move(options)) {
   plateau_.lr = base_lr;
   if (o_.kind == ScheduleKind::kStep && o_.step_size < 1) throw std::invalid_argument("step_size must be >= 1");
-  if (o_.kind == ScheduleKind::kCosine && o_.t_max < 1) throw std::invalid_argument("t_max must be >= 1");
+  if ((o_.kind == ScheduleKind::kCosine || o_.kind == ScheduleKind::kLinear) && o_.t_max < 1) throw std::invalid_argument("t_max must be >= 1");
   if (o_.kind == ScheduleKind::kCosineRestarts && (o_.t_0 < 1 || o_.t_mult < 1)) {
     throw std::invalid_argument("t_0 and t_mult must be >= 1");
   }
@@ -36,6 +36,12 @@ double LrSchedule::schedule(std::int64_t t) const {
       return base_ * std::pow(o_.gamma, static_cast<double>(passed));
     }
     case ScheduleKind::kExponential: return base_ * std::pow(o_.gamma, static_cast<double>(t));
+    case ScheduleKind::kLinear: {
+      // LinearLR(start_factor=1, end_factor=eta_min/lr, total_iters=t_max): from lr
+      // to eta_min in t_max steps, then held (transformers' linear decay, to 0 by default).
+      const double done = static_cast<double>(std::min(t, o_.t_max)) / static_cast<double>(o_.t_max);
+      return base_ + (o_.eta_min - base_) * done;
+    }
     case ScheduleKind::kCosine:
       return o_.eta_min + (base_ - o_.eta_min) *
                               (1 + std::cos(M_PI * static_cast<double>(t) / static_cast<double>(o_.t_max))) / 2;

@@ -151,13 +151,13 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                   ", this sweep format's default (PyTorch's Adam and AdamW default to 0.001): tune it, or set it "
                   "with value:");
   }
-  // eta_min is a cosine schedule's floor; above lr it is the ceiling the rate climbs to.
+  // eta_min is a cosine or linear schedule's floor; above lr it is the ceiling the rate climbs to.
   if (sweep.find_parameter("eta_min")) {
     const auto eta_min = range_of(sweep, "eta_min");
     const auto lr = range_of(sweep, "lr");
     if (eta_min && lr && eta_min->second > lr->first) {
       out.push_back("note: parameters.eta_min reaches " + search::to_string(eta_min->second) + ", above the smallest lr " +
-                    search::to_string(lr->first) + ": a cosine schedule then raises such a trial's learning rate "
+                    search::to_string(lr->first) + ": a cosine or linear schedule then raises such a trial's learning rate "
                     "to eta_min instead of lowering it");
     }
   }

@@ -89,7 +89,7 @@ fusion::ScheduleOptions TrialSettings::schedule_of(const Config& c) const {
   fusion::ScheduleOptions o;
   const std::map<std::string, ScheduleKind> kinds = {
       {"constant", ScheduleKind::kConstant}, {"step", ScheduleKind::kStep}, {"multistep", ScheduleKind::kMultiStep},
-      {"exponential", ScheduleKind::kExponential}, {"cosine", ScheduleKind::kCosine},
+      {"exponential", ScheduleKind::kExponential}, {"linear", ScheduleKind::kLinear}, {"cosine", ScheduleKind::kCosine},
       {"cosine_restarts", ScheduleKind::kCosineRestarts}, {"one_cycle", ScheduleKind::kOneCycle},
       {"plateau", ScheduleKind::kPlateau}};
   o.kind = kinds.at(text(c, "schedule", "constant"));

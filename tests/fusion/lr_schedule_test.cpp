@@ -66,6 +66,26 @@ TEST(LrSchedule, CosineAnnealingMatchesItsRecursiveForm) {
                  base);
 }
 
+TEST(LrSchedule, LinearDecayMatchesPyTorchsLinearLR) {
+  // LinearLR(start_factor=1, end_factor=eta_min/lr, total_iters=T).get_lr, step by
+  // step: it reaches eta_min at T and holds it (T below kSteps, so both parts run).
+  for (double eta : {0.0, 0.02}) {
+    ScheduleOptions o;
+    o.kind = ScheduleKind::kLinear, o.t_max = 60, o.eta_min = eta;
+    const double base = 0.2, start = 1.0, end = eta / base, T = 60;
+    expect_matches(LrSchedule(base, o),
+                   [&](int t, double lr) {
+                     if (t > T) return lr;
+                     return lr * (1 + (end - start) / (T * start + (t - 1) * (end - start)));
+                   },
+                   base);
+    EXPECT_NEAR(LrSchedule(base, o).lr(kSteps), eta, 1e-15);
+  }
+  ScheduleOptions none;
+  none.kind = ScheduleKind::kLinear, none.t_max = 0;
+  EXPECT_THROW(LrSchedule(0.1, none), std::invalid_argument);
+}
+
 TEST(LrSchedule, CosineWarmRestartsMatchesItsStepwiseForm) {
   for (std::int64_t mult : {1, 2}) {
     ScheduleOptions o;

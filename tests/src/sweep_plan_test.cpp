@@ -315,7 +315,7 @@ TEST(SweepPlan, AGoalAgainstItsMetricAndAnEtaMinAboveLrAreNoted) {
   const std::string low = text("metric: {name: val_accuracy, goal: maximize}\n", cosine + "  eta_min: {values: [0, 0.001]}\n");
   EXPECT_EQ(low.find("eta_min reaches"), std::string::npos) << low;
   const std::string high = text("metric: {name: val_accuracy, goal: maximize}\n", cosine + "  eta_min: {value: 0.01}\n");
-  EXPECT_NE(high.find("note: parameters.eta_min reaches 0.01, above the smallest lr 0.001: a cosine schedule then "
+  EXPECT_NE(high.find("note: parameters.eta_min reaches 0.01, above the smallest lr 0.001: a cosine or linear schedule then "
                       "raises such a trial's learning rate to eta_min instead of lowering it"),
             std::string::npos)
       << high;

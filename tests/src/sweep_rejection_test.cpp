@@ -698,6 +698,9 @@ TEST(SweepRejection, HyperparameterNoTrialsOptimizerReads) {
                                       "parameters:\n  schedule:\n    value: one_cycle\n"
                                       "  lr:\n    values: [0.1, 0.01]\n"}});
   expect_rejected(one_cycle, "parameters.lr", "lr:", "read only with schedule");
+  const auto step = sweep_yaml({{"parameters",
+                                 "parameters:\n  schedule:\n    value: step\n  t_max:\n    values: [50, 100]\n"}});
+  expect_rejected(step, "parameters.t_max", "t_max:", "read only with schedule cosine or linear, but schedule takes only step");
 }
 
 TEST(SweepRejection, HyperparameterSomeTrialsReadIsAccepted) {
@@ -707,6 +710,11 @@ TEST(SweepRejection, HyperparameterSomeTrialsReadIsAccepted) {
                                  "  momentum:\n    values: [0.9]\n"
                                  "  step_size:\n    values: [2]\n    when: {schedule: step}\n"
                                  "  schedule:\n    values: [step, cosine]\n    when: {optimizer: adam}\n"}}),
+                    "sweep.yaml");
+  // A linear decay reads its length, its final rate, and a warm-up.
+  load_sweep_string(sweep_yaml({{"parameters",
+                                 "parameters:\n  schedule:\n    value: linear\n  t_max:\n    values: [50, 100]\n"
+                                 "  eta_min:\n    values: [0, 0.001]\n  warmup:\n    values: [0, 10]\n"}}),
                     "sweep.yaml");
 }
 

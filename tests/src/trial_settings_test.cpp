@@ -80,10 +80,14 @@ TEST(TrialSettings, ScheduleLengthsCountTrainingStepsOfTheFullBudget) {
   const auto o = settings.schedule_of(c);
   EXPECT_EQ(o.kind, fusion::ScheduleKind::kMultiStep);
   EXPECT_EQ(o.milestones, (std::vector<std::int64_t>{45, 68}));  // 67.5 rounds away from zero
-  EXPECT_EQ(o.t_max, 90);                                        // cosine's length, unless t_max is set
+  EXPECT_EQ(o.t_max, 90);                                        // cosine's and linear's length, unless t_max is set
   EXPECT_EQ(o.total_steps, 90);
   EXPECT_EQ(settings.schedule_of({{"t_max", std::int64_t{20}}}).t_max, 20);
   EXPECT_EQ(settings.schedule_of({}).kind, fusion::ScheduleKind::kConstant);
+  const auto linear = settings.schedule_of({{"schedule", std::string("linear")}, {"eta_min", 1e-4}});
+  EXPECT_EQ(linear.kind, fusion::ScheduleKind::kLinear);
+  EXPECT_EQ(linear.t_max, 90);
+  EXPECT_DOUBLE_EQ(linear.eta_min, 1e-4);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Learning-rate schedules, one per model, as PyTorch defines them: constant,
-// step, multi-step, exponential, cosine annealing (with warm restarts),
-// one-cycle and reduce-on-plateau, each optionally behind a linear warm-up
+// step, multi-step, exponential, linear decay, cosine annealing (with warm
+// restarts), one-cycle and reduce-on-plateau, each optionally behind a linear warm-up
 // (LinearLR chained with it). Their parameters may differ per model.
 #pragma once
 
@@ -12,7 +12,7 @@
 namespace hfta::fusion {
 
 enum class ScheduleKind {
-  kConstant, kStep, kMultiStep, kExponential, kCosine, kCosineRestarts, kOneCycle, kPlateau
+  kConstant, kStep, kMultiStep, kExponential, kLinear, kCosine, kCosineRestarts, kOneCycle, kPlateau
 };
 
 struct ScheduleOptions {
@@ -20,8 +20,8 @@ struct ScheduleOptions {
   std::int64_t step_size = 1;            ///< step: StepLR's step_size
   double gamma = 0.1;                    ///< step, multi-step, exponential
   std::vector<std::int64_t> milestones;  ///< multi-step
-  std::int64_t t_max = 1;                ///< cosine: CosineAnnealingLR's T_max
-  double eta_min = 0;                    ///< cosine, cosine restarts
+  std::int64_t t_max = 1;                ///< cosine: CosineAnnealingLR's T_max; linear: LinearLR's total_iters
+  double eta_min = 0;                    ///< cosine, cosine restarts; linear: where it ends
   std::int64_t t_0 = 1, t_mult = 1;      ///< cosine restarts
   double max_lr = 0.1;                   ///< one-cycle
   std::int64_t total_steps = 1;          ///< one-cycle
