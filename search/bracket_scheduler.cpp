@@ -109,9 +109,10 @@ bool BracketScheduler::finished() const {
 }
 
 BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
-                                std::int64_t eta, Goal goal, bool align_ends) {
+                                std::int64_t eta, Goal goal, bool align_ends, std::int64_t iterations) {
   auto brackets = hyperband_brackets(max_budget, min_budget, eta);
   if (align_ends) align_bracket_ends(brackets);
+  repeat_iterations(brackets, iterations);
   return BracketScheduler(std::move(brackets), goal);
 }
 

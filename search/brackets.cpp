@@ -75,6 +75,20 @@ void align_bracket_ends(std::vector<BracketPlan>& brackets) {
   for (auto& b : brackets) b.first_round = static_cast<int>(longest - b.rungs.size());
 }
 
+void repeat_iterations(std::vector<BracketPlan>& brackets, std::int64_t iterations) {
+  if (iterations < 1) throw std::invalid_argument("Hyperband needs at least one iteration");
+  int rounds = 0;  // one pass's rounds: its last rung's round, plus one
+  for (const auto& b : brackets) rounds = std::max(rounds, b.first_round + static_cast<int>(b.rungs.size()));
+  const std::vector<BracketPlan> pass = brackets;
+  for (std::int64_t k = 1; k < iterations; ++k) {
+    for (BracketPlan b : pass) {
+      b.first_round += static_cast<int>(k) * rounds;
+      b.iteration = static_cast<int>(k);
+      brackets.push_back(std::move(b));
+    }
+  }
+}
+
 std::int64_t started_trials(const std::vector<BracketPlan>& brackets) {
   std::int64_t n = 0;
   for (const auto& b : brackets) n += b.rungs.front().n;

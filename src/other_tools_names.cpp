@@ -23,7 +23,10 @@ const std::vector<OtherName>& table() {
       {NameKind::kKey, "search", {"max_t"}, "Ray Tune's max_t is budget.max here"},
       {NameKind::kKey, "search", {"reduction_factor"}, "Ray Tune's reduction_factor is search.eta here"},
       {NameKind::kKey, "search", {"num_samples", "n_trials"},
-       "Ray Tune's num_samples and Optuna's n_trials are search.trials here (Hyperband's come from budget and eta)"},
+       "Ray Tune's num_samples and Optuna's n_trials are search.trials here (Hyperband's come from budget and eta, times search.iterations)"},
+      {NameKind::kKey, "search", {"n_iterations", "hyperband_iterations", "max_iterations"},
+       "Hyperband's passes over its brackets are search.iterations here (hpbandster's n_iterations counts "
+       "single brackets)"},
       {NameKind::kKey, "search", {"time_attr"}, "Ray Tune's time_attr is budget.unit here"},
       {NameKind::kKey, "search", {"mode", "direction"}, "the goal is metric.goal here (maximize or minimize)"},
       {NameKind::kKey, "search", {"metric"}, "the metric is a section of its own here: metric: {name, goal}"},

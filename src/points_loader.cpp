@@ -2,6 +2,7 @@
 // checked against its parameter as the parameters are (they are read first).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -173,9 +174,14 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   }
   if (!ok || !r.ok()) return;  // the trial count needs a valid budget and search
   const auto& s = sweep.search;
-  const std::int64_t trials =
+  // (Hyperband's count saturates rather than overflow: past a million, check_trial_count refuses it.)
+  const std::int64_t one_pass =
       s.method == SearchMethod::kHyperband
           ? search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta))
+          : 0;
+  const std::int64_t trials =
+      s.method == SearchMethod::kHyperband
+          ? std::min(one_pass, std::numeric_limits<std::int64_t>::max() / s.iterations) * s.iterations
           : s.trials;
   if (static_cast<std::int64_t>(points.size()) > trials) {
     const bool hyperband = s.method == SearchMethod::kHyperband;
@@ -183,7 +189,7 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
             std::to_string(points.size()) + " points, but the sweep starts " + std::to_string(trials) +
                 (trials == 1 ? " trial" : " trials") + (hyperband ? " (Hyperband's brackets)" : " (search.trials)") +
                 " and each point is one: remove points, or " +
-                (hyperband ? "raise budget.max" : "raise search.trials"));
+                (hyperband ? "raise budget.max or search.iterations" : "raise search.trials"));
     return;
   }
   sweep.search.points = std::move(points);

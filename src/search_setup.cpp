@@ -58,7 +58,7 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
   switch (s.method) {
     case SearchMethod::kHyperband:
       return std::make_unique<search::BracketScheduler>(
-          search::make_hyperband(b.max, b.min, s.eta, goal, s.align_brackets));
+          search::make_hyperband(b.max, b.min, s.eta, goal, s.align_brackets, s.iterations));
     case SearchMethod::kSha:
       return std::make_unique<search::BracketScheduler>(
           std::vector<search::BracketPlan>{

@@ -43,7 +43,7 @@ bool TaskOptions::operator==(const TaskOptions& o) const {
 bool SearchOptions::operator==(const SearchOptions& o) const {
   return method == o.method && searcher == o.searcher && eta == o.eta && trials == o.trials &&
          repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping &&
-         align_brackets == o.align_brackets && waves == o.waves && points == o.points;
+         align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points;
 }
 
 const search::ParameterSpec* SweepConfig::find_parameter(const std::string& parameter) const {

@@ -94,6 +94,7 @@ json to_json(const SweepConfig& s) {
       search["searcher"] = to_string(s.search.searcher);
       search["eta"] = s.search.eta;
       search["align_brackets"] = s.search.align_brackets;
+      search["iterations"] = s.search.iterations;
       break;
     case SearchMethod::kSha:
     case SearchMethod::kAsha:

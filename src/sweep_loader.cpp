@@ -241,14 +241,15 @@ void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "search", true);
   const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",         "repeats",
-                                        "stopping", "waves",    "promotion_wait", "align_brackets", "points_to_evaluate"};
+                                        "stopping", "waves",    "promotion_wait", "align_brackets", "iterations",
+                                        "points_to_evaluate"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
     switch (m) {
       case SearchMethod::kRandom: return {"searcher", "trials", "stopping", "waves", "points_to_evaluate"};
       case SearchMethod::kGrid: return {"repeats"};
-      case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets", "points_to_evaluate"};
+      case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets", "iterations", "points_to_evaluate"};
       case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "points_to_evaluate"};
       case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait", "points_to_evaluate"};
     }
@@ -286,7 +287,8 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
     if (key == "method" || std::find(all.begin(), all.end(), key) == all.end()) continue;
     if (std::find(uses.begin(), uses.end(), key) == uses.end()) {
       std::string hint = key == "trials" && s.method == SearchMethod::kHyperband
-                             ? " (Hyperband sets each bracket's trials from budget and eta)"
+                             ? " (Hyperband sets each bracket's trials from budget and eta; for more trials, repeat its brackets "
+                               "with search.iterations)"
                              : "";
       r.error(entry.first, "search." + key,
               "'" + key + "' is not used by method " + to_string(s.method) + hint +
@@ -324,6 +326,10 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
     if (auto n = r.child(*node, "search", "align_brackets", false)) {
       if (auto v = r.read_bool(*n, "search.align_brackets")) s.align_brackets = *v;
     }
+  }
+  if (has("iterations")) {
+    read_int_in(r, r.child(*node, "search", "iterations", false), "search.iterations", 1, 1000,
+                "times Hyperband runs its brackets, with new trials each time", s.iterations);
   }
   if (has("waves")) {
     if (auto n = r.child(*node, "search", "waves", false)) {
@@ -405,10 +411,13 @@ void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig&
   std::string what, path, remedy;
   if (s.method == SearchMethod::kHyperband) {
     trials = search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta));
+    trials = trials > kMaxTrials ? trials : trials * s.iterations;
     what = "Hyperband's brackets from budget.min " + std::to_string(sweep.budget.min) + " to budget.max " +
-           std::to_string(sweep.budget.max) + " at eta " + std::to_string(s.eta) + " start";
+           std::to_string(sweep.budget.max) + " at eta " + std::to_string(s.eta) +
+           (s.iterations > 1 ? ", " + std::to_string(s.iterations) + " iterations," : "") + " start";
     path = "budget";
-    remedy = "raise budget.min, or lower budget.max";
+    remedy = s.iterations > 1 ? "raise budget.min, lower budget.max, or run fewer search.iterations"
+                              : "raise budget.min, or lower budget.max";
   } else if (s.method == SearchMethod::kGrid) {
     trials = s.repeats;
     for (const auto& p : sweep.parameters) {

@@ -10,6 +10,7 @@
 #include "hfta/core/search_setup.h"
 #include "hfta/core/suspect_settings.h"
 #include "hfta/core/sweep_summary.h"
+#include "hfta/search/bracket_scheduler.h"
 #include "hfta/trainers/footprint.h"
 
 namespace hfta::core {
@@ -36,7 +37,7 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
   plan.total_budget = search::total_budget(brackets);
   plan.trained_budget = search::trained_budget(brackets);
   for (const auto& b : brackets) {
-    PlannedBracket pb{b.s, {}, b.first_round};
+    PlannedBracket pb{b.s, {}, b.first_round, b.iteration};
     for (const auto& r : b.rungs) pb.rungs.push_back({r.n, r.r, std::nullopt});
     plan.brackets.push_back(std::move(pb));
   }
@@ -55,11 +56,17 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
   auto searcher = make_searcher(sweep);
   const auto packer = make_packer(sweep, fuse);
   SweepConfig all_at_once = sweep;
-  all_at_once.search.align_brackets = false;
   all_at_once.search.waves = 1;
+  // Every bracket's first rung in round 0, Hyperband's later iterations too.
+  auto at_once = make_scheduler(all_at_once);
+  if (sweep.search.method == SearchMethod::kHyperband) {
+    auto flat = brackets;
+    for (auto& b : flat) b.first_round = 0;
+    at_once = std::make_unique<search::BracketScheduler>(std::move(flat), sweep.metric.goal);
+  }
   const std::int64_t waves = trial_waves(sweep);
   auto capacity = [&](const std::string& key, const search::Config& c) { return sizer.capacity(key, c); };
-  for (const auto& job : make_scheduler(all_at_once)->next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+  for (const auto& job : at_once->next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
     if (job.rung != 0) continue;
     const auto n = static_cast<std::int64_t>(job.trials.size());
     std::vector<PlannedArray> arrays;
@@ -111,7 +118,7 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
       }
       rungs.push_back(rung);
     }
-    brackets.push_back({{"s", b.s}, {"rungs", rungs}});
+    brackets.push_back({{"s", b.s}, {"iteration", b.iteration}, {"rungs", rungs}});
   }
   return {{"format", 1},
           {"name", sweep.name},
@@ -142,7 +149,8 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
                                     : std::string("off"))
       << "\n";
   for (const auto& b : plan.brackets) {
-    out << "bracket s=" << b.s << "\n";
+    out << "bracket s=" << b.s << (sweep.search.iterations > 1 ? " of iteration " + std::to_string(b.iteration) : "")
+        << "\n";
     for (std::size_t i = 0; i < b.rungs.size(); ++i) {
       const auto& r = b.rungs[i];
       out << "  rung " << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
@@ -239,7 +247,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     }
   }
   const bool rounds_of_new_trials =
-      sweep.search.method == SearchMethod::kHyperband && sweep.search.align_brackets;
+      sweep.search.method == SearchMethod::kHyperband && (sweep.search.align_brackets || sweep.search.iterations > 1);
   const std::int64_t waves = trial_waves(sweep);
   if (sweep.search.searcher == Searcher::kTpe && waves > 1) {
     out << "note: TPE proposes each wave of new trials from the results of the waves before (the first "

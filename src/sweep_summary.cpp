@@ -27,7 +27,8 @@ std::string search_line(const SweepConfig& s) {
       break;
     case SearchMethod::kHyperband:
       out << ", eta " << s.search.eta << ", " << to_string(s.search.searcher) << " searcher"
-          << (s.search.align_brackets ? "" : ", brackets not aligned");
+          << (s.search.align_brackets ? "" : ", brackets not aligned")
+          << (s.search.iterations > 1 ? ", " + std::to_string(s.search.iterations) + " iterations" : "");
       break;
     case SearchMethod::kSha:
     case SearchMethod::kAsha:

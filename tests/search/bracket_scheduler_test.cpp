@@ -168,6 +168,39 @@ TEST(BracketScheduler, AlignedBracketsEndTogetherAndTrainEachBudgetInOneRound) {
   EXPECT_EQ(jobs, by_rung.size());
 }
 
+TEST(BracketScheduler, IterationsRunTheBracketsAgainWithNewTrialsEachPassAfterTheOneBefore) {
+  for (bool align : {true, false}) {
+    auto once = make_hyperband(27, 1, 3, Goal::kMaximize, align);
+    auto thrice = make_hyperband(27, 1, 3, Goal::kMaximize, align, /*iterations=*/3);
+    const std::int64_t pass = once.trial_count();
+    EXPECT_EQ(thrice.trial_count(), 3 * pass);
+    const Rounds one = drive_rounds(once, id_metric);
+    const Rounds three = drive_rounds(thrice, id_metric);
+    ASSERT_EQ(three.size(), 3 * one.size()) << align;  // each pass in its own rounds
+    const auto plan = thrice.plan();
+    const auto brackets = once.plan().size();
+    for (std::size_t round = 0; round < three.size(); ++round) {
+      const std::size_t k = round / one.size();  // the pass this round belongs to
+      const auto& same = one[round % one.size()];
+      ASSERT_EQ(three[round].size(), same.size());
+      for (std::size_t j = 0; j < same.size(); ++j) {
+        const RungJob& job = three[round][j];
+        // Pass k repeats pass 0's rungs and promotions, on trial ids k passes on.
+        EXPECT_EQ(plan[static_cast<std::size_t>(job.bracket)].iteration, static_cast<int>(k));
+        EXPECT_EQ(static_cast<std::size_t>(job.bracket), k * brackets + static_cast<std::size_t>(same[j].bracket));
+        EXPECT_EQ(job.rung, same[j].rung);
+        EXPECT_DOUBLE_EQ(job.budget, same[j].budget);
+        ASSERT_EQ(job.trials.size(), same[j].trials.size());
+        for (std::size_t t = 0; t < job.trials.size(); ++t) {
+          EXPECT_EQ(job.trials[t].trial_id, same[j].trials[t].trial_id + static_cast<std::int64_t>(k) * pass);
+          EXPECT_DOUBLE_EQ(job.trials[t].from_budget, same[j].trials[t].from_budget);
+        }
+      }
+    }
+  }
+  EXPECT_THROW(make_hyperband(27, 1, 3, Goal::kMaximize, true, 0), std::invalid_argument);
+}
+
 TEST(BracketScheduler, ABracketThatEndsEarlyDoesNotHoldTheOthers) {
   auto s = make_hyperband(9, 1, 3, Goal::kMaximize, /*align_ends=*/true);
   auto jobs = s.next_jobs(kAll, 0);

@@ -1490,6 +1490,35 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   expect_same_results(dir_ + "/before", dir_ + "/at-once");
 }
 
+TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndResumeAsOneRun) {
+  const std::string once = write_sweep("once.yaml", tiny_sweep_searching("{method: hyperband, eta: 3, searcher: tpe}"));
+  const std::string text = tiny_sweep_searching("{method: hyperband, eta: 3, searcher: tpe, iterations: 2}");
+  const std::string twice = write_sweep("twice.yaml", text);
+  ASSERT_EQ(run("run " + once + " --out " + dir_ + "/once").code, 0);
+  const Result whole = run("run " + twice + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("bracket s=0 of iteration 1\n  rung 0: 3 trials to 90 steps in round 5"), std::string::npos)
+      << whole.out;
+  // The first pass is the one-pass sweep, trial for trial (17 trials: 9, 5, 3).
+  const auto first = results(dir_ + "/once").at("trials"), both = results(dir_ + "/whole").at("trials");
+  ASSERT_EQ(first.size(), 17u);
+  ASSERT_EQ(both.size(), 34u);
+  for (std::size_t i = 0; i < 17; ++i) {
+    for (const char* key : {"params", "history", "metric"}) EXPECT_EQ(both[i].at(key), first[i].at(key)) << i << key;
+  }
+  // The second pass's trials are TPE's, proposed from the first pass's results:
+  // not what random search draws for the same ids (but for the third TPE leaves
+  // to random draws, as BOHB does).
+  const std::string random = write_sweep("random.yaml", std::regex_replace(text, std::regex("searcher: tpe"), "searcher: random"));
+  ASSERT_EQ(run("run " + random + " --out " + dir_ + "/random").code, 0);
+  const auto drawn = results(dir_ + "/random").at("trials");
+  ASSERT_EQ(drawn.size(), 34u);
+  int proposed = 0;
+  for (std::size_t i = 17; i < 34; ++i) proposed += both[i].at("params") != drawn[i].at("params");
+  EXPECT_GE(proposed, 8);
+  expect_cut_and_resumed_as_whole(twice, "whole", "cut");
+}
+
 TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {
   const std::string points = "  points_to_evaluate:\n    - {lr: 0.3, momentum: 0.5}\n    - {lr: 0.02}\n";
   std::string text = tiny_sweep_searching("\n  method: sha\n  eta: 3\n  trials: 9\n");

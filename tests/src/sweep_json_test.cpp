@@ -66,7 +66,8 @@ TEST(SweepJson, RoundTripsEachSearchMethod) {
   for (const std::string search : {"search:\n  method: random\n  trials: 5\n  stopping: median\n",
                                    "search:\n  method: sha\n  trials: 9\n  searcher: tpe\n",
                                    "search:\n  method: hyperband\n  eta: 2\n",
-                                   "search:\n  method: hyperband\n  align_brackets: false\n"}) {
+                                   "search:\n  method: hyperband\n  align_brackets: false\n",
+                                   "search:\n  method: hyperband\n  iterations: 3\n"}) {
     SCOPED_TRACE(search);
     expect_round_trip(load_sweep_string(sweep_yaml({{"search", search}})));
   }

@@ -192,6 +192,8 @@ TEST(SweepLoader, EachSearchMethod) {
   EXPECT_EQ(sha.searcher, Searcher::kTpe);
   EXPECT_TRUE(method("search:\n  method: hyperband\n").align_brackets);
   EXPECT_FALSE(method("search:\n  method: hyperband\n  align_brackets: false\n").align_brackets);
+  EXPECT_EQ(method("search:\n  method: hyperband\n").iterations, 1);
+  EXPECT_EQ(method("search:\n  method: hyperband\n  iterations: 4\n").iterations, 4);
   const auto asha = method("search:\n  method: asha\n  trials: 8\n  promotion_wait: 0.5\n");
   EXPECT_DOUBLE_EQ(asha.promotion_wait, 0.5);
   auto grid_sweep = load(sweep_yaml({{"search", "search:\n  method: grid\n  repeats: 2\n"},

@@ -9,6 +9,7 @@
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/suspect_settings.h"
+#include "hfta/core/sweep_summary.h"
 #include "hfta/search/brackets.h"
 
 namespace hfta::core {
@@ -148,6 +149,32 @@ TEST(SweepPlan, ArraysTpeProposesFromResultsAreUnknownWhereTheyDependOnThem) {
   for (const auto& b : hyperband.brackets) EXPECT_EQ(b.rungs[0].arrays.has_value(), b.first_round == 0) << b.s;
   const SweepPlan unaligned = plan_of("search:\n  method: hyperband\n  searcher: tpe\n  align_brackets: false\n", width);
   for (const auto& b : unaligned.brackets) EXPECT_TRUE(b.rungs[0].arrays.has_value()) << b.s;
+  // A second pass of unaligned brackets starts after the first's results.
+  const SweepPlan passes = plan_of("search:\n  method: hyperband\n  searcher: tpe\n  align_brackets: false\n"
+                                   "  iterations: 2\n", width);
+  for (const auto& b : passes.brackets) EXPECT_EQ(b.rungs[0].arrays.has_value(), b.iteration == 0) << b.s;
+}
+
+TEST(SweepPlan, HyperbandIterationsRepeatTheBracketsRoundsAfterTheOneBefore) {
+  const SweepConfig sweep = load_sweep_string(sweep_yaml({{"search", "search:\n  method: hyperband\n  iterations: 2\n"}}));
+  const SweepPlan plan = make_plan(sweep, true, "cpu", kFreeBytes);
+  ASSERT_EQ(plan.brackets.size(), 6u);  // 9 epochs from 1 at eta 3: brackets s=2, 1, 0, twice
+  for (std::size_t b = 0; b < 3; ++b) {
+    const auto& again = plan.brackets[b + 3];
+    EXPECT_EQ(again.iteration, 1);
+    EXPECT_EQ(again.s, plan.brackets[b].s);
+    EXPECT_EQ(again.first_round, plan.brackets[b].first_round + 3);  // after the first pass's three rounds
+    // Random search: the second pass's first rungs are known, and fuse as the first's.
+    ASSERT_TRUE(again.rungs[0].arrays.has_value());
+    EXPECT_EQ(again.rungs[0].arrays->at(0).models, plan.brackets[b].rungs[0].n);
+  }
+  const SweepConfig once = load_sweep_string(sweep_yaml({{"search", "search:\n  method: hyperband\n"}}));
+  EXPECT_DOUBLE_EQ(plan.total_budget, 2 * make_plan(once, true, "cpu", kFreeBytes).total_budget);
+  const std::string text = to_text(plan, sweep);
+  EXPECT_NE(text.find("bracket s=2 of iteration 1\n  rung 0: 9 trials to 1 epoch in round 3;"), std::string::npos) << text;
+  EXPECT_EQ(to_json(plan, sweep)["brackets"][3]["iteration"], 1);
+  EXPECT_NE(summarize(sweep).find("hyperband, eta 3, random searcher, 2 iterations"), std::string::npos)
+      << summarize(sweep);
 }
 
 TEST(SweepPlan, LessMemoryMeansSmallerArraysWithPredictedBytes) {

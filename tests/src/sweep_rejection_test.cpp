@@ -597,7 +597,7 @@ TEST(SweepRejection, KeyTheMethodDoesNotUse) {
 
 TEST(SweepRejection, UnknownSearchKeyListsWhatTheMethodTakes) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  etta: 3\n"}});
-  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta, align_brackets or points_to_evaluate");
+  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta, align_brackets, iterations or points_to_evaluate");
 }
 
 TEST(SweepRejection, BracketAlignmentOutsideHyperbandOrNotABoolean) {
@@ -605,6 +605,26 @@ TEST(SweepRejection, BracketAlignmentOutsideHyperbandOrNotABoolean) {
   expect_rejected(sha, "search.align_brackets", "align_brackets: true", "not used by method sha");
   const auto word = sweep_yaml({{"search", "search:\n  method: hyperband\n  align_brackets: sometimes\n"}});
   expect_rejected(word, "search.align_brackets", "align_brackets: sometimes", "true or false");
+}
+
+TEST(SweepRejection, IterationsOutsideHyperbandOrOutOfRange) {
+  const auto asha = sweep_yaml({{"search", "search:\n  method: asha\n  trials: 9\n  iterations: 2\n"}});
+  expect_rejected(asha, "search.iterations", "iterations: 2", "not used by method asha");
+  for (const char* n : {"0", "1001", "2.0"}) {
+    const auto bad = sweep_yaml({{"search", std::string("search:\n  method: hyperband\n  iterations: ") + n + "\n"}});
+    expect_rejected(bad, "search.iterations", std::string("iterations: ") + n, n == std::string("2.0") ? "write 2" : "1000");
+  }
+  // Trials under Hyperband point to its passes.
+  const auto trials = sweep_yaml({{"search", "search:\n  method: hyperband\n  trials: 50\n"}});
+  expect_rejected(trials, "search.trials", "trials: 50", "repeat its brackets with search.iterations");
+  // Every pass's trials count: 5 brackets of 17 trials (9 epochs, eta 3), 1000 times, stay
+  // within a million; 9,071 a pass (6000 steps from 1, eta 2) do not.
+  load_sweep_string(sweep_yaml({{"search", "search:\n  method: hyperband\n  iterations: 1000\n"}}), "sweep.yaml");
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: steps\n  min: 1\n  max: 6000\n"},
+                              {"search", "search:\n  method: hyperband\n  eta: 2\n  iterations: 1000\n"}}),
+                  "budget.max", "max: 6000",
+                  "at eta 2, 1000 iterations, start 9071000 trials; at most 1000000 (raise budget.min, lower "
+                  "budget.max, or run fewer search.iterations)");
 }
 
 TEST(SweepRejection, RandomSearchWithoutTrials) {

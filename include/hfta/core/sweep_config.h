@@ -84,6 +84,7 @@ struct SearchOptions {
   double promotion_wait = 2.0;            ///< asha: seconds to wait to batch near-simultaneous promotions
   Stopping stopping = Stopping::kNone;    ///< random: median stopping rule
   bool align_brackets = true;             ///< hyperband: every bracket's last rung in one round
+  std::int64_t iterations = 1;            ///< hyperband: passes over its brackets, one after another
   std::int64_t waves = 0;                 ///< random, sha, asha with tpe: parts new trials start in (0: trial_waves picks)
   /// Configurations to try first (Ray Tune's points_to_evaluate; not grid):
   /// trial t below their number is point t, with the parameters it leaves out

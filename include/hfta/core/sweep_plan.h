@@ -31,6 +31,7 @@ struct PlannedBracket {
   int s = 0;
   std::vector<PlannedRung> rungs;
   int first_round = 0;  ///< rung i trains in round first_round + i
+  int iteration = 0;    ///< Hyperband's pass over its brackets (search.iterations)
 };
 
 /// The brackets, rungs, arrays and budget totals of a sweep.

@@ -51,8 +51,10 @@ class BracketScheduler : public Scheduler {
 };
 
 /// Hyperband's scheduler for R = max_budget, r_min = min_budget; with align_ends,
-/// every bracket's last rung runs in the same round (align_bracket_ends).
+/// every bracket's last rung runs in the same round (align_bracket_ends); its
+/// brackets run `iterations` times, one pass after another (repeat_iterations).
 BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
-                                std::int64_t eta, Goal goal, bool align_ends = false);
+                                std::int64_t eta, Goal goal, bool align_ends = false,
+                                std::int64_t iterations = 1);
 
 }  // namespace hfta::search

@@ -20,8 +20,9 @@ struct BracketPlan {
   int s = 0;
   std::vector<RungPlan> rungs;
   int first_round = 0;
+  int iteration = 0;  ///< which pass of Hyperband over its brackets (repeat_iterations)
   bool operator==(const BracketPlan& o) const {
-    return s == o.s && rungs == o.rungs && first_round == o.first_round;
+    return s == o.s && rungs == o.rungs && first_round == o.first_round && iteration == o.iteration;
   }
 };
 
@@ -50,6 +51,11 @@ BracketPlan successive_halving_bracket(std::int64_t n, std::int64_t max_budget,
 /// eta r of several brackets fuse into one array where they would each have
 /// trained alone, in as many rounds as before (Pack's pack-aware Hyperband).
 void align_bracket_ends(std::vector<BracketPlan>& brackets);
+
+/// Hyperband's outer loop run `iterations` times: the brackets again, with new
+/// trials, each pass starting in the round after the one before has ended, so a
+/// model-based searcher proposes a pass's trials from every result before it.
+void repeat_iterations(std::vector<BracketPlan>& brackets, std::int64_t iterations);
 
 /// The trials the brackets start: their first rungs' trials, summed.
 std::int64_t started_trials(const std::vector<BracketPlan>& brackets);
