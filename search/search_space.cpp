@@ -59,7 +59,17 @@ std::uint64_t trial_seed(std::uint64_t sweep_seed, std::int64_t trial_id) {
 }
 
 SearchSpace::SearchSpace(std::vector<ParameterSpec> parameters)
-    : parameters_(condition_order(std::move(parameters))) {}
+    : parameters_(condition_order(std::move(parameters))) {
+  // Strides from the last grid parameter (1) back, as grid() nests them; past
+  // 2^62 trials no sweep reaches, a stride stays there (its value is the first).
+  constexpr std::int64_t kFar = std::int64_t{1} << 62;
+  for (auto p = parameters_.rbegin(); p != parameters_.rend(); ++p) {
+    if (p->distribution != Distribution::kGrid) continue;
+    grid_stride_[p->name] = grid_combinations_;
+    const auto n = static_cast<std::int64_t>(p->values.size());
+    grid_combinations_ = grid_combinations_ > kFar / n ? kFar : grid_combinations_ * n;
+  }
+}
 
 bool SearchSpace::active(const ParameterSpec& parameter, const Config& chosen) {
   for (const auto& c : parameter.when) {
@@ -114,7 +124,16 @@ ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
       return quantize(x, p);
     }
     case Distribution::kChoice:
-    case Distribution::kGrid: return p.values[rng.below(p.values.size())];
+      if (!p.probabilities.empty()) {  // W&B's categorical probabilities
+        double left = u;
+        for (std::size_t i = 0; i + 1 < p.values.size(); ++i) {
+          if (left < p.probabilities[i]) return p.values[i];
+          left -= p.probabilities[i];
+        }
+        return p.values.back();
+      }
+      return p.values[rng.below(p.values.size())];
+    case Distribution::kGrid: return p.values[rng.below(p.values.size())];  // (sample() cycles grids)
     case Distribution::kConst: return p.values.at(0);
   }
   throw std::logic_error("unknown distribution");
@@ -132,10 +151,19 @@ Config SearchSpace::sample(std::uint64_t sweep_seed, std::int64_t trial_id, cons
       config[p.name] = it->second;
       continue;
     }
+    if (p.distribution == Distribution::kGrid) {
+      config[p.name] = cycled(p, trial_id);
+      continue;
+    }
     Rng rng(sweep_seed, static_cast<std::uint64_t>(trial_id), hash_string(p.name));
     config[p.name] = draw(p, rng);
   }
   return config;
+}
+
+ParamValue SearchSpace::cycled(const ParameterSpec& p, std::int64_t trial_id) const {
+  const auto n = static_cast<std::int64_t>(p.values.size());
+  return p.values.at(static_cast<std::size_t>((std::max<std::int64_t>(trial_id, 0) / grid_stride_.at(p.name)) % n));
 }
 
 namespace {

@@ -221,8 +221,10 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
     Config candidate;
     for (const auto& d : dims) {
       if (!SearchSpace::active(*d.p, candidate)) continue;
-      candidate[d.p->name] = d.modelled && centre.count(d.p->name) ? d.draw_near(centre.at(d.p->name), rng)
-                                                                    : SearchSpace::draw(*d.p, rng);
+      // A grid's values are the trial's in the cycle: TPE proposes the rest around them.
+      candidate[d.p->name] = d.p->distribution == Distribution::kGrid ? space_.cycled(*d.p, trial_id)
+                             : d.modelled && centre.count(d.p->name) ? d.draw_near(centre.at(d.p->name), rng)
+                                                                     : SearchSpace::draw(*d.p, rng);
     }
     const double score = log_density(candidate, good, dims, true) - log_density(candidate, bad, dims, false);
     if (score > best_score) best_score = score, best = std::move(candidate);

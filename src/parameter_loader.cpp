@@ -29,7 +29,7 @@ std::vector<std::string> fields_of(Distribution d) {
     case Distribution::kIntUniform:
     case Distribution::kIntLogUniform: return {"min", "max"};
     case Distribution::kQuantized: return {"min", "max", "q", "log"};
-    case Distribution::kChoice:
+    case Distribution::kChoice: return {"values", "probabilities"};
     case Distribution::kGrid: return {"values"};
     case Distribution::kConst: return {"value"};
   }
@@ -400,6 +400,11 @@ class ParameterReader {
   void check_method(const SweepConfig& sweep) {
     if (sweep.search.method != SearchMethod::kGrid) return;
     for (const auto& p : sweep.parameters) {
+      if (!p.probabilities.empty()) {
+        r_.error_at(probability_marks_[p.name], "parameters." + p.name + ".probabilities",
+                    "grid search trains every value of a choice, so its probabilities play no part: remove them, "
+                    "or use another search.method");
+      }
       if (!search::is_categorical(p.distribution)) {
         r_.error_at(positions_[p.name], "parameters." + p.name,
                     "grid search takes only listed values (grid, choice or const), and '" + p.name + "' is " +
@@ -494,6 +499,40 @@ class ParameterReader {
       }
       spec.values.push_back(*v);
     }
+    if (spec.distribution == Distribution::kChoice && ok) ok = read_probabilities(path, node, spec);
+    return ok;
+  }
+
+  // W&B's categorical probabilities: one per value, each above 0, summing to 1.
+  bool read_probabilities(const std::string& path, const YAML::Node& node, ParameterSpec& spec) {
+    auto list = r_.child(node, path, "probabilities", false);
+    if (!list) return true;
+    const std::string list_path = path + ".probabilities";
+    if (!list->IsSequence() || list->size() != spec.values.size()) {
+      r_.error(*list, list_path,
+               "expected a list of " + std::to_string(spec.values.size()) + " numbers, one for each of values, got " +
+                   (list->IsSequence() ? std::to_string(list->size()) + " numbers" : describe_node(*list)));
+      return false;
+    }
+    bool ok = true;
+    double sum = 0;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string item_path = list_path + "[" + std::to_string(i) + "]";
+      const auto p = r_.read_number((*list)[i], item_path);
+      if (p && !(*p > 0 && *p <= 1)) {
+        r_.error((*list)[i], item_path,
+                 "expected a probability in (0, 1], got " + search::to_string(*p) +
+                     (*p == 0 ? " (a value never drawn: remove it from values)" : ""));
+      }
+      ok &= p && *p > 0 && *p <= 1;
+      if (ok) spec.probabilities.push_back(*p), sum += *p;
+    }
+    if (ok && std::abs(sum - 1) > 1e-6) {
+      r_.error(*list, list_path, "the probabilities sum to " + search::to_string(sum) + ", not 1");
+      ok = false;
+    }
+    if (ok) probability_marks_[spec.name] = list->Mark();
+    if (!ok) spec.probabilities.clear();
     return ok;
   }
 
@@ -706,6 +745,7 @@ class ParameterReader {
   YamlReader& r_;
   const trainers::ModelSpec* model_;
   std::map<std::string, YAML::Mark> positions_;
+  std::map<std::string, YAML::Mark> probability_marks_;  ///< where each choice's probabilities are written
   std::map<std::string, YAML::Mark> when_marks_;
 };
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hfta/core/search_setup.h"
+#include "hfta/search/brackets.h"
 #include "hfta/search/param_value.h"
 #include "hfta/trainers/catalog.h"
 
@@ -119,17 +120,34 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                   ": every validation metric is measured on that many examples, so trials tie often (at least " +
                   std::to_string(kFewest) + " tell them apart)");
   }
-  // Ray Tune's grid_search repeats its grid under any scheduler; here only
-  // method grid enumerates one, and other methods draw from it.
-  std::vector<std::string> grids;
+  // Other methods cycle their trials through the grid's combinations (as Ray
+  // Tune's grid_search under any scheduler): worth a word where they fall short
+  // of it, or cover it unevenly.
+  std::string grids;
   for (const auto& p : sweep.parameters) {
-    if (p.distribution == search::Distribution::kGrid) grids.push_back(p.name);
+    if (p.distribution == search::Distribution::kGrid) grids += (grids.empty() ? "" : ", ") + p.name;
   }
   if (!grids.empty() && sweep.search.method != SearchMethod::kGrid) {
-    std::string names;
-    for (const auto& g : grids) names += (names.empty() ? "" : ", ") + g;
-    out.push_back("note: method " + to_string(sweep.search.method) + " draws each grid (" + names +
-                  ") as a choice, as its searcher proposes: only method grid trains every combination");
+    const std::int64_t combinations = make_search_space(sweep).grid_combinations();
+    const bool hyperband = sweep.search.method == SearchMethod::kHyperband;
+    const std::int64_t trials =
+        hyperband ? search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, sweep.search.eta)) *
+                        sweep.search.iterations
+                  : sweep.search.trials;
+    const std::string cycle = "the grid's " + std::to_string(combinations) + " combinations of " + grids +
+                              " cycle through the trials (trial t takes combination t mod " +
+                              std::to_string(combinations) + ")";
+    if (trials < combinations) {
+      out.push_back("note: " + cycle + ", but the sweep starts " + std::to_string(trials) + " trials: " +
+                    std::to_string(combinations - trials) + " combinations are never tried (" +
+                    (hyperband ? "raise search.iterations" : "raise search.trials") + ", or use method grid)");
+    } else if (!hyperband && trials % combinations != 0) {
+      out.push_back("note: " + cycle + ", and " + std::to_string(trials) + " trials are not a multiple of " +
+                    std::to_string(combinations) + ": " +
+                    (trials % combinations == 1 ? std::string("the first combination gets")
+                                                : "the first " + std::to_string(trials % combinations) + " combinations get") +
+                    " one trial more");
+    }
   }
   // Random search without median stopping, and a grid, train to budget.max
   // alone. (A ladder with one rung is sweep_plan's note.)

@@ -42,6 +42,7 @@ json parameter_json(const search::ParameterSpec& p) {
     case Distribution::kChoice:
     case Distribution::kGrid:
       out["values"] = values_json(p.values);
+      if (!p.probabilities.empty()) out["probabilities"] = p.probabilities;
       break;
     case Distribution::kConst:
       out["value"] = to_json(p.values.at(0));

@@ -55,7 +55,13 @@ std::string describe(const search::ParameterSpec& p) {
   switch (p.distribution) {
     case Distribution::kConst: out << " " << search::display(p.values.at(0)); break;
     case Distribution::kChoice:
-    case Distribution::kGrid: out << " " << list(p.values); break;
+    case Distribution::kGrid:
+      out << " " << list(p.values);
+      if (!p.probabilities.empty()) {
+        std::vector<search::ParamValue> chances(p.probabilities.begin(), p.probabilities.end());
+        out << " with probabilities " << list(chances);
+      }
+      break;
     default:
       out << " [" << search::to_string(p.min) << ", " << search::to_string(p.max) << "]";
       if (p.distribution == Distribution::kQuantized) {

@@ -130,12 +130,21 @@ TEST(SearchSpace, QuantizedReachesItsEndsAsOftenAsItsMiddle) {
 
 TEST(SearchSpace, ChoiceGridAndConst) {
   const std::vector<ParamValue> opts = {std::string("a"), std::string("b"), std::string("c")};
-  for (Distribution d : {Distribution::kChoice, Distribution::kGrid}) {
-    std::map<std::string, int> counts;
-    for (const auto& v : draws(listed("x", d, opts), 9000)) counts[std::get<std::string>(v)]++;
-    ASSERT_EQ(counts.size(), 3u);
-    for (const auto& [value, n] : counts) EXPECT_NEAR(n / 9000.0, 1.0 / 3.0, 0.02) << value;
-  }
+  std::map<std::string, int> counts;
+  for (const auto& v : draws(listed("x", Distribution::kChoice, opts), 9000)) counts[std::get<std::string>(v)]++;
+  ASSERT_EQ(counts.size(), 3u);
+  for (const auto& [value, n] : counts) EXPECT_NEAR(n / 9000.0, 1.0 / 3.0, 0.02) << value;
+  // A grid cycles: every three trials take each value once.
+  const auto cycled = draws(listed("x", Distribution::kGrid, opts), 9);
+  for (std::size_t t = 0; t < cycled.size(); ++t) EXPECT_EQ(cycled[t], opts[t % 3]) << t;
+  // W&B's probabilities: each value as often as its own.
+  ParameterSpec weighted = listed("x", Distribution::kChoice, opts);
+  weighted.probabilities = {0.6, 0.3, 0.1};
+  std::map<std::string, int> weighted_counts;
+  for (const auto& v : draws(weighted, 9000)) weighted_counts[std::get<std::string>(v)]++;
+  EXPECT_NEAR(weighted_counts["a"] / 9000.0, 0.6, 0.02);
+  EXPECT_NEAR(weighted_counts["b"] / 9000.0, 0.3, 0.02);
+  EXPECT_NEAR(weighted_counts["c"] / 9000.0, 0.1, 0.015);
   for (const auto& v : draws(listed("x", Distribution::kConst, {true}), 10)) {
     EXPECT_EQ(v, ParamValue(true));
   }
@@ -260,6 +269,32 @@ TEST(SearchSpace, GoldenValuesPinTheRandomStreams) {
   EXPECT_EQ(trial_seed(42, 0), 1093179991871435146u);
   EXPECT_NE(trial_seed(42, 0), trial_seed(42, 1));
   EXPECT_LT(trial_seed(42, 0), std::uint64_t(1) << 63);
+}
+
+TEST(SearchSpace, GridsCycleThroughTheirCombinationsWhateverTheRestOfTheSpace) {
+  // As Ray Tune's grid_search under any scheduler: N consecutive trials take
+  // the N combinations, in grid()'s order (the last grid varying fastest).
+  ParameterSpec lr = listed("lr", Distribution::kGrid, {0.1, 0.01, 0.001});
+  ParameterSpec optimizer = listed("optimizer", Distribution::kGrid, {std::string("sgd"), std::string("adam")});
+  ParameterSpec momentum = range("momentum", Distribution::kUniform, 0, 0.9);
+  momentum.when = {{"optimizer", {std::string("sgd")}}};
+  ParameterSpec width = listed("width", Distribution::kChoice, {std::int64_t{16}, std::int64_t{32}});
+  const SearchSpace space({width, momentum, optimizer, lr});
+  EXPECT_EQ(space.grid_combinations(), 6);
+  const SearchSpace grids_only({lr, optimizer});
+  const auto order = grids_only.grid();  // the grid method's points of the same two grids
+  ASSERT_EQ(order.size(), 6u);
+  for (std::int64_t t = 0; t < 18; ++t) {
+    const Config c = space.sample(3, t);
+    EXPECT_EQ(c.at("lr"), order[static_cast<std::size_t>(t % 6)].at("lr")) << t;
+    EXPECT_EQ(c.at("optimizer"), order[static_cast<std::size_t>(t % 6)].at("optimizer")) << t;
+    // Conditions follow the cycled values; the rest keep their own streams.
+    EXPECT_EQ(c.count("momentum"), std::get<std::string>(c.at("optimizer")) == "sgd" ? 1u : 0u);
+    EXPECT_EQ(c.at("width"), SearchSpace({width}).sample(3, t).at("width"));
+  }
+  // A point's value wins over the cycle.
+  EXPECT_EQ(space.sample(3, 0, {{"lr", 0.001}}).at("lr"), ParamValue(0.001));
+  EXPECT_EQ(SearchSpace({width}).grid_combinations(), 1);
 }
 
 TEST(SearchSpace, GridIsTheCrossProductRespectingConditions) {

@@ -336,6 +336,32 @@ TEST(TpeSearcher, LearnsCategoricalAndIntegerParameters) {
   EXPECT_GE(b, 20);  // random would pick "b" about 10 times in 30
 }
 
+TEST(TpeSearcher, KeepsEachTrialsGridValuesAndProposesTheRestAroundThem) {
+  // A grid under TPE cycles as under random search (Ray Tune's grid_search with a
+  // searcher): TPE learns x, whatever grid value the trial has.
+  ParameterSpec g;
+  g.name = "g";
+  g.distribution = Distribution::kGrid;
+  g.values = {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}};
+  SearchSpace space({uniform("x", 0, 1), g});
+  auto loss = [](const Config& c) { return std::abs(std::get<double>(c.at("x")) - 0.25); };
+  TpeSearcher tpe(space, 11, Goal::kMinimize);
+  RandomSearcher random(space, 11);
+  double model_loss = 0, random_loss = 0;
+  int modelled = 0;
+  for (std::int64_t t = 0; t < 90; ++t) {
+    const Config c = tpe.suggest(t);
+    EXPECT_EQ(c.at("g"), g.values[static_cast<std::size_t>(t % 3)]) << t;
+    if (t >= 30) {
+      random_loss += loss(random.suggest(t)) / 60;
+      if (c != random.suggest(t)) model_loss += loss(c), ++modelled;
+    }
+    tpe.observe(t, c, 1.0, loss(c));
+  }
+  ASSERT_GE(modelled, 30);
+  EXPECT_LT(model_loss / modelled, 0.5 * random_loss) << model_loss / modelled << " vs " << random_loss;
+}
+
 TEST(TpeSearcher, ModelsTheLargestBudgetWithEnoughResults) {
   SearchSpace space({uniform("x", 0, 1)});
   TpeSearcher tpe(space, 1, Goal::kMaximize);

@@ -6,6 +6,7 @@
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_summary.h"
 
 namespace hfta::core {
 namespace {
@@ -59,6 +60,17 @@ TEST(SweepJson, RoundTripsConditionsAndEverySection) {
                       " when: {schedule: step, optimizer: sgd}}\n"},
        {"early_stopping", "early_stopping:\n  patience: 2\n"},
        {"fusion", "fusion:\n  enabled: 'off'\n  max_array: 7\n  min_gain: 0.3\n"}}));
+  expect_round_trip(s);
+}
+
+TEST(SweepJson, RoundTripsChoiceProbabilities) {
+  const SweepConfig s = load_sweep_string(sweep_yaml(
+      {{"parameters", "parameters:\n  momentum: {values: [0, 0.5, 0.9], probabilities: [0.2, 0.3, 0.5]}\n"}}));
+  ASSERT_EQ(s.parameters.size(), 1u);
+  EXPECT_EQ(s.parameters[0].distribution, search::Distribution::kChoice);  // W&B's shorthand
+  EXPECT_EQ(s.parameters[0].probabilities, (std::vector<double>{0.2, 0.3, 0.5}));
+  EXPECT_EQ(to_json(s)["parameters"]["momentum"]["probabilities"], nlohmann::json({0.2, 0.3, 0.5}));
+  EXPECT_EQ(describe(s.parameters[0]), "choice {0, 0.5, 0.9} with probabilities {0.2, 0.3, 0.5}");
   expect_round_trip(s);
 }
 

@@ -270,17 +270,26 @@ TEST(SweepPlan, GridPlansEveryPointTimesRepeats) {
 }
 
 // What users of Ray Tune and PyTorch would mean otherwise.
-TEST(SweepPlan, AGridDrawnFromAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreNoted) {
+TEST(SweepPlan, AGridCycledShortOrUnevenlyAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreNoted) {
   auto notes = [](const std::map<std::string, std::string>& sections) {
     const SweepConfig sweep = load_sweep_string(sweep_yaml(sections));
     return to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
   };
-  const std::string drawn = notes({{"search", "search:\n  method: asha\n  trials: 6\n"},
-                                   {"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01]}\n"}});
-  EXPECT_NE(drawn.find("note: method asha draws each grid (lr) as a choice, as its searcher proposes: only method grid "
-                       "trains every combination"),
+  const std::string grid = "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01, 0.001]}\n"
+                           "  momentum: {distribution: grid, values: [0, 0.9]}\n";
+  EXPECT_EQ(notes({{"search", "search:\n  method: asha\n  trials: 12\n"}, {"parameters", grid}}).find("grid's"),
+            std::string::npos);  // twice over, evenly
+  const std::string uneven = notes({{"search", "search:\n  method: asha\n  trials: 8\n"}, {"parameters", grid}});
+  EXPECT_NE(uneven.find("note: the grid's 6 combinations of lr, momentum cycle through the trials (trial t takes "
+                        "combination t mod 6), and 8 trials are not a multiple of 6: the first 2 combinations get one "
+                        "trial more"),
             std::string::npos)
-      << drawn;
+      << uneven;
+  const std::string short_of_it = notes({{"search", "search:\n  method: random\n  trials: 4\n"}, {"parameters", grid}});
+  EXPECT_NE(short_of_it.find("but the sweep starts 4 trials: 2 combinations are never tried (raise search.trials, or "
+                             "use method grid)"),
+            std::string::npos)
+      << short_of_it;
   const std::string idle = notes({{"search", "search:\n  method: random\n  trials: 4\n"},
                                   {"budget", "budget:\n  unit: epochs\n  min: 3\n  max: 9\n"}});
   EXPECT_NE(idle.find("note: budget.min 3 plays no part: method random trains every trial to budget.max 9"),
@@ -297,7 +306,7 @@ TEST(SweepPlan, AGridDrawnFromAnIdleBudgetMinAnUntunedAdamLrAndADeadScheduleAreN
             std::string::npos);  // one rung of a ladder: its own note
   // None of them on the plain sweep.
   const std::string plain = notes({});
-  for (const char* note : {"draws each grid", "plays no part", "lr is not a parameter"}) {
+  for (const char* note : {"grid's", "plays no part", "lr is not a parameter"}) {
     EXPECT_EQ(plain.find(note), std::string::npos) << note << "\n" << plain;
   }
 

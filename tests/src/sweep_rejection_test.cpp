@@ -627,6 +627,33 @@ TEST(SweepRejection, IterationsOutsideHyperbandOrOutOfRange) {
                   "budget.max, or run fewer search.iterations)");
 }
 
+TEST(SweepRejection, ChoiceProbabilitiesOnePerValueAboveZeroSummingToOne) {
+  struct Case {
+    std::string parameter, path, expected;
+  };
+  const std::string at = "parameters.momentum.probabilities";
+  const std::vector<Case> cases = {
+      {"{values: [0.5, 0.9], probabilities: [1.0]}", at, "expected a list of 2 numbers, one for each of values, got 1 numbers"},
+      {"{values: [0.5, 0.9], probabilities: 0.5}", at, "expected a list of 2 numbers"},
+      {"{values: [0.5, 0.9], probabilities: [0.5, 0.25]}", at, "the probabilities sum to 0.75, not 1"},
+      {"{values: [0.5, 0.9], probabilities: [1, 0]}", at + "[1]", "expected a probability in (0, 1], got 0 (a value never drawn"},
+      {"{values: [0.5, 0.9], probabilities: [0.5, half]}", at + "[1]", "expected a finite number"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.parameter);
+    expect_rejected(sweep_yaml({{"parameters", "parameters:\n  momentum: " + c.parameter + "\n"}}), c.path,
+                    "momentum:", c.expected);
+  }
+  // A grid has no chances; nor has a choice under grid search, which trains every value.
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr: {distribution: grid, values: [0.1, 0.01], "
+                                             "probabilities: [0.5, 0.5]}\n"}}),
+                  "parameters.lr.probabilities", "probabilities", "unknown key 'probabilities'");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: grid\n"},
+                              {"parameters", "parameters:\n  lr:\n    values: [0.1, 0.01]\n"
+                                             "    probabilities: [0.9, 0.1]\n"}}),
+                  "parameters.lr.probabilities", "probabilities: [0.9", "probabilities play no part");
+}
+
 TEST(SweepRejection, RandomSearchWithoutTrials) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: random\n"}});
   expect_rejected(yaml, "search.trials", "method: random", "missing required key 'trials'");

@@ -50,6 +50,7 @@ struct ParameterSpec {
   double q = 0.0;          ///< quantized: the step
   bool log = false;        ///< quantized: log-spaced before rounding
   std::vector<ParamValue> values;  ///< choice, grid; const holds its one value here
+  std::vector<double> probabilities;  ///< choice: each value's chance, summing to 1 (empty: equal chances)
   bool fuse = true;        ///< false: different values never share an array
   std::vector<Condition> when;     ///< empty: always present
 

@@ -28,13 +28,21 @@ class SearchSpace {
 
   /// Trial `trial_id`'s configuration: each parameter drawn from its own stream
   /// keyed by (sweep seed, trial id, parameter name), so adding one parameter
-  /// leaves the others' values unchanged.
+  /// leaves the others' values unchanged; grid parameters take their cycled() values.
   Config sample(std::uint64_t sweep_seed, std::int64_t trial_id) const;
 
   /// As sample(), but with `fixed`'s values where it has them (a point to
   /// evaluate, each value as_drawn()): every other parameter keeps the value
   /// sample() gives it, and conditions are judged on the values chosen.
   Config sample(std::uint64_t sweep_seed, std::int64_t trial_id, const Config& fixed) const;
+
+  /// A grid parameter's value in trial `trial_id` where the method is not grid
+  /// (as Ray Tune's grid_search under any scheduler): trial t takes combination
+  /// t mod N of the grid parameters' N combinations, in grid()'s order (the last
+  /// grid parameter varying fastest), so N consecutive trials cover the grid.
+  ParamValue cycled(const ParameterSpec& parameter, std::int64_t trial_id) const;
+  /// The grid parameters' combinations (1 without any; saturates past 2^62).
+  std::int64_t grid_combinations() const { return grid_combinations_; }
 
   /// True when `parameter`'s conditions hold for the values chosen so far.
   static bool active(const ParameterSpec& parameter, const Config& chosen);
@@ -52,6 +60,8 @@ class SearchSpace {
 
  private:
   std::vector<ParameterSpec> parameters_;
+  std::map<std::string, std::int64_t> grid_stride_;  ///< trials between a grid parameter's values
+  std::int64_t grid_combinations_ = 1;
 };
 
 /// `value` as `parameter` draws it (1 as 1.0 for a real range, a listed value

@@ -81,7 +81,8 @@ class GridSearcher : public Searcher {
 /// times the good density's bandwidth) with the highest ratio of the two
 /// groups' multivariate densities.
 /// A third of its proposals (BOHB's random fraction), and every one until some
-/// budget has enough results, are what RandomSearcher would propose.
+/// budget has enough results, are what RandomSearcher would propose. Grid
+/// parameters keep the trial's values in the cycle (SearchSpace::cycled).
 class TpeSearcher : public Searcher {
  public:
   TpeSearcher(SearchSpace space, std::uint64_t seed, Goal goal);
