@@ -397,6 +397,16 @@ class ParameterReader {
     return unknown || present;
   }
 
+  // A warm-up's length in steps or as a share of the budget: both would leave
+  // one of them changing nothing where the other is set.
+  void check_one_warmup(const std::vector<ParameterSpec>& params) {
+    const bool steps = std::any_of(params.begin(), params.end(), [](const auto& p) { return p.name == "warmup"; });
+    if (!steps || !std::any_of(params.begin(), params.end(), [](const auto& p) { return p.name == "warmup_ratio"; })) return;
+    r_.error_at(positions_["warmup_ratio"], "parameters.warmup_ratio",
+                "a warm-up is given in steps (warmup) or as a fraction of budget.max (warmup_ratio), and warmup is a "
+                "parameter too: keep one of them");
+  }
+
   void check_method(const SweepConfig& sweep) {
     if (sweep.search.method != SearchMethod::kGrid) return;
     for (const auto& p : sweep.parameters) {
@@ -707,10 +717,14 @@ class ParameterReader {
                           ? spec.values.size() > 1
                           : spec.min < spec.max;
     if (target.structural && spec.fuse && many) {
-      r_.error(key, path,
-               owner + " changes the model's shape, kernels or input, so trials with "
-                       "different values cannot share an array: add 'fuse: false'");
-      return false;
+      // Left out, it is what it must be; written true, it is a misunderstanding worth naming.
+      if (auto fuse = r_.child(node, path, "fuse", false)) {
+        r_.error(*fuse, path + ".fuse",
+                 owner + " changes the model's shape, kernels or input, so trials with "
+                         "different values cannot share an array: write 'fuse: false', or leave fuse out");
+        return false;
+      }
+      spec.fuse = false;
     }
     return true;
   }
@@ -780,6 +794,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   reader.check_conditions(sweep.parameters, seen);
   reader.check_read(sweep.parameters, seen);
   reader.check_nesterov(sweep.parameters, seen);
+  reader.check_one_warmup(sweep.parameters);
   reader.check_heads(sweep, seen);
   reader.check_method(sweep);
 }

@@ -107,7 +107,9 @@ fusion::ScheduleOptions TrialSettings::schedule_of(const Config& c) const {
   o.t_0 = static_cast<std::int64_t>(hp("t_0"));
   o.t_mult = static_cast<std::int64_t>(hp("t_mult"));
   o.eta_min = hp("eta_min");
-  o.warmup = static_cast<std::int64_t>(hp("warmup"));
+  // warmup_ratio (the loader keeps it from beside warmup): a share of the full budget's steps.
+  o.warmup = hp("warmup_ratio") > 0 ? std::llround(hp("warmup_ratio") * static_cast<double>(total))
+                                    : static_cast<std::int64_t>(hp("warmup"));
   o.max_lr = hp("max_lr");
   o.total_steps = std::max<std::int64_t>(total, 2);
   o.pct_start = hp("pct_start");

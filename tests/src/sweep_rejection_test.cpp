@@ -664,9 +664,24 @@ TEST(SweepRejection, GridSearchOverAContinuousRange) {
   expect_rejected(yaml, "parameters.lr", "  lr:", "grid search takes only listed values (grid, choice or const), and 'lr' is");
 }
 
-TEST(SweepRejection, ShapeParameterWithoutFuseFalse) {
-  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  width:\n    values: [64, 128]\n"}});
-  expect_rejected(yaml, "parameters.width", "width:", "add 'fuse: false'");
+TEST(SweepRejection, AWarmUpInStepsAndAsARatioBoth) {
+  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  warmup: {values: [0, 100]}\n"
+                                               "  warmup_ratio: {values: [0.05, 0.1]}\n"}});
+  expect_rejected(yaml, "parameters.warmup_ratio", "warmup_ratio:", "keep one of them");
+  load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  warmup_ratio: {distribution: uniform, min: 0, max: 0.2}\n"}}));
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  warmup_ratio: {value: 1.0}\n"}}),
+                  "parameters.warmup_ratio.value", "warmup_ratio:", "expected number in [0, 1)");
+}
+
+TEST(SweepRejection, ShapeParameterWithFuseTrue) {
+  const auto yaml = sweep_yaml({{"parameters", "parameters:\n  width:\n    values: [64, 128]\n    fuse: true\n"}});
+  expect_rejected(yaml, "parameters.width.fuse", "fuse: true", "write 'fuse: false', or leave fuse out");
+  // Left out, it is inferred: trials of different widths never share an array.
+  const auto inferred = load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  width:\n    values: [64, 128]\n"
+                                                                     "  lr: {values: [0.1, 0.01]}\n"}}));
+  for (const auto& p : inferred.parameters) EXPECT_EQ(p.fuse, p.name != "width") << p.name;
+  // One value changes no shape between trials: it fuses.
+  EXPECT_TRUE(load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  width: {values: [64]}\n"}})).parameters[0].fuse);
 }
 
 TEST(SweepRejection, ConditionOnUnknownParameter) {

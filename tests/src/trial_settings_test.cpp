@@ -88,6 +88,10 @@ TEST(TrialSettings, ScheduleLengthsCountTrainingStepsOfTheFullBudget) {
   EXPECT_EQ(linear.kind, fusion::ScheduleKind::kLinear);
   EXPECT_EQ(linear.t_max, 90);
   EXPECT_DOUBLE_EQ(linear.eta_min, 1e-4);
+  // A warm-up in steps, or as a share of the full budget's 90 steps.
+  EXPECT_EQ(settings.schedule_of({{"warmup", std::int64_t{7}}}).warmup, 7);
+  EXPECT_EQ(settings.schedule_of({{"warmup_ratio", 0.1}}).warmup, 9);
+  EXPECT_EQ(settings.schedule_of({}).warmup, 0);
 }
 
 }  // namespace
