@@ -69,6 +69,57 @@ SearchSpace::SearchSpace(std::vector<ParameterSpec> parameters)
     const auto n = static_cast<std::int64_t>(p->values.size());
     grid_combinations_ = grid_combinations_ > kFar / n ? kFar : grid_combinations_ * n;
   }
+  enumerate_grid_combinations();
+}
+
+// A grid that exists only for some values of another grid (step_size when
+// schedule is step) leaves combinations out of the cross product, as grid()
+// does: the cycle then goes through the rows of a table of them, value
+// indices in parameter order (-1: not in that combination). Conditions on
+// parameters that are not grids do not count (those are the trial's to meet).
+// Beyond a million combinations the strides stand, every grid counted.
+void SearchSpace::enumerate_grid_combinations() {
+  std::vector<const ParameterSpec*> grids;
+  for (const auto& p : parameters_) {
+    if (p.distribution == Distribution::kGrid) grids.push_back(&p);
+  }
+  auto position = [&](const std::string& name) {
+    for (std::size_t i = 0; i < grids.size(); ++i) {
+      if (grids[i]->name == name) return static_cast<std::ptrdiff_t>(i);
+    }
+    return std::ptrdiff_t{-1};
+  };
+  const bool nested = std::any_of(grids.begin(), grids.end(), [&](const ParameterSpec* g) {
+    return std::any_of(g->when.begin(), g->when.end(), [&](const Condition& c) { return position(c.parameter) >= 0; });
+  });
+  if (!nested || grid_combinations_ > (std::int64_t{1} << 20)) return;
+  const std::size_t k = grids.size();
+  auto table = std::make_shared<std::vector<std::int32_t>>();
+  std::vector<std::int32_t> row(k, -1);
+  std::function<void(std::size_t)> expand = [&](std::size_t i) {
+    if (i == k) {
+      table->insert(table->end(), row.begin(), row.end());
+      return;
+    }
+    const bool on = std::all_of(grids[i]->when.begin(), grids[i]->when.end(), [&](const Condition& c) {
+      const auto j = position(c.parameter);
+      if (j < 0) return true;
+      const auto at = row[static_cast<std::size_t>(j)];
+      return at >= 0 && std::any_of(c.values.begin(), c.values.end(), [&](const ParamValue& v) {
+               return same(v, grids[static_cast<std::size_t>(j)]->values[static_cast<std::size_t>(at)]);
+             });
+    });
+    if (!on) return expand(i + 1);
+    for (std::size_t v = 0; v < grids[i]->values.size(); ++v) {
+      row[i] = static_cast<std::int32_t>(v);
+      expand(i + 1);
+    }
+    row[i] = -1;
+  };
+  expand(0);
+  for (std::size_t i = 0; i < k; ++i) grid_position_[grids[i]->name] = i;
+  grid_combinations_ = static_cast<std::int64_t>(table->size() / k);
+  grid_table_ = std::move(table);
 }
 
 bool SearchSpace::active(const ParameterSpec& parameter, const Config& chosen) {
@@ -162,8 +213,15 @@ Config SearchSpace::sample(std::uint64_t sweep_seed, std::int64_t trial_id, cons
 }
 
 ParamValue SearchSpace::cycled(const ParameterSpec& p, std::int64_t trial_id) const {
+  const std::int64_t t = std::max<std::int64_t>(trial_id, 0);
+  if (grid_table_) {
+    const std::size_t row = static_cast<std::size_t>(t % grid_combinations_);
+    const auto at = (*grid_table_)[row * grid_position_.size() + grid_position_.at(p.name)];
+    if (at >= 0) return p.values.at(static_cast<std::size_t>(at));
+    // (Not in this combination, but in the trial: a point set the grid it depends on.)
+  }
   const auto n = static_cast<std::int64_t>(p.values.size());
-  return p.values.at(static_cast<std::size_t>((std::max<std::int64_t>(trial_id, 0) / grid_stride_.at(p.name)) % n));
+  return p.values.at(static_cast<std::size_t>((t / grid_stride_.at(p.name)) % n));
 }
 
 namespace {

@@ -397,14 +397,19 @@ class ParameterReader {
     return unknown || present;
   }
 
-  // A warm-up's length in steps or as a share of the budget: both would leave
-  // one of them changing nothing where the other is set.
-  void check_one_warmup(const std::vector<ParameterSpec>& params) {
-    const bool steps = std::any_of(params.begin(), params.end(), [](const auto& p) { return p.name == "warmup"; });
-    if (!steps || !std::any_of(params.begin(), params.end(), [](const auto& p) { return p.name == "warmup_ratio"; })) return;
-    r_.error_at(positions_["warmup_ratio"], "parameters.warmup_ratio",
-                "a warm-up is given in steps (warmup) or as a fraction of budget.max (warmup_ratio), and warmup is a "
-                "parameter too: keep one of them");
+  // A warm-up's length in steps or as a share of the budget: a trial that may
+  // have both would leave one of them changing nothing.
+  void check_one_warmup(const SweepConfig& sweep) {
+    const ParameterSpec* steps = sweep.find_parameter("warmup");
+    const ParameterSpec* ratio = sweep.find_parameter("warmup_ratio");
+    if (!steps || !ratio) return;
+    for (const auto& fixed : third_values(sweep, {steps, ratio})) {
+      if (!may_be(steps, true, "", std::nullopt, fixed) || !may_be(ratio, true, "", std::nullopt, fixed)) continue;
+      r_.error_at(positions_["warmup_ratio"], "parameters.warmup_ratio",
+                  "a warm-up is given in steps (warmup) or as a fraction of budget.max (warmup_ratio), and a trial may "
+                  "have both: keep one of them, or give them conditions no trial meets together");
+      return;
+    }
   }
 
   void check_method(const SweepConfig& sweep) {
@@ -521,7 +526,7 @@ class ParameterReader {
     if (!list->IsSequence() || list->size() != spec.values.size()) {
       r_.error(*list, list_path,
                "expected a list of " + std::to_string(spec.values.size()) + " numbers, one for each of values, got " +
-                   (list->IsSequence() ? std::to_string(list->size()) + " numbers" : describe_node(*list)));
+                   (list->IsSequence() ? std::to_string(list->size()) + " items" : describe_node(*list)));
       return false;
     }
     bool ok = true;
@@ -713,9 +718,9 @@ class ParameterReader {
         return false;
       }
     }
-    const bool many = search::is_categorical(spec.distribution)
-                          ? spec.values.size() > 1
-                          : spec.min < spec.max;
+    // (A condition makes even one value differ between trials: present or at its default.)
+    const bool many = !spec.when.empty() ||
+                      (search::is_categorical(spec.distribution) ? spec.values.size() > 1 : spec.min < spec.max);
     if (target.structural && spec.fuse && many) {
       // Left out, it is what it must be; written true, it is a misunderstanding worth naming.
       if (auto fuse = r_.child(node, path, "fuse", false)) {
@@ -794,7 +799,7 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
   reader.check_conditions(sweep.parameters, seen);
   reader.check_read(sweep.parameters, seen);
   reader.check_nesterov(sweep.parameters, seen);
-  reader.check_one_warmup(sweep.parameters);
+  reader.check_one_warmup(sweep);
   reader.check_heads(sweep, seen);
   reader.check_method(sweep);
 }

@@ -134,12 +134,15 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
         hyperband ? search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, sweep.search.eta)) *
                         sweep.search.iterations
                   : sweep.search.trials;
+    // (Trials of points_to_evaluate keep the grid values a point gives.)
     const std::string cycle = "the grid's " + std::to_string(combinations) + " combinations of " + grids +
                               " cycle through the trials (trial t takes combination t mod " +
-                              std::to_string(combinations) + ")";
+                              std::to_string(combinations) +
+                              (sweep.search.points.empty() ? "" : ", but where a point to evaluate sets them") + ")";
     if (trials < combinations) {
       out.push_back("note: " + cycle + ", but the sweep starts " + std::to_string(trials) + " trials: " +
-                    std::to_string(combinations - trials) + " combinations are never tried (" +
+                    std::to_string(combinations - trials) +
+                    (combinations - trials == 1 ? " combination is" : " combinations are") + " never tried (" +
                     (hyperband ? "raise search.iterations" : "raise search.trials") + ", or use method grid)");
     } else if (!hyperband && trials % combinations != 0) {
       out.push_back("note: " + cycle + ", and " + std::to_string(trials) + " trials are not a multiple of " +

@@ -410,12 +410,13 @@ void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig&
   std::int64_t trials = 0;
   std::string what, path, remedy;
   if (s.method == SearchMethod::kHyperband) {
-    trials = search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta));
-    trials = trials > kMaxTrials ? trials : trials * s.iterations;
+    const std::int64_t pass = search::started_trials(search::hyperband_brackets(sweep.budget.max, sweep.budget.min, s.eta));
+    trials = pass > kMaxTrials ? pass : pass * s.iterations;
     what = "Hyperband's brackets from budget.min " + std::to_string(sweep.budget.min) + " to budget.max " +
            std::to_string(sweep.budget.max) + " at eta " + std::to_string(s.eta) +
            (s.iterations > 1 ? ", " + std::to_string(s.iterations) + " iterations," : "") + " start";
-    path = "budget";
+    // Where one pass fits, the iterations are what is too many.
+    path = pass <= kMaxTrials && s.iterations > 1 ? "search" : "budget";
     remedy = s.iterations > 1 ? "raise budget.min, lower budget.max, or run fewer search.iterations"
                               : "raise budget.min, or lower budget.max";
   } else if (s.method == SearchMethod::kGrid) {
@@ -433,6 +434,9 @@ void check_trial_count(YamlReader& r, const YAML::Node& root, const SweepConfig&
   if (node && path == "budget") {  // at budget.max (the budget section's own line is not kept)
     node = r.child(*node, "budget", "max", false);
     path = "budget.max";
+  } else if (node && path == "search") {
+    node = r.child(*node, "search", "iterations", false);
+    path = "search.iterations";
   }
   const std::string count = trials > kMaxTrials * 1000 ? "over " + std::to_string(kMaxTrials * 1000) : std::to_string(trials);
   r.error(node ? *node : root, path,

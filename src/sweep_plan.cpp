@@ -49,7 +49,10 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
   // where no parameter it proposes decides the arrays (a fuse: false one that
   // varies): elsewhere their arrays are left unknown (null), as later rungs'.
   bool keys_vary = false;
-  for (const auto& p : sweep.parameters) keys_vary |= !p.fuse && p.distribution != search::Distribution::kConst;
+  // (A grid's values are the trial's in the cycle, TPE's or not.)
+  for (const auto& p : sweep.parameters) {
+    keys_vary |= !p.fuse && p.distribution != search::Distribution::kConst && p.distribution != search::Distribution::kGrid;
+  }
   // (Unfused too: each trial's array is its own, of the key TPE proposes.)
   const bool learns = sweep.search.searcher == Searcher::kTpe && keys_vary;
   const auto points = static_cast<std::int64_t>(sweep.search.points.size());

@@ -295,6 +295,20 @@ TEST(SearchSpace, GridsCycleThroughTheirCombinationsWhateverTheRestOfTheSpace) {
   // A point's value wins over the cycle.
   EXPECT_EQ(space.sample(3, 0, {{"lr", 0.001}}).at("lr"), ParamValue(0.001));
   EXPECT_EQ(SearchSpace({width}).grid_combinations(), 1);
+
+  // A grid that exists for one value of another: the combinations grid search
+  // has (constant, cosine, step with either step size), not the 6 of the product.
+  ParameterSpec schedule = listed("schedule", Distribution::kGrid,
+                                  {std::string("constant"), std::string("cosine"), std::string("step")});
+  ParameterSpec step_size = listed("step_size", Distribution::kGrid, {std::int64_t{100}, std::int64_t{1000}});
+  step_size.when = {{"schedule", {std::string("step")}}};
+  const SearchSpace nested({step_size, schedule});
+  EXPECT_EQ(nested.grid_combinations(), 4);
+  const auto points = nested.grid();
+  ASSERT_EQ(points.size(), 4u);
+  for (std::int64_t t = 0; t < 12; ++t) EXPECT_EQ(nested.sample(1, t), points[static_cast<std::size_t>(t % 4)]) << t;
+  // A point that sets schedule: step where the cycle has none still gets a step size.
+  EXPECT_EQ(nested.sample(1, 0, {{"schedule", std::string("step")}}).count("step_size"), 1u);
 }
 
 TEST(SearchSpace, GridIsTheCrossProductRespectingConditions) {

@@ -285,6 +285,14 @@ TEST(SweepPlan, AGridCycledShortOrUnevenlyAnIdleBudgetMinAnUntunedAdamLrAndADead
                         "trial more"),
             std::string::npos)
       << uneven;
+  // Hyperband's 17 trials (9 epochs from 1, eta 3) fall short of 18 combinations; twice over, not.
+  const std::string eighteen = "parameters:\n  lr: {distribution: grid, values: [0.1, 0.05, 0.01, 0.005, 0.001, 0.0005]}\n"
+                               "  momentum: {distribution: grid, values: [0, 0.5, 0.9]}\n";
+  EXPECT_NE(notes({{"parameters", eighteen}}).find("but the sweep starts 17 trials: 1 combination is never tried (raise "
+                                                  "search.iterations, or use method grid)"),
+            std::string::npos);
+  EXPECT_EQ(notes({{"search", "search:\n  method: hyperband\n  iterations: 2\n"}, {"parameters", eighteen}}).find("grid's"),
+            std::string::npos);
   const std::string short_of_it = notes({{"search", "search:\n  method: random\n  trials: 4\n"}, {"parameters", grid}});
   EXPECT_NE(short_of_it.find("but the sweep starts 4 trials: 2 combinations are never tried (raise search.trials, or "
                              "use method grid)"),

@@ -622,7 +622,7 @@ TEST(SweepRejection, IterationsOutsideHyperbandOrOutOfRange) {
   load_sweep_string(sweep_yaml({{"search", "search:\n  method: hyperband\n  iterations: 1000\n"}}), "sweep.yaml");
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: steps\n  min: 1\n  max: 6000\n"},
                               {"search", "search:\n  method: hyperband\n  eta: 2\n  iterations: 1000\n"}}),
-                  "budget.max", "max: 6000",
+                  "search.iterations", "iterations: 1000",
                   "at eta 2, 1000 iterations, start 9071000 trials; at most 1000000 (raise budget.min, lower "
                   "budget.max, or run fewer search.iterations)");
 }
@@ -633,7 +633,7 @@ TEST(SweepRejection, ChoiceProbabilitiesOnePerValueAboveZeroSummingToOne) {
   };
   const std::string at = "parameters.momentum.probabilities";
   const std::vector<Case> cases = {
-      {"{values: [0.5, 0.9], probabilities: [1.0]}", at, "expected a list of 2 numbers, one for each of values, got 1 numbers"},
+      {"{values: [0.5, 0.9], probabilities: [1.0]}", at, "expected a list of 2 numbers, one for each of values, got 1 items"},
       {"{values: [0.5, 0.9], probabilities: 0.5}", at, "expected a list of 2 numbers"},
       {"{values: [0.5, 0.9], probabilities: [0.5, 0.25]}", at, "the probabilities sum to 0.75, not 1"},
       {"{values: [0.5, 0.9], probabilities: [1, 0]}", at + "[1]", "expected a probability in (0, 1], got 0 (a value never drawn"},
@@ -668,6 +668,12 @@ TEST(SweepRejection, AWarmUpInStepsAndAsARatioBoth) {
   const auto yaml = sweep_yaml({{"parameters", "parameters:\n  warmup: {values: [0, 100]}\n"
                                                "  warmup_ratio: {values: [0.05, 0.1]}\n"}});
   expect_rejected(yaml, "parameters.warmup_ratio", "warmup_ratio:", "keep one of them");
+  // Conditions that never hold together keep them apart; ones that may, do not.
+  const std::string apart = "parameters:\n  schedule: {values: [cosine, step]}\n  step_size: {values: [10], when: {schedule: step}}\n"
+                            "  warmup: {values: [0, 100], when: {schedule: cosine}}\n";
+  load_sweep_string(sweep_yaml({{"parameters", apart + "  warmup_ratio: {values: [0.1], when: {schedule: step}}\n"}}));
+  expect_rejected(sweep_yaml({{"parameters", apart + "  warmup_ratio: {values: [0.1], when: {schedule: [cosine, step]}}\n"}}),
+                  "parameters.warmup_ratio", "warmup_ratio:", "a trial may have both");
   load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  warmup_ratio: {distribution: uniform, min: 0, max: 0.2}\n"}}));
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  warmup_ratio: {value: 1.0}\n"}}),
                   "parameters.warmup_ratio.value", "warmup_ratio:", "expected number in [0, 1)");
@@ -682,6 +688,12 @@ TEST(SweepRejection, ShapeParameterWithFuseTrue) {
   for (const auto& p : inferred.parameters) EXPECT_EQ(p.fuse, p.name != "width") << p.name;
   // One value changes no shape between trials: it fuses.
   EXPECT_TRUE(load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  width: {values: [64]}\n"}})).parameters[0].fuse);
+  // Unless a condition leaves it out of some trials, which keep the default width.
+  const auto some = load_sweep_string(sweep_yaml({{"parameters", "parameters:\n  schedule: {values: [constant, step]}\n"
+                                                                 "  step_size: {values: [10], when: {schedule: step}}\n"
+                                                                 "  width: {value: 64, when: {schedule: step}}\n"}}));
+  EXPECT_FALSE(some.find_parameter("width")->fuse);
+  EXPECT_TRUE(some.find_parameter("step_size")->fuse);
 }
 
 TEST(SweepRejection, ConditionOnUnknownParameter) {

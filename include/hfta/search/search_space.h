@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +40,8 @@ class SearchSpace {
   /// A grid parameter's value in trial `trial_id` where the method is not grid
   /// (as Ray Tune's grid_search under any scheduler): trial t takes combination
   /// t mod N of the grid parameters' N combinations, in grid()'s order (the last
-  /// grid parameter varying fastest), so N consecutive trials cover the grid.
+  /// grid parameter varying fastest; a grid whose condition names another grid
+  /// only in the combinations that meet it), so N consecutive trials cover the grid.
   ParamValue cycled(const ParameterSpec& parameter, std::int64_t trial_id) const;
   /// The grid parameters' combinations (1 without any; saturates past 2^62).
   std::int64_t grid_combinations() const { return grid_combinations_; }
@@ -60,8 +62,14 @@ class SearchSpace {
 
  private:
   std::vector<ParameterSpec> parameters_;
+  void enumerate_grid_combinations();
+
   std::map<std::string, std::int64_t> grid_stride_;  ///< trials between a grid parameter's values
   std::int64_t grid_combinations_ = 1;
+  /// Grids nested by their conditions: each combination's value indices (-1: absent), rows of
+  /// grid_position_.size(); shared, as spaces are copied into every searcher.
+  std::shared_ptr<const std::vector<std::int32_t>> grid_table_;
+  std::map<std::string, std::size_t> grid_position_;
 };
 
 /// `value` as `parameter` draws it (1 as 1.0 for a real range, a listed value
