@@ -125,7 +125,8 @@ class Cli : public ::testing::Test {
 
   // Defined below kTinySweep, which it runs.
   void expect_cut_mid_rung_resumes_as_whole(const std::string& run_flags, const std::string& resume_flags);
-  void expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut);
+  void expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut,
+                                       const char* pieces = "5");
 
   static bool exists(const std::string& path) {
     struct stat info {};
@@ -1422,10 +1423,11 @@ TEST_F(Cli, AshaRunsToTheEndWithHeldPromotionsReleased) {
 }
 
 // Runs `sweep` into dir_/cut stopped by its time limit inside a rung (one
-// worker, after its fifth piece of training), resumes it, and expects it to
-// end as dir_/whole.
-void Cli::expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut) {
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "5", 1);
+// worker, after its fifth piece of training, or `pieces`), resumes it, and
+// expects it to end as dir_/whole.
+void Cli::expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut,
+                                          const char* pieces) {
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", pieces, 1);
   const Result limited = run("run " + sweep + " --out " + dir_ + "/" + cut + " --workers 1 --time-limit 1h");
   unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
   ASSERT_EQ(limited.code, 0) << limited.err;
@@ -1516,7 +1518,9 @@ TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndRes
   int proposed = 0;
   for (std::size_t i = 17; i < 34; ++i) proposed += both[i].at("params") != drawn[i].at("params");
   EXPECT_GE(proposed, 8);
+  // Stopped in the first pass, and in the second (ten pieces of training in all).
   expect_cut_and_resumed_as_whole(twice, "whole", "cut");
+  expect_cut_and_resumed_as_whole(twice, "whole", "cut-late", "8");
 }
 
 TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {
