@@ -7,8 +7,12 @@
 
 namespace hfta::search {
 
-MedianStopping::MedianStopping(Goal goal, double grace_budget, std::size_t min_trials)
-    : goal_(goal), grace_(grace_budget), min_trials_(min_trials) {}
+MedianStopping::MedianStopping(Goal goal, StoppingRule rule) : goal_(goal), rule_(rule) {
+  if (!(rule.percentile > 0 && rule.percentile <= 100)) {
+    throw std::invalid_argument("the stopping rule's percentile must lie in (0, 100]");
+  }
+  if (rule.min_others < 1) throw std::invalid_argument("the stopping rule needs at least one other trial");
+}
 
 double MedianStopping::running_average(const std::vector<std::pair<double, double>>& history,
                                        double budget) const {
@@ -33,7 +37,7 @@ void MedianStopping::record(std::int64_t trial_id, double budget, double metric)
 
 bool MedianStopping::should_stop(std::int64_t trial_id, double budget) const {
   const auto& mine = history_.at(trial_id);
-  if (budget < grace_) return false;
+  if (budget < rule_.grace) return false;
 
   std::vector<double> averages;
   for (const auto& [id, history] : history_) {
@@ -41,21 +45,28 @@ bool MedianStopping::should_stop(std::int64_t trial_id, double budget) const {
     const double avg = running_average(history, budget);
     if (!std::isnan(avg)) averages.push_back(avg);
   }
-  if (averages.size() < min_trials_) return false;
-  std::sort(averages.begin(), averages.end());
-  const std::size_t n = averages.size();
-  const double median = n % 2 ? averages[n / 2] : 0.5 * (averages[n / 2 - 1] + averages[n / 2]);
+  if (averages.size() < rule_.min_others) return false;
+  // Best first, so the bar is the `percentile`-th from the top, interpolated
+  // at position (n - 1) p / 100 (the median of an even count: the two middle ones' mean).
+  std::sort(averages.begin(), averages.end(), [&](double a, double b) { return better(a, b, goal_); });
+  const double at = static_cast<double>(averages.size() - 1) * rule_.percentile / 100;
+  const auto below = static_cast<std::size_t>(std::floor(at));
+  const std::size_t above = std::min(below + 1, averages.size() - 1);
+  const double w = at - static_cast<double>(below);
+  // (1 - w) a + w b: at w = 0.5 bit for bit the mean the median rule took; w = 0 is a alone (never 0 * inf).
+  const double bar = w == 0 ? averages[below] : (1 - w) * averages[below] + w * averages[above];
 
   double best = mine.front().second;
   for (const auto& [b, m] : mine) {
     if (better(m, best, goal_)) best = m;
   }
-  return better(median, best, goal_);
+  return better(bar, best, goal_);
 }
 
 MedianStoppingScheduler::MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget,
-                                                 std::int64_t min_budget, Goal goal, std::int64_t waves)
-    : trials_(trials), waves_(std::min(waves, trials)), rule_(goal, static_cast<double>(min_budget)) {
+                                                 std::int64_t min_budget, Goal goal, StoppingRule rule,
+                                                 std::int64_t waves)
+    : trials_(trials), waves_(std::min(waves, trials)), rule_(goal, rule) {
   if (trials < 1) throw std::invalid_argument("median stopping needs at least one trial");
   if (waves < 1) throw std::invalid_argument("median stopping needs at least one wave");
   if (min_budget < 1 || max_budget < min_budget) throw std::invalid_argument("median stopping needs 1 <= min <= max");

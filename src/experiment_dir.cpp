@@ -264,6 +264,13 @@ std::optional<nlohmann::json> read_results(const std::string& dir) {
             j["metric"].is_object() && j["metric"].contains("name") && j["metric"]["name"].is_string() &&
             j.contains("trials") && j["trials"].is_array() && j.contains("best") &&
             (j["best"].is_null() || (j["best"].is_object() && j["best"].contains("id") && j["best"].contains("metric")));
+  // metric.target's outcome, where the sweep has one (status prints it).
+  if (ok && j.contains("target_reached")) {
+    const auto& t = j["target_reached"];
+    ok = j["metric"].contains("target") && j["metric"]["target"].is_number() &&
+         (t.is_null() || (t.is_object() && t.contains("id") && t["id"].is_number_unsigned() && t.contains("metric") &&
+                          t["metric"].is_number() && t.contains("budget") && t["budget"].is_number()));
+  }
   // Each trial's fields of the types run writes (an edit that gives an id a
   // string, or a parameter a list, is damage, not a value to pass on).
   auto number_or_null = [](const nlohmann::json& v) { return v.is_number() || v.is_null(); };

@@ -46,6 +46,10 @@ std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
       if (search::is_numeric(value)) fitted = search::as_double(value);
       break;
     case OptionType::kString:
+      if (option.fractions && search::is_numeric(value)) {  // values: [0.5, 0.75] lists two values
+        *why = expected + " (a list is one value: value: [0.5, 0.75], or values: [[0.3, 0.6], [0.5, 0.75]] to tune it)";
+        return std::nullopt;
+      }
       if (auto* s = std::get_if<std::string>(&value)) {
         if (option.fractions) {
           if (trainers::parse_fractions(*s)) fitted = value;

@@ -19,7 +19,11 @@ struct OtherName {
 const std::vector<OtherName>& table() {
   static const std::vector<OtherName> all = {
       // Ray Tune's schedulers and tune.run / Tuner arguments; Optuna's study; W&B's sweep keys.
-      {NameKind::kKey, "search", {"grace_period", "min_t"}, "Ray Tune's grace_period is budget.min here"},
+      {NameKind::kKey, "search", {"min_t"}, "Ray Tune's min_t is budget.min here"},
+      {NameKind::kKey, "search", {"min_samples_required", "n_startup_trials", "n_min_trials"},
+       "the others a trial must be compared with before the stopping rule stops it are search.min_samples here"},
+      {NameKind::kKey, "search", {"n_warmup_steps"},
+       "the budget before which the stopping rule stops no trial is search.grace_period here"},
       {NameKind::kKey, "search", {"max_t"}, "Ray Tune's max_t is budget.max here"},
       {NameKind::kKey, "search", {"reduction_factor"}, "Ray Tune's reduction_factor is search.eta here"},
       {NameKind::kKey, "search", {"num_samples", "n_trials"},
@@ -32,7 +36,7 @@ const std::vector<OtherName>& table() {
       {NameKind::kKey, "search", {"metric"}, "the metric is a section of its own here: metric: {name, goal}"},
       {NameKind::kKey, "search", {"sampler", "search_alg"}, "the sampler is search.searcher here (random or tpe)"},
       {NameKind::kKey, "search", {"pruner", "scheduler"},
-       "pruning is search.method here (sha, asha or hyperband), or stopping: median with method random"},
+       "pruning is search.method here (sha, asha or hyperband), or stopping: median or percentile with method random"},
       {NameKind::kKey, "search", {"timeout", "time_budget_s", "time_limit"},
        "a time limit is given to run and resume here: --time-limit"},
       {NameKind::kKey, "search", {"max_concurrent_trials", "max_concurrent", "n_jobs"},
@@ -47,7 +51,7 @@ const std::vector<OtherName>& table() {
        "hfta-tune trains the model of its task section itself: W&B's program, command, entity and project have no "
        "counterpart"},
       {NameKind::kKey, "metric", {"mode", "direction"}, "the goal is metric.goal here (maximize or minimize)"},
-      {NameKind::kKey, "metric", {"target"}, "a target metric that ends the sweep has no counterpart here"},
+      {NameKind::kKey, "", {"stop"}, "a metric value that ends the sweep is metric.target here"},
       {NameKind::kKey, "budget", {"grace_period", "min_t", "min_iter", "min_resource"},
        "the least budget is budget.min here"},
       {NameKind::kKey, "budget", {"max_t", "max_iter", "max_resource"}, "the largest budget is budget.max here"},

@@ -92,6 +92,7 @@ class ParameterReader {
                      std::string(" (the fields of ") +
                          search::distribution_name(spec.distribution) + ")");
 
+    fraction_list_ = target && target->fractions;  // milestones: [0.5, 0.75] is one value
     bool ok = read_fields(path, node, spec);
     if (auto fuse = r_.child(node, path, "fuse", false)) {
       if (auto v = r_.read_bool(*fuse, path + ".fuse")) {
@@ -471,7 +472,7 @@ class ParameterReader {
       case Distribution::kConst: {
         auto v = r_.child(node, path, "value", true);
         if (!v) return false;
-        auto value = r_.read_value(*v, path + ".value");
+        auto value = r_.read_value(*v, path + ".value", fraction_list_);
         if (!value) return false;
         spec.values = {*value};
         return true;
@@ -499,7 +500,7 @@ class ParameterReader {
     for (size_t i = 0; i < values->size(); ++i) {
       const YAML::Node item = (*values)[i];
       const std::string item_path = values_path + "[" + std::to_string(i) + "]";
-      auto v = r_.read_value(item, item_path);
+      auto v = r_.read_value(item, item_path, fraction_list_);
       if (!v) {
         ok = false;
         continue;
@@ -632,8 +633,10 @@ class ParameterReader {
       }
       search::Condition c;
       c.parameter = other;
+      const OptionSpec* named = find_target(other, model_);
+      const bool fraction_list = named && named->fractions;  // when: {milestones: [[0.5, 0.75]]}
       auto add = [&](const YAML::Node& item) {
-        auto v = r_.read_value(item, p);
+        auto v = r_.read_value(item, p, fraction_list);
         if (!v) return;
         for (const auto& earlier : c.values) {
           if (same_value(earlier, *v)) {
@@ -762,6 +765,7 @@ class ParameterReader {
   }
 
   YamlReader& r_;
+  bool fraction_list_ = false;  ///< the parameter being read is a list of fractions (milestones: YamlReader::read_value)
   const trainers::ModelSpec* model_;
   std::map<std::string, YAML::Mark> positions_;
   std::map<std::string, YAML::Mark> probability_marks_;  ///< where each choice's probabilities are written

@@ -126,7 +126,8 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         ok = false;
         continue;
       }
-      const auto value = r.read_value(entry.second, value_path);
+      const auto* option = trainers::find_training_hyperparameter(name);
+      const auto value = r.read_value(entry.second, value_path, option && option->fractions);
       if (!value) {
         ok = false;
         continue;

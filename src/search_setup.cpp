@@ -73,8 +73,11 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
           std::vector<search::BracketPlan>{{0, {{grid.trial_count(), double(b.max)}}}}, goal);
     }
     case SearchMethod::kRandom:
-      if (s.stopping == Stopping::kMedian) {
-        return std::make_unique<search::MedianStoppingScheduler>(s.trials, b.max, b.min, goal, trial_waves(sweep));
+      if (s.stopping != Stopping::kNone) {
+        const search::StoppingRule rule{static_cast<double>(s.grace_period), static_cast<std::size_t>(s.min_samples),
+                                        s.percentile};
+        return std::make_unique<search::MedianStoppingScheduler>(s.trials, b.max, b.min, goal, rule,
+                                                                 trial_waves(sweep));
       }
       break;
   }
@@ -88,7 +91,7 @@ std::vector<double> rung_budgets(const SweepConfig& sweep) {
   std::vector<double> out;
   if (s.method == SearchMethod::kHyperband || s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha) {
     for (const auto& rung : search::successive_halving_bracket(1, b.max, b.min, s.eta).rungs) out.push_back(rung.r);
-  } else if (s.method == SearchMethod::kRandom && s.stopping == Stopping::kMedian) {
+  } else if (s.method == SearchMethod::kRandom && s.stopping != Stopping::kNone) {
     for (std::int64_t budget = b.min; budget < b.max; budget += b.min) out.push_back(static_cast<double>(budget));
     out.push_back(static_cast<double>(b.max));  // (as MedianStoppingScheduler)
   } else {

@@ -152,14 +152,20 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                     " one trial more");
     }
   }
-  // Random search without median stopping, and a grid, train to budget.max
-  // alone. (A ladder with one rung is sweep_plan's note.)
+  // A stopping rule that needs as many others as there are trials never stops one.
   const bool random = sweep.search.method == SearchMethod::kRandom;
+  if (random && sweep.search.stopping != Stopping::kNone && sweep.search.min_samples >= sweep.search.trials) {
+    out.push_back("note: search.min_samples " + std::to_string(sweep.search.min_samples) + " is not below search.trials " +
+                  std::to_string(sweep.search.trials) + ": a trial is compared with the others, so the " +
+                  to_string(sweep.search.stopping) + " rule never stops one");
+  }
+  // Random search without a stopping rule, and a grid, train to budget.max
+  // alone. (A ladder with one rung is sweep_plan's note.)
   if ((random || sweep.search.method == SearchMethod::kGrid) && rung_budgets(sweep).size() == 1 &&
       sweep.budget.min != 1 && sweep.budget.min != sweep.budget.max) {
     out.push_back("note: budget.min " + std::to_string(sweep.budget.min) + " plays no part: method " +
                   to_string(sweep.search.method) + " trains every trial to budget.max " +
-                  std::to_string(sweep.budget.max) + (random ? " (stopping: median uses it)" : ""));
+                  std::to_string(sweep.budget.max) + (random ? " (stopping: median or percentile uses it)" : ""));
   }
   // An lr left at the default here, 0.01, is ten times Adam's in PyTorch.
   // (one_cycle reads max_lr instead.)

@@ -25,7 +25,7 @@ const std::vector<std::string>& enum_names<Searcher>() {
 }
 template <>
 const std::vector<std::string>& enum_names<Stopping>() {
-  static const std::vector<std::string> names{"none", "median"};
+  static const std::vector<std::string> names{"none", "median", "percentile"};
   return names;
 }
 template <>
@@ -43,6 +43,7 @@ bool TaskOptions::operator==(const TaskOptions& o) const {
 bool SearchOptions::operator==(const SearchOptions& o) const {
   return method == o.method && searcher == o.searcher && eta == o.eta && trials == o.trials &&
          repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping &&
+         grace_period == o.grace_period && min_samples == o.min_samples && percentile == o.percentile &&
          align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points;
 }
 

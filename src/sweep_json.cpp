@@ -77,6 +77,7 @@ json to_json(const SweepConfig& s) {
   if (s.task.eval_steps > 0) out["task"]["eval_steps"] = s.task.eval_steps;  // 0: each epoch, as before it existed
 
   out["metric"] = {{"name", s.metric.name}, {"goal", to_string(s.metric.goal)}};
+  if (s.metric.target) out["metric"]["target"] = *s.metric.target;
   out["budget"] = {
       {"unit", to_string(s.budget.unit)}, {"min", s.budget.min}, {"max", s.budget.max}};
 
@@ -90,6 +91,11 @@ json to_json(const SweepConfig& s) {
       search["searcher"] = to_string(s.search.searcher);
       search["trials"] = s.search.trials;
       search["stopping"] = to_string(s.search.stopping);
+      if (s.search.stopping != Stopping::kNone) {
+        search["grace_period"] = s.search.grace_period;
+        search["min_samples"] = s.search.min_samples;
+      }
+      if (s.search.stopping == Stopping::kPercentile) search["percentile"] = s.search.percentile;
       break;
     case SearchMethod::kHyperband:
       search["searcher"] = to_string(s.search.searcher);

@@ -205,7 +205,7 @@ void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
                  SweepConfig& sweep) {
   auto node = r.child(root, "", "metric", true);
   if (!node) return;
-  r.check_mapping(*node, "metric", {"name", "goal"});
+  r.check_mapping(*node, "metric", {"name", "goal", "target"});
   if (!node->IsMap()) return;
   if (auto n = r.child(*node, "metric", "name", true)) {
     if (model) {
@@ -216,6 +216,22 @@ void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
     }
   }
   read_enum_into(r, r.child(*node, "metric", "goal", true), "metric.goal", sweep.metric.goal);
+  if (auto n = r.child(*node, "metric", "target", false)) {
+    // Within what the metric can be: an accuracy's target of 90 meant 0.9.
+    const std::string& name = sweep.metric.name;
+    const bool accuracy = name.find("accuracy") != std::string::npos;
+    const double least = name.find("perplexity") != std::string::npos ? 1 : 0;
+    auto v = r.read_number(*n, "metric.target");
+    if (v && (*v < least || (accuracy && *v > 1))) {
+      std::ostringstream range;
+      range << name << " lies in [" << least << ", " << (accuracy ? "1]" : "infinity)");
+      r.error(*n, "metric.target",
+              "expected a value " + name + " can reach, got " + describe_node(*n) + ": " + range.str() +
+                  (accuracy && *v <= 100 ? " (a target of 90% is 0.9)" : ""));
+    } else if (v) {
+      sweep.metric.target = *v;
+    }
+  }
 }
 
 void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
@@ -238,16 +254,67 @@ void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   }
 }
 
+// The stopping rule's keys, read once search.stopping and budget are: Ray
+// Tune's grace_period and min_samples_required, Optuna's percentile.
+void load_stopping_rule(YamlReader& r, const YAML::Node& node, SweepConfig& sweep) {
+  SearchOptions& s = sweep.search;
+  s.grace_period = sweep.budget.min;
+  const bool rule = s.stopping != Stopping::kNone;
+  for (const char* key : {"grace_period", "min_samples", "percentile"}) {
+    if (auto n = r.child(node, "search", key, false); n && !rule) {
+      r.error(*n, std::string("search.") + key,
+              std::string("'") + key + "' is the stopping rule's; it needs stopping: median or percentile");
+    }
+  }
+  if (!rule) return;
+  if (auto n = r.child(node, "search", "grace_period", false)) {
+    std::int64_t grace = 0;
+    read_int_in(r, n, "search.grace_period", 1, std::int64_t(1) << 40,
+                "the budget before which no trial stops, in budget.unit", grace);
+    // (At most budget.min is the default: the rule compares from the first step.)
+    const std::int64_t min = sweep.budget.min, max = sweep.budget.max;
+    if (grace > min && grace >= max) {
+      r.error(*n, "search.grace_period",
+              "expected a grace_period below budget.max (" + std::to_string(max) + "), got " + std::to_string(grace) +
+                  ": the rule stops trials before budget.max, so none would stop");
+    } else if (grace > min && (grace + min - 1) / min * min >= max) {
+      r.error(*n, "search.grace_period",
+              "the rule compares the trials at budget.min (" + std::to_string(min) + "), twice it, ... and budget.max (" +
+                  std::to_string(max) + "), and the first of these at or past grace_period " + std::to_string(grace) +
+                  " is budget.max, where stopping saves nothing: expected a grace_period of at most " +
+                  std::to_string((max - 1) / min * min));
+    } else if (grace > 0) {
+      s.grace_period = grace;
+    }
+  }
+  // (One past search.trials - 1 leaves the rule idle: plan notes it, as the default 3 may.)
+  read_int_in(r, r.child(node, "search", "min_samples", false), "search.min_samples", 1, kMaxTrials,
+              "other trials that must have reached a budget before the rule stops a trial there", s.min_samples);
+  auto percentile = r.child(node, "search", "percentile", s.stopping == Stopping::kPercentile);
+  if (percentile && s.stopping == Stopping::kMedian) {
+    r.error(*percentile, "search.percentile",
+            "stopping: median compares with the median (percentile 50); for another share write stopping: "
+            "percentile");
+  } else {
+    read_number_where(r, percentile, "search.percentile", [](double v) { return v > 0 && v <= 100; },
+                      "expected a percentage in (0, 100] (a trial goes on while its best is as good as the others' "
+                      "running average at that percentile, counted from the best; 50 is the median)",
+                      s.percentile);
+  }
+}
+
 void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "search", true);
   const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",         "repeats",
                                         "stopping", "waves",    "promotion_wait", "align_brackets", "iterations",
-                                        "points_to_evaluate"};
+                                        "points_to_evaluate", "grace_period", "min_samples", "percentile"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
     switch (m) {
-      case SearchMethod::kRandom: return {"searcher", "trials", "stopping", "waves", "points_to_evaluate"};
+      case SearchMethod::kRandom:
+        return {"searcher", "trials", "stopping", "waves", "points_to_evaluate", "grace_period", "min_samples",
+                "percentile"};
       case SearchMethod::kGrid: return {"repeats"};
       case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets", "iterations", "points_to_evaluate"};
       case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "points_to_evaluate"};
@@ -289,6 +356,9 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       std::string hint = key == "trials" && s.method == SearchMethod::kHyperband
                              ? " (Hyperband sets each bracket's trials from budget and eta; for more trials, repeat its brackets "
                                "with search.iterations)"
+                         : key == "grace_period"
+                             ? " (Ray Tune's ASHA grace_period is budget.min here; search.grace_period is the stopping "
+                               "rule's, under method random)"
                              : "";
       r.error(entry.first, "search." + key,
               "'" + key + "' is not used by method " + to_string(s.method) + hint +
@@ -319,8 +389,11 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
                 "runs of each grid point with distinct seeds", s.repeats);
   }
   if (has("stopping")) {
-    read_enum_into(r, r.child(*node, "search", "stopping", false), "search.stopping",
-                   s.stopping);
+    // A stopping value that could not be read says nothing of the rule's keys.
+    auto n = r.child(*node, "search", "stopping", false);
+    const auto i = n ? r.read_enum(*n, "search.stopping", enum_names<Stopping>()) : std::nullopt;
+    if (i) s.stopping = static_cast<Stopping>(*i);
+    if (!n || i) load_stopping_rule(r, *node, sweep);
   }
   if (has("align_brackets")) {
     if (auto n = r.child(*node, "search", "align_brackets", false)) {
@@ -456,11 +529,11 @@ void budget_error(YamlReader& r, const YAML::Node& root, bool at_max, const std:
 // scheduler's memory.
 void check_median_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
   constexpr std::int64_t kMostSteps = 10000;
-  if (sweep.search.stopping != Stopping::kMedian) return;
+  if (sweep.search.stopping == Stopping::kNone) return;
   const std::int64_t steps = (sweep.budget.max + sweep.budget.min - 1) / sweep.budget.min;
   if (steps <= kMostSteps) return;
   budget_error(r, root, false,
-          "median stopping would compare the trials " + std::to_string(steps) + " times (after every budget.min " +
+          to_string(sweep.search.stopping) + " stopping would compare the trials " + std::to_string(steps) + " times (after every budget.min " +
               std::to_string(sweep.budget.min) + " up to budget.max " + std::to_string(sweep.budget.max) +
               "); at most " + std::to_string(kMostSteps) + " (raise budget.min)");
 }
@@ -474,7 +547,7 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& 
   if (sweep.budget.unit != BudgetUnit::kSamples) return;
   const auto rungs = rung_budgets(sweep);
   if (rungs.size() < 2) return;
-  const bool median = sweep.search.stopping == Stopping::kMedian;
+  const bool median = sweep.search.stopping != Stopping::kNone;
   for (const std::int64_t batch : batch_sizes(sweep)) {
     const auto b = static_cast<double>(batch);
     auto steps = [&](double budget) { return std::max<long long>(1, std::llround(budget / b)); };
@@ -483,7 +556,7 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& 
       // Median stopping's last step is what is left of budget.max: that may be under a batch.
       const bool tail = median && k + 1 == rungs.size() && sweep.budget.min >= batch;
       std::ostringstream what;
-      what << (median ? "median stopping's steps" : "the rungs") << " to " << budget_text(rungs[k - 1], "samples")
+      what << (median ? to_string(sweep.search.stopping) + " stopping's steps" : std::string("the rungs")) << " to " << budget_text(rungs[k - 1], "samples")
            << " and " << budget_text(rungs[k], "samples") << " would both train " << steps(rungs[k]) << " step"
            << (steps(rungs[k]) == 1 ? "" : "s") << " of batch_size " << batch << " (a step trains a whole batch): ";
       if (tail) {

@@ -269,8 +269,11 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << " of a rung's results as they come in, so as the waves arrive it can promote more trials than the "
            "counts above, which are those of every trial at once\n";
   }
-  if (sweep.search.stopping == Stopping::kMedian) {
-    out << "note: median stopping trains in steps of " << sweep.budget.min << " " << unit
+  if (sweep.search.stopping != Stopping::kNone) {
+    const auto& b = sweep.budget;
+    const std::int64_t first = std::min((sweep.search.grace_period + b.min - 1) / b.min * b.min, b.max);
+    out << "note: " << to_string(sweep.search.stopping) << " stopping trains in steps of " << b.min << " " << unit
+        << " and first compares the trials at " << first << " " << unit
         << "; each step's trial counts above are the most it can hold"
         << (waves > 1 ? ", and the waves train one after another, each in these steps" : "") << "\n";
   }

@@ -68,12 +68,22 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
       }
     }
   }
-  return {{"format", 1},
-          {"name", sweep.name},
-          {"finished", result.finished},
-          {"metric", {{"name", sweep.metric.name}, {"goal", to_string(sweep.metric.goal)}}},
-          {"trials", trials},
-          {"best", best}};
+  nlohmann::json out = {{"format", 1},
+                        {"name", sweep.name},
+                        {"finished", result.finished},
+                        {"metric", {{"name", sweep.metric.name}, {"goal", to_string(sweep.metric.goal)}}},
+                        {"trials", trials},
+                        {"best", best}};
+  if (sweep.metric.target) {
+    out["metric"]["target"] = *sweep.metric.target;
+  }
+  if (sweep.metric.target && result.finished) {  // (so far: not known yet)
+    const auto& reached = result.target_reached;
+    out["target_reached"] = reached ? nlohmann::json{{"id", reached->id}, {"metric", reached->metric},
+                                                     {"budget", reached->budget}}
+                                    : nlohmann::json();
+  }
+  return out;
 }
 
 }  // namespace hfta::core

@@ -24,6 +24,10 @@ std::string search_line(const SweepConfig& s) {
     case SearchMethod::kRandom:
       out << ", " << s.search.trials << " trials, " << to_string(s.search.searcher)
           << " searcher, stopping " << to_string(s.search.stopping);
+      if (s.search.stopping == Stopping::kPercentile) out << " " << s.search.percentile;
+      if (s.search.stopping != Stopping::kNone) {
+        out << " (grace_period " << s.search.grace_period << ", min_samples " << s.search.min_samples << ")";
+      }
       break;
     case SearchMethod::kHyperband:
       out << ", eta " << s.search.eta << ", " << to_string(s.search.searcher) << " searcher"
@@ -85,8 +89,11 @@ std::string summarize(const SweepConfig& s) {
     options += (options.empty() ? "" : ", ") + name + "=" + search::to_string(value);
   }
   if (!options.empty()) out << " (" << options << ")";
-  out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")\n"
-      << "  budget      " << budget_range(s) << "\n"
+  out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")";
+  if (s.metric.target) {
+    out << ", the sweep ends after the round in which a trial reaches " << *s.metric.target;
+  }
+  out << "\n  budget      " << budget_range(s) << "\n"
       << "  search      " << search_line(s) << ", seed " << s.seed << "\n"
       << "  fusion      " << to_string(s.fusion.enabled);
   if (s.fusion.enabled != FusionMode::kOff) {

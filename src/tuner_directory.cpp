@@ -24,7 +24,7 @@ void Tuner::write_state() {
   nlohmann::json state = {
       {"format", 1},
       {"name", sweep_.name},
-      {"finished", scheduler_->finished()},
+      {"finished", done()},
       {"scheduler", {{"method", to_string(sweep_.search.method)}, {"results", reports}}},
       {"searcher", {{"kind", to_string(sweep_.search.searcher)}, {"configurations", records_.size()}, {"observations", observations_}}},
       {"random_streams",
@@ -70,8 +70,9 @@ void Tuner::check_state() {
 // will not train again go (only training reads them; its weights stay).
 void Tuner::drop_done_checkpoints() {
   if (options_.keep_checkpoints || options_.dir.empty()) return;
+  const bool over = done();  // (ended at metric.target: nothing trains again)
   for (const auto& [id, record] : records_) {
-    if (checkpoints_dropped_.count(id) || scheduler_->may_train_again(id)) continue;
+    if (checkpoints_dropped_.count(id) || (!over && scheduler_->may_train_again(id))) continue;
     dropped_bytes_ += store_.drop_checkpoints(id);
     checkpoints_dropped_.insert(id);
   }

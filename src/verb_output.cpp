@@ -27,6 +27,16 @@ std::string test_summary(const nlohmann::json& test) {
   return text;
 }
 
+std::string target_summary(const nlohmann::json& results) {
+  if (!results.contains("target_reached")) return "";
+  const auto& metric = results.at("metric");
+  const std::string target = metric.at("name").get<std::string>() + " " + number(metric.at("target"));
+  const auto& reached = results.at("target_reached");
+  if (!reached.is_object()) return "no trial reached the target " + target + "\n";
+  return "trial " + reached.at("id").dump() + " reached the target " + target + " (" + number(reached.at("metric")) +
+         " at budget " + number(reached.at("budget")) + "): the sweep ended after that round\n";
+}
+
 // The five best trials, best first, as `run` ends: of those that may be best
 // (best_trial's), so the first is results.json's best.
 void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, bool finished, std::ostream& out) {

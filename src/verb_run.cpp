@@ -201,6 +201,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitFailure;
   }
   print_best(sweep, result.trials, /*finished=*/true, out);
+  out << target_summary(results);
   if (results.at("best").contains("test")) {
     out << "best trial " << results.at("best").at("id") << " on the test split: "
         << test_summary(results.at("best").at("test")) << "\n";

@@ -97,6 +97,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     first = false;
   }
   out << ")\n";
+  out << target_summary(*results);
   if (!results->at("best").is_null()) {
     const auto& best = results->at("best");
     out << "best: trial " << best.at("id") << ", " << results->at("metric").at("name").get<std::string>() << " "

@@ -85,6 +85,9 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
 // --- Printed (verb_output.cpp) ---
 std::string number(const nlohmann::json& v);
 std::string test_summary(const nlohmann::json& test);
+/// With metric.target, how the sweep ended: "trial 3 reached the target ...: the
+/// sweep ended after that round" (or that none reached it), a line; "" without one.
+std::string target_summary(const nlohmann::json& results);
 void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials, bool finished, std::ostream& out);
 std::string workers_note(int workers, const std::vector<c10::Device>& devices);
 std::string joined(const std::vector<std::string>& items);

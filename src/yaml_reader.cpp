@@ -1,13 +1,16 @@
 #include "yaml_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/other_tools_names.h"
+#include "hfta/trainers/catalog.h"
 
 namespace hfta::core {
 namespace {
@@ -336,6 +339,36 @@ void apply_merge_keys(YAML::Node node, std::set<int>& seen) {
 void apply_merge_keys(YAML::Node node) {
   std::set<int> seen;
   apply_merge_keys(std::move(node), seen);
+}
+
+std::optional<search::ParamValue> YamlReader::read_value(const YAML::Node& node, const std::string& path,
+                                                         bool fraction_list) {
+  if (!fraction_list) return read_value(node, path);
+  auto shortest = [](const std::vector<double>& numbers) {
+    std::string text;
+    for (const double v : numbers) {
+      std::array<char, 32> digits{};  // the shortest text that reads back as the same double
+      const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), v).ptr;
+      text += (text.empty() ? "" : ",") + std::string(digits.data(), end);
+    }
+    return text;
+  };
+  if (!node.IsSequence()) {
+    auto v = read_value(node, path);
+    const auto* text = v ? std::get_if<std::string>(&*v) : nullptr;
+    if (const auto numbers = text ? trainers::parse_fractions(*text) : std::nullopt) return search::ParamValue(shortest(*numbers));
+    return v;  // (what it sets says what is wrong with it)
+  }
+  std::vector<double> numbers;
+  bool ok = node.size() > 0;
+  if (!ok) error(node, path, "expected at least one number in the list, got an empty list");
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const auto v = read_number(node[i], path + "[" + std::to_string(i) + "]");
+    if (v) numbers.push_back(*v);
+    ok = ok && v;
+  }
+  if (!ok) return std::nullopt;
+  return search::ParamValue(shortest(numbers));
 }
 
 }  // namespace hfta::core

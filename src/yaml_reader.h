@@ -47,6 +47,11 @@ class YamlReader {
   /// A scalar as the type it reads as: quoted text is a string; true/false a
   /// boolean; then an integer, a number, or else a string.
   std::optional<search::ParamValue> read_value(const YAML::Node& node, const std::string& path);
+  /// As read_value; where `fraction_list` (milestones), a list of numbers
+  /// ([0.5, 0.75], as PyTorch's MultiStepLR takes them) or a text of fractions
+  /// ("0.50, 0.75") reads as the text of each number's shortest form, "0.5,0.75",
+  /// so that each way of writing one list is one value.
+  std::optional<search::ParamValue> read_value(const YAML::Node& node, const std::string& path, bool fraction_list);
   /// One of `names`, reported with the alternatives (and a did-you-mean) otherwise.
   std::optional<size_t> read_enum(const YAML::Node& node, const std::string& path,
                                   const std::vector<std::string>& names);

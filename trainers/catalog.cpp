@@ -240,7 +240,7 @@ std::optional<std::vector<double>> parse_fractions(const std::string& text) {
 
 std::string OptionSpec::range_text() const {
   if (type == OptionType::kString && fractions) {
-    return "a comma-separated, increasing list of fractions in (0, 1)";
+    return "an increasing list of fractions in (0, 1), as [0.5, 0.75] or \"0.5,0.75\"";
   }
   if (type == OptionType::kString) {
     std::string out = "one of ";

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <random>
 #include <fstream>
+#include <iomanip>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -29,6 +30,7 @@
 #include "../support/sanitizer.h"
 #include "../support/sweep_text.h"
 #include "hfta/core/experiment_dir.h"
+#include "hfta/search/median_stopping.h"
 
 namespace {
 
@@ -758,7 +760,8 @@ parameters:
   const auto constant = history("constant", "");
   const std::string multistep = "  schedule: {value: multistep}\n  gamma: {value: 0.1}\n";
   const auto early = history("early", multistep + "  milestones: {value: \"0.5,0.75\"}\n");
-  const auto late = history("late", multistep + "  milestones: {value: \"0.9,0.95\"}\n");
+  const auto late = history("late", multistep + "  milestones: {value: [0.9, 0.95]}\n");  // as MultiStepLR's
+  EXPECT_EQ(history("late-text", multistep + "  milestones: {value: \"0.9,0.95\"}\n"), late);
   ASSERT_EQ(constant.size(), 2u);
   ASSERT_EQ(early.size(), 2u);
   ASSERT_EQ(late.size(), 2u);
@@ -1521,6 +1524,102 @@ TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndRes
   // Stopped in the first pass, and in the second (ten pieces of training in all).
   expect_cut_and_resumed_as_whole(twice, "whole", "cut");
   expect_cut_and_resumed_as_whole(twice, "whole", "cut-late", "8");
+}
+
+TEST_F(Cli, PercentileStoppingStopsWhatItsRuleSaysFromTheGraceOnAndResumesAsOneRun) {
+  const std::string sweep = write_sweep(
+      "percentile.yaml",
+      tiny_sweep_searching("{method: random, trials: 8, stopping: percentile, percentile: 25, grace_period: 20, "
+                           "min_samples: 3}"));
+  const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("note: percentile stopping trains in steps of 10 steps and first compares the trials at 20 "
+                           "steps"),
+            std::string::npos)
+      << whole.out;
+  // Each step (10, 20, ..., 90 steps) ends at an evaluation: told the
+  // recorded metrics step by step, the rule stops exactly the trials that
+  // trained no further, none inside the grace.
+  const auto trials = results(dir_ + "/whole").at("trials");
+  ASSERT_EQ(trials.size(), 8u);
+  hfta::search::MedianStopping rule(hfta::search::Goal::kMaximize, hfta::search::StoppingRule{20, 3, 25});
+  std::set<std::int64_t> alive = {0, 1, 2, 3, 4, 5, 6, 7};
+  int stopped = 0;
+  for (int budget = 10; budget <= 90; budget += 10) {
+    for (const std::int64_t id : alive) {
+      const auto& history = trials[static_cast<std::size_t>(id)].at("history");
+      const auto at = std::find_if(history.begin(), history.end(), [&](const auto& h) { return h.at("step") == budget; });
+      ASSERT_NE(at, history.end()) << "trial " << id << " at " << budget;
+      rule.record(id, budget, at->at("val_accuracy").template get<double>());
+    }
+    std::set<std::int64_t> next;
+    for (const std::int64_t id : alive) {
+      const auto& t = trials[static_cast<std::size_t>(id)];
+      if (!rule.should_stop(id, budget)) {
+        next.insert(id);
+        continue;
+      }
+      ++stopped;
+      EXPECT_GE(budget, 20) << id;
+      EXPECT_EQ(t.at("budget"), budget) << id;
+      EXPECT_EQ(t.at("status"), "completed") << id;  // as a trial Hyperband does not promote
+    }
+    alive = next;
+  }
+  for (const std::int64_t id : alive) EXPECT_EQ(trials[static_cast<std::size_t>(id)].at("budget"), 90) << id;
+  EXPECT_GT(stopped, 0);
+  EXPECT_FALSE(alive.empty());
+  expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
+}
+
+TEST_F(Cli, AMetricTargetEndsTheSweepAfterTheRoundThatReachedItAndResumesSo) {
+  // Successive halving's first round trains 9 trials to 10 steps: a target
+  // at the best of those results ends the sweep there.
+  const std::string text = tiny_sweep_searching("{method: sha, eta: 3, trials: 9}");
+  ASSERT_EQ(run("run " + write_sweep("whole.yaml", text) + " --out " + dir_ + "/whole").code, 0);
+  const auto whole = results(dir_ + "/whole").at("trials");
+  ASSERT_EQ(whole.size(), 9u);
+  double first_round_best = 0;
+  for (const auto& t : whole) first_round_best = std::max(first_round_best, t.at("history")[0].at("val_accuracy").get<double>());
+  std::set<std::int64_t> reaching;
+  for (const auto& t : whole) {
+    if (t.at("history")[0].at("val_accuracy") == first_round_best) reaching.insert(t.at("id").get<std::int64_t>());
+  }
+  auto with_target = [&](double target) {
+    std::string t = text;
+    std::ostringstream line;
+    line << std::setprecision(17) << "metric: {name: val_accuracy, goal: maximize, target: " << target << "}";
+    const std::string plain = "metric: {name: val_accuracy, goal: maximize}";
+    return t.replace(t.find(plain), plain.size(), line.str());
+  };
+  const std::string sweep = write_sweep("target.yaml", with_target(first_round_best));
+  const Result reached = run("run " + sweep + " --out " + dir_ + "/reached");
+  ASSERT_EQ(reached.code, 0) << reached.err;
+  const auto ended = results(dir_ + "/reached");
+  ASSERT_EQ(ended.at("trials").size(), 9u);
+  for (std::size_t i = 0; i < 9; ++i) {
+    EXPECT_EQ(ended.at("trials")[i].at("budget"), 10) << i;
+    EXPECT_EQ(ended.at("trials")[i].at("history"), nlohmann::json::array({whole[i].at("history")[0]})) << i;
+  }
+  EXPECT_EQ(ended.at("metric").at("target"), first_round_best);
+  EXPECT_TRUE(reaching.count(ended.at("target_reached").at("id").get<std::int64_t>())) << ended.at("target_reached");
+  EXPECT_EQ(ended.at("target_reached").at("metric"), first_round_best);
+  EXPECT_EQ(ended.at("target_reached").at("budget"), 10);
+  EXPECT_NE(reached.out.find("reached the target val_accuracy"), std::string::npos) << reached.out;
+  EXPECT_NE(reached.out.find("the sweep ended after that round"), std::string::npos) << reached.out;
+  const Result status = run("status " + dir_ + "/reached");
+  EXPECT_NE(status.out.find("reached the target val_accuracy"), std::string::npos) << status.out;
+  // Resumed from trials/, it ends in the same round.
+  std::remove((dir_ + "/reached/results.json").c_str());
+  ASSERT_EQ(run("resume " + dir_ + "/reached").code, 0);
+  EXPECT_EQ(results(dir_ + "/reached").at("trials"), ended.at("trials"));
+  EXPECT_EQ(results(dir_ + "/reached").at("target_reached"), ended.at("target_reached"));
+  // A target no trial reaches leaves the sweep whole.
+  const Result unreached = run("run " + write_sweep("never.yaml", with_target(1.0)) + " --out " + dir_ + "/never");
+  ASSERT_EQ(unreached.code, 0) << unreached.err;
+  EXPECT_NE(unreached.out.find("no trial reached the target val_accuracy 1"), std::string::npos) << unreached.out;
+  EXPECT_TRUE(results(dir_ + "/never").at("target_reached").is_null());
+  expect_same_results(dir_ + "/never", dir_ + "/whole");
 }
 
 TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {

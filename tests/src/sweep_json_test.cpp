@@ -74,8 +74,22 @@ TEST(SweepJson, RoundTripsChoiceProbabilities) {
   expect_round_trip(s);
 }
 
+TEST(SweepJson, RoundTripsAMetricTarget) {
+  const SweepConfig s = load_sweep_string(sweep_yaml({{"metric", "metric: {name: val_accuracy, goal: maximize, target: 0.9}\n"}}));
+  EXPECT_EQ(to_json(s)["metric"]["target"], 0.9);
+  expect_round_trip(s);
+  EXPECT_FALSE(to_json(load_sweep_string(sweep_yaml()))["metric"].contains("target"));
+}
+
 TEST(SweepJson, RoundTripsEachSearchMethod) {
+  // (Also at budget.min = budget.max, where grace_period is budget.min, the one step.)
+  expect_round_trip(load_sweep_string(sweep_yaml({{"search", "search:\n  method: random\n  trials: 5\n  stopping: median\n"},
+                                                  {"budget", "budget:\n  unit: epochs\n  max: 1\n"}})));
   for (const std::string search : {"search:\n  method: random\n  trials: 5\n  stopping: median\n",
+                                   "search:\n  method: random\n  trials: 5\n  stopping: median\n  grace_period: 4\n",
+                                   "search:\n  method: random\n  trials: 2\n  stopping: median\n",
+                                   "search:\n  method: random\n  trials: 5\n  stopping: percentile\n  percentile: 20\n"
+                                   "  min_samples: 2\n",
                                    "search:\n  method: sha\n  trials: 9\n  searcher: tpe\n",
                                    "search:\n  method: hyperband\n  eta: 2\n",
                                    "search:\n  method: hyperband\n  align_brackets: false\n",

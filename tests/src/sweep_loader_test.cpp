@@ -172,6 +172,34 @@ TEST(SweepLoader, QuotedNumbersAreStrings) {
                ConfigError);
 }
 
+// PyTorch's MultiStepLR takes its milestones as a list: a list is one value,
+// read as the text a string would give.
+TEST(SweepLoader, MilestoneListsReadAsTheirText) {
+  const SweepConfig s = load(sweep_yaml(
+      {{"search", "search:\n  method: random\n  trials: 4\n  points_to_evaluate:\n    - {milestones: [0.3, 0.6]}\n"},
+       {"parameters", "parameters:\n  schedule: {value: multistep}\n"
+                      "  milestones: {values: [[0.3, 0.6], [5.0e-1, 0.75], \"0.8,0.9\"]}\n"}}));
+  EXPECT_EQ(s.find_parameter("milestones")->values,
+            (std::vector<search::ParamValue>{std::string("0.3,0.6"), std::string("0.5,0.75"), std::string("0.8,0.9")}));
+  ASSERT_EQ(s.search.points.size(), 1u);
+  EXPECT_EQ(s.search.points[0].at("milestones"), search::ParamValue(std::string("0.3,0.6")));
+  const SweepConfig one = load(sweep_yaml(
+      {{"parameters", "parameters:\n  schedule: {value: multistep}\n  milestones: {value: [0.25]}\n"}}));
+  EXPECT_EQ(one.find_parameter("milestones")->values, (std::vector<search::ParamValue>{std::string("0.25")}));
+  // A text of fractions reads as the same text a list gives, so each list is one value however written.
+  const SweepConfig text = load(sweep_yaml(
+      {{"parameters", "parameters:\n  schedule: {value: multistep}\n  milestones: {value: \"0.50, 7.5e-1\"}\n"
+                      "  gamma: {values: [0.1, 0.5], when: {milestones: [[0.5, 0.75]]}}\n"}}));
+  EXPECT_EQ(text.find_parameter("milestones")->values, (std::vector<search::ParamValue>{std::string("0.5,0.75")}));
+  EXPECT_EQ(text.find_parameter("gamma")->when.at(0).values, (std::vector<search::ParamValue>{std::string("0.5,0.75")}));
+}
+
+TEST(SweepLoader, MetricTargetIsOptional) {
+  EXPECT_FALSE(load(sweep_yaml()).metric.target.has_value());
+  const SweepConfig s = load(sweep_yaml({{"metric", "metric: {name: val_loss, goal: minimize, target: 0.35}\n"}}));
+  EXPECT_EQ(s.metric.target, 0.35);
+}
+
 TEST(SweepLoader, ShapeParametersLoadWithFuseFalse) {
   const SweepConfig s = load(sweep_yaml(
       {{"parameters", "parameters:\n  width: {values: [64, 128], fuse: false}\n"
@@ -187,6 +215,19 @@ TEST(SweepLoader, EachSearchMethod) {
   EXPECT_EQ(random.method, SearchMethod::kRandom);
   EXPECT_EQ(random.trials, 20);
   EXPECT_EQ(random.stopping, Stopping::kMedian);
+  // The rule's settings: Vizier's by default (grace budget.min, three others, the median).
+  EXPECT_EQ(random.grace_period, 1);
+  EXPECT_EQ(random.min_samples, 3);
+  EXPECT_EQ(random.percentile, 50);
+  const auto percentile = load(sweep_yaml({{"budget", "budget:\n  unit: epochs\n  min: 2\n  max: 9\n"},
+                                           {"search", "search:\n  method: random\n  trials: 20\n  stopping: percentile\n"
+                                                      "  percentile: 25\n  min_samples: 5\n"}}))
+                              .search;
+  EXPECT_EQ(percentile.stopping, Stopping::kPercentile);
+  EXPECT_EQ(percentile.grace_period, 2);  // budget.min
+  EXPECT_EQ(percentile.min_samples, 5);
+  EXPECT_EQ(percentile.percentile, 25);
+  EXPECT_EQ(method("search:\n  method: random\n  trials: 20\n  stopping: median\n  grace_period: 3\n").grace_period, 3);
   const auto sha = method("search:\n  method: sha\n  trials: 27\n  eta: 3\n  searcher: tpe\n");
   EXPECT_EQ(sha.method, SearchMethod::kSha);
   EXPECT_EQ(sha.searcher, Searcher::kTpe);

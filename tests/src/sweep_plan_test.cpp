@@ -303,6 +303,14 @@ TEST(SweepPlan, AGridCycledShortOrUnevenlyAnIdleBudgetMinAnUntunedAdamLrAndADead
   EXPECT_NE(idle.find("note: budget.min 3 plays no part: method random trains every trial to budget.max 9"),
             std::string::npos)
       << idle;
+  // The stopping rule's default three others, of three trials: it never stops one.
+  const std::string idle_rule = notes({{"search", "search:\n  method: random\n  trials: 3\n  stopping: median\n"}});
+  EXPECT_NE(idle_rule.find("note: search.min_samples 3 is not below search.trials 3: a trial is compared with the "
+                           "others, so the median rule never stops one"),
+            std::string::npos)
+      << idle_rule;
+  EXPECT_EQ(notes({{"search", "search:\n  method: random\n  trials: 4\n  stopping: median\n"}}).find("min_samples"),
+            std::string::npos);
   const std::string adam = notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  beta1: {values: [0.9]}\n"}});
   EXPECT_NE(adam.find("note: lr is not a parameter, so every trial trains at lr 0.01"), std::string::npos) << adam;
   EXPECT_EQ(notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  schedule: {value: one_cycle}\n"}})

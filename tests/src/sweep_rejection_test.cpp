@@ -309,6 +309,72 @@ TEST(SweepRejection, MedianStoppingOverTenThousandSteps) {
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: steps\n  max: 100000000000\n"},
                               {"search", "search:\n  method: random\n  trials: 2\n  stopping: median\n"}}),
                   "budget.max", "max: 100000000000", "median stopping would compare the trials 100000000000 times");
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: steps\n  max: 100000000000\n"},
+                              {"search", "search:\n  method: random\n  trials: 2\n  stopping: percentile\n"
+                                         "  percentile: 10\n"}}),
+                  "budget.max", "max: 100000000000", "percentile stopping would compare the trials");
+}
+
+// The stopping rule's keys: only with a rule, each in its range, and none
+// that would leave the rule nothing to stop.
+TEST(SweepRejection, StoppingRuleSettings) {
+  auto random = [](const std::string& rest) {
+    return sweep_yaml({{"budget", "budget:\n  unit: epochs\n  min: 2\n  max: 9\n"},
+                       {"search", "search:\n  method: random\n  trials: 10\n" + rest}});
+  };
+  expect_rejected(random("  grace_period: 4\n"), "search.grace_period", "grace_period",
+                  "'grace_period' is the stopping rule's; it needs stopping: median or percentile");
+  expect_rejected(random("  stopping: none\n  min_samples: 4\n"), "search.min_samples", "min_samples",
+                  "'min_samples' is the stopping rule's");
+  expect_rejected(random("  stopping: median\n  percentile: 25\n"), "search.percentile", "percentile",
+                  "stopping: median compares with the median (percentile 50); for another share write stopping: "
+                  "percentile");
+  expect_rejected(random("  stopping: percentile\n"), "search.percentile", "method: random",
+                  "missing required key 'percentile'");
+  for (const char* bad : {"0", "100.5", "-3"}) {
+    SCOPED_TRACE(bad);
+    expect_rejected(random(std::string("  stopping: percentile\n  percentile: ") + bad + "\n"), "search.percentile",
+                    "percentile: ", "expected a percentage in (0, 100]");
+  }
+  expect_rejected(random("  stopping: median\n  grace_period: 9\n"), "search.grace_period", "grace_period",
+                  "expected a grace_period below budget.max (9), got 9: the rule stops trials before budget.max, so "
+                  "none would stop");
+  expect_rejected(random("  stopping: median\n  grace_period: 100\n"), "search.grace_period", "grace_period",
+                  "expected a grace_period below budget.max (9), got 100");
+  // Steps of 3 to 8 epochs compare at 3, 6 and 8: a grace past 6 leaves only 8.
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: epochs\n  min: 3\n  max: 8\n"},
+                              {"search", "search:\n  method: random\n  trials: 10\n  stopping: median\n"
+                                         "  grace_period: 7\n"}}),
+                  "search.grace_period", "grace_period",
+                  "the first of these at or past grace_period 7 is budget.max, where stopping saves nothing: "
+                  "expected a grace_period of at most 6");
+  // A bad stopping value is the one error: nothing is said of the rule's keys.
+  try {
+    load_sweep_string(random("  stopping: medain\n  grace_period: 4\n"), "sweep.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].path, "search.stopping");
+  }
+  expect_rejected(random("  stopping: median\n  grace_period: 0\n"), "search.grace_period", "grace_period",
+                  "expected an integer in [1, ");
+  expect_rejected(random("  stopping: percentile\n  percentile: 30\n  min_samples: 0\n"), "search.min_samples",
+                  "min_samples", "expected an integer in [1, 1000000]");
+}
+
+TEST(SweepRejection, MetricTargetsTheMetricCannotReach) {
+  auto target = [](const std::string& name, const std::string& goal, const std::string& value) {
+    return sweep_yaml({{"metric", "metric:\n  name: " + name + "\n  goal: " + goal + "\n  target: " + value + "\n"}});
+  };
+  expect_rejected(target("val_accuracy", "maximize", "90"), "metric.target", "target:",
+                  "expected a value val_accuracy can reach, got '90': val_accuracy lies in [0, 1] (a target of 90% is 0.9)");
+  expect_rejected(target("val_loss", "minimize", "-0.1"), "metric.target", "target:",
+                  "val_loss lies in [0, infinity)");
+  expect_rejected(target("val_accuracy", "maximize", "high"), "metric.target", "target:", "expected a finite number");
+  // A language model's perplexity is at least 1.
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: transformer_lm\n  batch_size: 8\n"},
+                              {"metric", "metric:\n  name: val_perplexity\n  goal: minimize\n  target: 0.5\n"}}),
+                  "metric.target", "target:", "val_perplexity lies in [1, infinity)");
 }
 
 TEST(SweepRejection, UnknownModelOptionSuggestsTheRightOne) {
@@ -397,6 +463,25 @@ TEST(SweepRejection, MilestonesThatAreNotIncreasingFractions) {
   const auto yaml = sweep_yaml({{"parameters",
                                  "parameters:\n  lr: {value: 0.1}\n  milestones:\n    values: [\"0.3,0.6\", \"0.8,0.5\"]\n"}});
   expect_rejected(yaml, "parameters.milestones.values[1]", "values:", "increasing list of fractions in (0, 1)");
+}
+
+// Milestones written as lists (PyTorch's MultiStepLR takes a list): each list is one value.
+TEST(SweepRejection, MilestoneListsThatAreNotIncreasingFractions) {
+  auto milestones = [](const std::string& field) {
+    return sweep_yaml({{"parameters", "parameters:\n  schedule: {value: multistep}\n  milestones:\n    " + field + "\n"}});
+  };
+  expect_rejected(milestones("values: [[0.3, 0.6], [0.8, 0.5]]"), "parameters.milestones.values[1]", "values:",
+                  "increasing list of fractions in (0, 1), as [0.5, 0.75] or \"0.5,0.75\" for 'milestones' "
+                  "(multistep schedule: where, as fractions of the full budget, the learning rate is multiplied by "
+                  "gamma), got string 0.8,0.5");
+  expect_rejected(milestones("value: [0.5, 1.5]"), "parameters.milestones.value", "value: [0.5, 1.5]", "got string 0.5,1.5");
+  expect_rejected(milestones("value: [0.5, late]"), "parameters.milestones.value[1]", "value: [0.5, late]", "expected a finite number, got");
+  expect_rejected(milestones("value: []"), "parameters.milestones.value", "value: []",
+                  "expected at least one number in the list, got an empty list");
+  // Two numbers listed are two values, neither a list.
+  expect_rejected(milestones("values: [0.5, 0.75]"), "parameters.milestones.values[0]", "values:",
+                  "got number 0.5 (a list is one value: value: [0.5, 0.75], or values: [[0.3, 0.6], [0.5, 0.75]] to "
+                  "tune it)");
 }
 
 TEST(SweepRejection, RangeOutsideTheOptionsRange) {
@@ -1008,8 +1093,11 @@ TEST(SweepRejection, InvisibleCharactersInAKeyAreSpeltOut) {
 // A sweep ported from Ray Tune, Optuna or W&B is refused with the name to write here.
 TEST(SweepRejection, OtherToolsNamesAreRefusedWithTheNameHere) {
   expect_rejected(sweep_yaml({{"search", "search:\n  method: asha\n  trials: 9\n  grace_period: 1\n"}}),
-                  "search.grace_period", "grace_period", "unknown key 'grace_period' (Ray Tune's grace_period is "
-                  "budget.min here); expected");
+                  "search.grace_period", "grace_period", "'grace_period' is not used by method asha (Ray Tune's ASHA "
+                  "grace_period is budget.min here; search.grace_period is the stopping rule's, under method random)");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: random\n  trials: 9\n  stopping: median\n"
+                                         "  min_samples_required: 4\n"}}),
+                  "search.min_samples_required", "min_samples_required", "are search.min_samples here");
   expect_rejected(sweep_yaml({{"search", "search:\n  method: bayes\n"}}), "search.method", "method: bayes",
                   "(TPE (W&B's bayes) is search.searcher: tpe here");
   expect_rejected(sweep_yaml({{"metric", "metric:\n  name: val_accuracy\n  goal: max\n"}}), "metric.goal",

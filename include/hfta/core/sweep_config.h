@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ enum class BudgetUnit { kEpochs, kSteps, kSamples };
 using search::Goal;  // the scheduler ranks by it
 enum class SearchMethod { kRandom, kGrid, kHyperband, kSha, kAsha };
 enum class Searcher { kRandom, kTpe, kGrid };
-enum class Stopping { kNone, kMedian };
+enum class Stopping { kNone, kMedian, kPercentile };
 enum class FusionMode { kAuto, kOff };
 
 /// Names of an enum's values as sweep files write them, indexed by the value.
@@ -61,7 +62,9 @@ struct TaskOptions {
 struct MetricOptions {
   std::string name;
   Goal goal = Goal::kMaximize;
-  bool operator==(const MetricOptions& o) const { return name == o.name && goal == o.goal; }
+  /// W&B's metric.target: once a round ends with a trial's metric at or past it, the sweep ends.
+  std::optional<double> target;
+  bool operator==(const MetricOptions& o) const { return name == o.name && goal == o.goal && target == o.target; }
 };
 
 /// How much training a trial gets: Hyperband's r_min and R in `unit`s.
@@ -82,7 +85,10 @@ struct SearchOptions {
   std::int64_t trials = 0;                ///< random, sha, asha: configurations to sample
   std::int64_t repeats = 1;               ///< grid: runs of each grid point, with distinct seeds
   double promotion_wait = 2.0;            ///< asha: seconds to wait to batch near-simultaneous promotions
-  Stopping stopping = Stopping::kNone;    ///< random: median stopping rule
+  Stopping stopping = Stopping::kNone;    ///< random: the median (or percentile) stopping rule
+  std::int64_t grace_period = 1;          ///< the rule's: no trial stops below it (budget.min unless given)
+  std::int64_t min_samples = 3;           ///< the rule's: others that reached a budget before it stops a trial
+  double percentile = 50;                 ///< the rule's: the share of the others a trial keeps up with (median: 50)
   bool align_brackets = true;             ///< hyperband: every bracket's last rung in one round
   std::int64_t iterations = 1;            ///< hyperband: passes over its brackets, one after another
   std::int64_t waves = 0;                 ///< random, sha, asha with tpe: parts new trials start in (0: trial_waves picks)

@@ -33,11 +33,19 @@ struct TestMetrics {
   double fid = NAN;     ///< a GAN's: Fréchet distance of its samples to the test images
 };
 
+/// The result that ended a sweep at its metric.target.
+struct TargetReached {
+  std::int64_t id = 0;
+  double metric = 0;
+  double budget = 0;
+};
+
 struct SweepResult {
   std::vector<TrialRecord> trials;  ///< by trial id
   std::int64_t best = -1;           ///< index into trials
   std::optional<TestMetrics> best_test;  ///< the best trial at its final budget, on the test split
   bool finished = true;             ///< false: the trials so far, of a sweep that runs or was interrupted
+  std::optional<TargetReached> target_reached;  ///< with metric.target: the result that ended the sweep
 };
 
 /// Whether the trial may be named best: completed or stopped at a budget
@@ -51,7 +59,8 @@ bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal);
 /// best; -1 when there is none.
 std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal);
 
-/// The documented results.json: {"format": 1, "name", "finished", "metric", "trials", "best"}.
+/// The documented results.json: {"format": 1, "name", "finished", "metric", "trials", "best"}, and
+/// "target_reached" with metric.target.
 /// With the experiment directory `dir`, a trial's files name its checkpoint
 /// only where it is on disk (--keep-checkpoints live removes them).
 nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir = "");
