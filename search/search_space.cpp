@@ -1,5 +1,7 @@
 #include "hfta/search/search_space.h"
 
+#include "hfta/search/halton.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
@@ -58,8 +60,13 @@ std::uint64_t trial_seed(std::uint64_t sweep_seed, std::int64_t trial_id) {
              .next_u64() >> 1;  // 63 bits: fits torch::manual_seed and signed JSON integers
 }
 
-SearchSpace::SearchSpace(std::vector<ParameterSpec> parameters)
-    : parameters_(condition_order(std::move(parameters))) {
+SearchSpace::SearchSpace(std::vector<ParameterSpec> parameters, Sampling sampling)
+    : parameters_(condition_order(std::move(parameters))), sampling_(sampling) {
+  for (const auto& p : parameters_) {
+    if (p.distribution != Distribution::kConst && p.distribution != Distribution::kGrid) {
+      quasi_dimension_.emplace(p.name, quasi_dimension_.size());
+    }
+  }
   // Strides from the last grid parameter (1) back, as grid() nests them; past
   // 2^62 trials no sweep reaches, a stride stays there (its value is the first).
   constexpr std::int64_t kFar = std::int64_t{1} << 62;
@@ -145,16 +152,33 @@ ParamValue quantize(double x, const ParameterSpec& p) {
   return std::strtod(text, nullptr);
 }
 
+// The first number is u; integer ranges and plain choices draw again, without
+// bias (as they always have: a sweep's trials must not change).
 ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
   const double u = rng.uniform();
   switch (p.distribution) {
-    case Distribution::kUniform: return p.min + u * (p.max - p.min);
-    case Distribution::kLogUniform:
-      return std::exp(std::log(p.min) + u * (std::log(p.max) - std::log(p.min)));
     case Distribution::kIntUniform: {
       const auto span = static_cast<std::uint64_t>(p.max - p.min) + 1;
       return static_cast<std::int64_t>(p.min) + static_cast<std::int64_t>(rng.below(span));
     }
+    case Distribution::kChoice:
+      if (!p.probabilities.empty()) return draw_at(p, u);
+      return p.values[rng.below(p.values.size())];
+    case Distribution::kGrid: return p.values[rng.below(p.values.size())];  // (sample() cycles grids)
+    default: return draw_at(p, u);
+  }
+}
+
+ParamValue SearchSpace::draw_at(const ParameterSpec& p, double u) {
+  // The index of u's equal part of [0, 1) among n.
+  auto part = [u](std::uint64_t n) { return std::min(static_cast<std::uint64_t>(u * static_cast<double>(n)), n - 1); };
+  switch (p.distribution) {
+    case Distribution::kUniform: return p.min + u * (p.max - p.min);
+    case Distribution::kLogUniform:
+      return std::exp(std::log(p.min) + u * (std::log(p.max) - std::log(p.min)));
+    case Distribution::kIntUniform:
+      return static_cast<std::int64_t>(p.min) +
+             static_cast<std::int64_t>(part(static_cast<std::uint64_t>(p.max - p.min) + 1));
     case Distribution::kIntLogUniform: {
       // Uniform in log space over [min, max + 1), floored: each integer gets the
       // log-width of its unit interval, as Ray Tune's lograndint (Optuna's
@@ -183,8 +207,8 @@ ParamValue SearchSpace::draw(const ParameterSpec& p, Rng& rng) {
         }
         return p.values.back();
       }
-      return p.values[rng.below(p.values.size())];
-    case Distribution::kGrid: return p.values[rng.below(p.values.size())];  // (sample() cycles grids)
+      return p.values[part(p.values.size())];
+    case Distribution::kGrid: return p.values[part(p.values.size())];
     case Distribution::kConst: return p.values.at(0);
   }
   throw std::logic_error("unknown distribution");
@@ -204,6 +228,11 @@ Config SearchSpace::sample(std::uint64_t sweep_seed, std::int64_t trial_id, cons
     }
     if (p.distribution == Distribution::kGrid) {
       config[p.name] = cycled(p, trial_id);
+      continue;
+    }
+    if (sampling_ == Sampling::kQuasi && quasi_dimension_.count(p.name)) {
+      const auto index = static_cast<std::uint64_t>(std::max<std::int64_t>(trial_id, 0));
+      config[p.name] = draw_at(p, scrambled_halton(sweep_seed, index, quasi_dimension_.at(p.name)));
       continue;
     }
     Rng rng(sweep_seed, static_cast<std::uint64_t>(trial_id), hash_string(p.name));

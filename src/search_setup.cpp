@@ -11,7 +11,8 @@
 namespace hfta::core {
 
 search::SearchSpace make_search_space(const SweepConfig& sweep) {
-  return search::SearchSpace(sweep.parameters);
+  return search::SearchSpace(sweep.parameters, sweep.search.searcher == Searcher::kQmc ? search::Sampling::kQuasi
+                                                                                       : search::Sampling::kRandom);
 }
 
 namespace {
@@ -23,7 +24,8 @@ std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
     case Searcher::kTpe:
       return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed,
                                                    sweep.metric.goal);
-    case Searcher::kRandom: break;
+    case Searcher::kRandom:
+    case Searcher::kQmc: break;  // (make_search_space samples quasi-randomly)
   }
   return std::make_unique<search::RandomSearcher>(make_search_space(sweep), sweep.seed);
 }

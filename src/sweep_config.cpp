@@ -20,7 +20,7 @@ const std::vector<std::string>& enum_names<SearchMethod>() {
 }
 template <>
 const std::vector<std::string>& enum_names<Searcher>() {
-  static const std::vector<std::string> names{"random", "tpe", "grid"};
+  static const std::vector<std::string> names{"random", "tpe", "grid", "qmc"};
   return names;
 }
 template <>

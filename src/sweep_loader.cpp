@@ -372,8 +372,8 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (s.method == SearchMethod::kGrid) {
     s.searcher = Searcher::kGrid;
   } else if (auto n = r.child(*node, "search", "searcher", false)) {
-    if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe"})) {
-      s.searcher = *i == 0 ? Searcher::kRandom : Searcher::kTpe;
+    if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe", "qmc"})) {
+      s.searcher = *i == 0 ? Searcher::kRandom : *i == 1 ? Searcher::kTpe : Searcher::kQmc;
     }
   }
   if (has("eta")) {
@@ -409,8 +409,8 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       read_int_in(r, n, "search.waves", 1, 1000, "parts the new trials start in", s.waves);
       if (s.searcher != Searcher::kTpe) {
         r.error(*n, "search.waves",
-                "waves are for searcher: tpe (random search proposes the same trials whatever the results, so "
-                "waves would only make the arrays narrower)");
+                "waves are for searcher: tpe (random and qmc search propose the same trials whatever the results, "
+                "so waves would only make the arrays narrower)");
       } else if (s.trials > 0 && s.waves > s.trials) {
         r.error(*n, "search.waves",
                 "expected at most search.trials (" + std::to_string(s.trials) + ") waves, got " +

@@ -1622,6 +1622,25 @@ TEST_F(Cli, AMetricTargetEndsTheSweepAfterTheRoundThatReachedItAndResumesSo) {
   expect_same_results(dir_ + "/never", dir_ + "/whole");
 }
 
+TEST_F(Cli, QuasiRandomTrialsSpreadEvenlyAndResumeAsOneRun) {
+  // Successive halving's 9 trials: momentum is the sequence's second
+  // dimension (base 3), so its 9 values fall one in each ninth of its range.
+  const std::string text = tiny_sweep_searching("{method: sha, eta: 3, trials: 9, searcher: qmc}");
+  const std::string sweep = write_sweep("qmc.yaml", text);
+  const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  const auto trials = results(dir_ + "/whole").at("trials");
+  ASSERT_EQ(trials.size(), 9u);
+  std::set<int> ninths;
+  for (const auto& t : trials) ninths.insert(static_cast<int>(t.at("params").at("momentum").get<double>() / 0.9 * 9));
+  EXPECT_EQ(ninths.size(), 9u);
+  // Not random search's draws.
+  const std::string random = write_sweep("random.yaml", std::regex_replace(text, std::regex("searcher: qmc"), "searcher: random"));
+  ASSERT_EQ(run("run " + random + " --out " + dir_ + "/random").code, 0);
+  EXPECT_NE(results(dir_ + "/random").at("trials")[1].at("params"), trials[1].at("params"));
+  expect_cut_and_resumed_as_whole(sweep, "whole", "cut", "2");  // (the sweep trains in about four pieces)
+}
+
 TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {
   const std::string points = "  points_to_evaluate:\n    - {lr: 0.3, momentum: 0.5}\n    - {lr: 0.02}\n";
   std::string text = tiny_sweep_searching("\n  method: sha\n  eta: 3\n  trials: 9\n");

@@ -228,6 +228,8 @@ TEST(SweepLoader, EachSearchMethod) {
   EXPECT_EQ(percentile.min_samples, 5);
   EXPECT_EQ(percentile.percentile, 25);
   EXPECT_EQ(method("search:\n  method: random\n  trials: 20\n  stopping: median\n  grace_period: 3\n").grace_period, 3);
+  EXPECT_EQ(method("search:\n  method: hyperband\n  searcher: qmc\n").searcher, Searcher::kQmc);
+  EXPECT_EQ(method("search:\n  method: random\n  trials: 8\n  searcher: qmc\n").searcher, Searcher::kQmc);
   const auto sha = method("search:\n  method: sha\n  trials: 27\n  eta: 3\n  searcher: tpe\n");
   EXPECT_EQ(sha.method, SearchMethod::kSha);
   EXPECT_EQ(sha.searcher, Searcher::kTpe);

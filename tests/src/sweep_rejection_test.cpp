@@ -137,6 +137,10 @@ TEST(SweepRejection, ValidationSizeOutsideItsDatasetsRangeOrOnText) {
 TEST(SweepRejection, WavesNeedTpeAndAtMostTheTrials) {
   expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  waves: 3\n"}}), "search.waves",
                   "waves:", "waves are for searcher: tpe");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  searcher: qmc\n  waves: 3\n"}}),
+                  "search.waves", "waves:", "random and qmc search propose the same trials whatever the results");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  searcher: sobol\n"}}), "search.searcher",
+                  "sobol", "(quasi-random sampling is searcher: qmc here (a scrambled Halton sequence))");
   expect_rejected(sweep_yaml({{"search", "search:\n  method: asha\n  trials: 9\n  searcher: tpe\n  waves: 10\n"}}),
                   "search.waves", "waves:", "at most search.trials (9) waves, got 10");
   expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  searcher: tpe\n  waves: 0\n"}}),

@@ -17,7 +17,7 @@ namespace hfta::core {
 enum class BudgetUnit { kEpochs, kSteps, kSamples };
 using search::Goal;  // the scheduler ranks by it
 enum class SearchMethod { kRandom, kGrid, kHyperband, kSha, kAsha };
-enum class Searcher { kRandom, kTpe, kGrid };
+enum class Searcher { kRandom, kTpe, kGrid, kQmc };
 enum class Stopping { kNone, kMedian, kPercentile };
 enum class FusionMode { kAuto, kOff };
 

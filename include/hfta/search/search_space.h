@@ -20,16 +20,25 @@ using Config = std::map<std::string, ParamValue>;
 /// of the sweep's seed and the trial id.
 std::uint64_t trial_seed(std::uint64_t sweep_seed, std::int64_t trial_id);
 
+/// How sample() draws: independent streams, or a quasi-random sequence.
+enum class Sampling {
+  kRandom,  ///< each parameter from its own stream of random numbers
+  kQuasi,   ///< trial t is point t of a scrambled Halton sequence (halton.h), one dimension per drawn parameter
+};
+
 /// The parameters of a sweep, ordered so that every parameter comes after the
 /// parameters its condition names.
 class SearchSpace {
  public:
   /// Throws std::invalid_argument when a condition names a missing parameter or forms a cycle.
-  explicit SearchSpace(std::vector<ParameterSpec> parameters);
+  explicit SearchSpace(std::vector<ParameterSpec> parameters, Sampling sampling = Sampling::kRandom);
 
   /// Trial `trial_id`'s configuration: each parameter drawn from its own stream
   /// keyed by (sweep seed, trial id, parameter name), so adding one parameter
   /// leaves the others' values unchanged; grid parameters take their cycled() values.
+  /// Sampling::kQuasi: each drawn parameter (neither const nor grid) from its
+  /// coordinate of point `trial_id` (dimensions in parameters() order, so adding
+  /// a parameter moves those after it to other coordinates), through draw_at().
   Config sample(std::uint64_t sweep_seed, std::int64_t trial_id) const;
 
   /// As sample(), but with `fixed`'s values where it has them (a point to
@@ -51,6 +60,10 @@ class SearchSpace {
 
   /// One value drawn from a parameter's distribution.
   static ParamValue draw(const ParameterSpec& parameter, Rng& rng);
+  /// The value at `u` in [0, 1) of a parameter's distribution (its inverse
+  /// CDF): uniform u gives draw()'s distribution, stratified u spreads the
+  /// values as evenly (an integer range or a choice in equal parts of [0, 1)).
+  static ParamValue draw_at(const ParameterSpec& parameter, double u);
 
   /// Every combination of the choice, grid and const parameters, respecting
   /// conditions, in a fixed order. Throws std::invalid_argument if a parameter
@@ -62,6 +75,8 @@ class SearchSpace {
 
  private:
   std::vector<ParameterSpec> parameters_;
+  Sampling sampling_ = Sampling::kRandom;
+  std::map<std::string, std::size_t> quasi_dimension_;  ///< Sampling::kQuasi: each drawn parameter's coordinate
   void enumerate_grid_combinations();
 
   std::map<std::string, std::int64_t> grid_stride_;  ///< trials between a grid parameter's values
