@@ -8,6 +8,7 @@
 
 #include "hfta/search/halton.h"
 #include "hfta/search/search_space.h"
+#include "../support/parameter_specs.h"
 
 namespace hfta::search {
 namespace {
@@ -50,22 +51,8 @@ TEST(Halton, APureFunctionOfSeedIndexAndDimensionThatTheSeedScrambles) {
   EXPECT_NE(scrambled_halton(3, 0, 0), 0.0);
 }
 
-ParameterSpec range(const std::string& name, Distribution d, double min, double max) {
-  ParameterSpec p;
-  p.name = name;
-  p.distribution = d;
-  p.min = min;
-  p.max = max;
-  return p;
-}
-
-ParameterSpec listed(const std::string& name, Distribution d, std::vector<ParamValue> values) {
-  ParameterSpec p;
-  p.name = name;
-  p.distribution = d;
-  p.values = std::move(values);
-  return p;
-}
+using test::listed;
+using test::range;
 
 TEST(QuasiSampling, IntegerRangesAndChoicesTakeEachValueOnceInTheFirstPoints) {
   // Dimensions by name: a (base 2), b (base 3); the constant takes none.

@@ -7,26 +7,13 @@
 #include <numeric>
 
 #include "hfta/search/search_space.h"
+#include "../support/parameter_specs.h"
 
 namespace hfta::search {
 namespace {
 
-ParameterSpec range(const std::string& name, Distribution d, double min, double max) {
-  ParameterSpec p;
-  p.name = name;
-  p.distribution = d;
-  p.min = min;
-  p.max = max;
-  return p;
-}
-
-ParameterSpec listed(const std::string& name, Distribution d, std::vector<ParamValue> values) {
-  ParameterSpec p;
-  p.name = name;
-  p.distribution = d;
-  p.values = std::move(values);
-  return p;
-}
+using test::listed;
+using test::range;
 
 std::vector<ParamValue> draws(const ParameterSpec& p, int n) {
   SearchSpace space({p});
