@@ -27,6 +27,7 @@ std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
   // A string's or boolean's range text names its kind ("one of ...", "true or false").
   const bool numeric = option.type == OptionType::kInt || option.type == OptionType::kReal;
   std::string got = search::type_name(value) + " " + search::to_string(value);
+  if (option.fractions && std::holds_alternative<std::string>(value)) got = "[" + search::to_string(value) + "]";
   const auto* real = std::get_if<double>(&value);
   if (option.type == OptionType::kInt && real && std::abs(*real) < 9e15 && *real == std::floor(*real)) {
     const auto whole = static_cast<std::int64_t>(*real);  // 100000, not 1e+05

@@ -149,10 +149,16 @@ class ParameterReader {
               // `depth: '2'` against values [1, 2]: the string, not the number.
               const auto* text = std::get_if<std::string>(&v);
               const bool quoted = text && std::find(texts.begin(), texts.end(), *text) != texts.end();
+              // `when: {milestones: [0.3, 0.6]}` lists two numbers, not one list.
+              const OptionSpec* named = find_target(c.parameter, model_);
+              const std::string hint = named && named->fractions && search::is_numeric(v)
+                                           ? " (a list of " + c.parameter + " is one value: write when: {" + c.parameter +
+                                                 ": [[0.3, 0.6]]}, a list of such lists for several)"
+                                           : did_you_mean(search::to_string(v), texts);
               r_.error_at(mark, path,
                           "'" + c.parameter + "' never takes the value " +
                               (quoted ? "'" + *text + "' (a quoted string: write " + *text + " without quotes)"
-                                      : search::to_string(v) + did_you_mean(search::to_string(v), texts)) +
+                                      : search::to_string(v) + hint) +
                               "; it takes " + join_alternatives(texts));
             } else {
               v = *match;  // same type as the parameter's own values
@@ -698,7 +704,8 @@ class ParameterReader {
         r_.error(key, path,
                  std::string(search::distribution_name(spec.distribution)) +
                      " samples numbers, but " + owner + " is a " +
-                     option_type_name(target.type) + ": use choice or grid");
+                     (target.fractions ? std::string("list of fractions") : option_type_name(target.type)) +
+                     ": use choice or grid");
         return false;
       }
       if (target.type == OptionType::kInt) {

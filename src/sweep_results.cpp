@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <utility>
+
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/trial_export.h"
 #include "hfta/search/scheduler.h"
@@ -32,6 +34,19 @@ std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal) {
     if (may_be_best(t) && (!best || ranks_before(t, *best, goal))) best = &t;
   }
   return best ? best - trials.data() : -1;
+}
+
+std::optional<TargetReached> reaching_target(const std::vector<TargetReached>& results, double target, Goal goal) {
+  std::optional<TargetReached> best;
+  for (const auto& r : results) {
+    if (!(r.metric == target || search::better(r.metric, target, goal))) continue;
+    const bool tie = best && r.metric == best->metric;
+    if (!best || search::better(r.metric, best->metric, goal) ||
+        (tie && std::make_pair(r.id, r.budget) < std::make_pair(best->id, best->budget))) {
+      best = r;
+    }
+  }
+  return best;
 }
 
 nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir) {

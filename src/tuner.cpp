@@ -127,7 +127,7 @@ SweepResult Tuner::run() {
     progress_.message("--keep-checkpoints live: removed " + mib.str() + " MiB of checkpoints of trials done training");
   }
   SweepResult out = result();
-  if (auto reached = reached_target()) out.target_reached = TargetReached{reached->trial_id, reached->metric, reached->budget};
+  out.target_reached = reached_target();
   if (out.best >= 0) out.best_test = test_metrics(out.trials[static_cast<std::size_t>(out.best)]);
   // Stopped by a signal during the test evaluation: no results.json, and
   // resume evaluates again (all else is on disk). A time limit that passed
@@ -203,25 +203,18 @@ void Tuner::tell_scheduler(const search::TrialResult& r) {
   told_.push_back(r);
 }
 
-// metric.target: the best result at or past it (of equals, the lower id,
-// then the lower budget), once any is in. Decided between rounds from what
-// the scheduler was told, whatever the order, so that a resumed run (which
-// tells replayed results first) ends where the uninterrupted one did.
-std::optional<search::TrialResult> Tuner::reached_target() const {
+// metric.target: decided between rounds from what the scheduler was told,
+// whatever the order, so that a resumed run (which tells replayed results
+// first) ends where the uninterrupted one did.
+std::optional<TargetReached> Tuner::reached_target() const {
   if (!sweep_.metric.target) return std::nullopt;
-  const double target = *sweep_.metric.target;
-  const Goal goal = sweep_.metric.goal;
-  std::optional<search::TrialResult> best;
+  std::vector<TargetReached> measured;
   for (const auto& r : told_) {
-    const bool measured = r.status == search::TrialStatus::kCompleted || r.status == search::TrialStatus::kStopped;
-    if (!measured || !(r.metric == target || search::better(r.metric, target, goal))) continue;
-    const bool tie = best && r.metric == best->metric;
-    if (!best || search::better(r.metric, best->metric, goal) ||
-        (tie && std::make_pair(r.trial_id, r.budget) < std::make_pair(best->trial_id, best->budget))) {
-      best = r;
+    if (r.status == search::TrialStatus::kCompleted || r.status == search::TrialStatus::kStopped) {
+      measured.push_back({r.trial_id, r.metric, r.budget});
     }
   }
-  return best;
+  return reaching_target(measured, *sweep_.metric.target, sweep_.metric.goal);
 }
 
 // Never promoted: the scheduler sees a failed trial as diverged, with the worst metric.

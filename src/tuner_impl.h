@@ -66,7 +66,7 @@ class Tuner {
   std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c,
                                                    const c10::Device& device = c10::Device(c10::kCPU)) const;
   void tell_scheduler(const search::TrialResult& r);
-  std::optional<search::TrialResult> reached_target() const;
+  std::optional<TargetReached> reached_target() const;
   bool done() const { return scheduler_->finished() || reached_target().has_value(); }
   void report_failure(std::int64_t id, double budget);
   void replay(std::int64_t id, const RungResult& r);

@@ -82,6 +82,20 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
         out << ", best " << sweep->metric.name << " so far " << best.metric << " (trial " << best.id << " at "
             << best.budget << " " << to_string(sweep->budget.unit) << ")";
       }
+      // Killed after the round that reached metric.target, before results.json.
+      if (sweep->metric.target) {
+        std::vector<TargetReached> measured;
+        for (const auto& [id, t] : trials) {
+          for (const auto& r : t.rungs) {
+            if (r.status == "completed" || r.status == "stopped") measured.push_back({id, r.metric, r.budget});
+          }
+        }
+        if (const auto reached = reaching_target(measured, *sweep->metric.target, sweep->metric.goal)) {
+          out << ", trial " << reached->id << " reached the target " << sweep->metric.name << " "
+              << *sweep->metric.target << " (" << reached->metric << " at " << reached->budget << " "
+              << to_string(sweep->budget.unit) << "): resume ends the sweep after that round";
+        }
+      }
     }
     if (partial > 0) out << ", " << partial << " checkpointed mid-rung";
     if (!running) out << "; " << how_to_continue(a.dir, *sweep);

@@ -1609,8 +1609,11 @@ TEST_F(Cli, AMetricTargetEndsTheSweepAfterTheRoundThatReachedItAndResumesSo) {
   EXPECT_NE(reached.out.find("the sweep ended after that round"), std::string::npos) << reached.out;
   const Result status = run("status " + dir_ + "/reached");
   EXPECT_NE(status.out.find("reached the target val_accuracy"), std::string::npos) << status.out;
-  // Resumed from trials/, it ends in the same round.
+  // Resumed from trials/ (as after a kill before results.json), it ends in the same round.
   std::remove((dir_ + "/reached/results.json").c_str());
+  const Result before = run("status " + dir_ + "/reached");
+  EXPECT_NE(before.out.find("reached the target val_accuracy"), std::string::npos) << before.out;
+  EXPECT_NE(before.out.find("resume ends the sweep after that round"), std::string::npos) << before.out;
   ASSERT_EQ(run("resume " + dir_ + "/reached").code, 0);
   EXPECT_EQ(results(dir_ + "/reached").at("trials"), ended.at("trials"));
   EXPECT_EQ(results(dir_ + "/reached").at("target_reached"), ended.at("target_reached"));

@@ -477,8 +477,18 @@ TEST(SweepRejection, MilestoneListsThatAreNotIncreasingFractions) {
   expect_rejected(milestones("values: [[0.3, 0.6], [0.8, 0.5]]"), "parameters.milestones.values[1]", "values:",
                   "increasing list of fractions in (0, 1), as [0.5, 0.75] or \"0.5,0.75\" for 'milestones' "
                   "(multistep schedule: where, as fractions of the full budget, the learning rate is multiplied by "
-                  "gamma), got string 0.8,0.5");
-  expect_rejected(milestones("value: [0.5, 1.5]"), "parameters.milestones.value", "value: [0.5, 1.5]", "got string 0.5,1.5");
+                  "gamma), got [0.8,0.5]");
+  expect_rejected(milestones("value: [0.5, 1.5]"), "parameters.milestones.value", "value: [0.5, 1.5]", "got [0.5,1.5]");
+  // A condition lists values: a list of numbers is two values, not one list.
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  schedule: {value: multistep}\n"
+                                             "  milestones: {values: [[0.3, 0.6], [0.5, 0.75]]}\n"
+                                             "  gamma: {values: [0.1, 0.5], when: {milestones: [0.3, 0.6]}}\n"}}),
+                  "parameters.gamma.when.milestones", "when:",
+                  "'milestones' never takes the value 0.3 (a list of milestones is one value: write when: {milestones: "
+                  "[[0.3, 0.6]]}, a list of such lists for several); it takes");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  milestones: {distribution: uniform, min: 0.1, max: 0.9}\n"}}),
+                  "parameters.milestones", "milestones:",
+                  "uniform samples numbers, but training hyperparameter 'milestones' is a list of fractions: use choice or grid");
   expect_rejected(milestones("value: [0.5, late]"), "parameters.milestones.value[1]", "value: [0.5, late]", "expected a finite number, got");
   expect_rejected(milestones("value: []"), "parameters.milestones.value", "value: []",
                   "expected at least one number in the list, got an empty list");

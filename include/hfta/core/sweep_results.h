@@ -40,6 +40,11 @@ struct TargetReached {
   double budget = 0;
 };
 
+/// Of rung results (completed or stopped ones), the one that ends the sweep at
+/// `target`: the best at or past it, of equals the lower id, then the lower
+/// budget (whatever the order they come in); none where none reaches it.
+std::optional<TargetReached> reaching_target(const std::vector<TargetReached>& results, double target, Goal goal);
+
 struct SweepResult {
   std::vector<TrialRecord> trials;  ///< by trial id
   std::int64_t best = -1;           ///< index into trials
