@@ -46,7 +46,7 @@ bool is_categorical(Distribution d) {
 bool ParameterSpec::operator==(const ParameterSpec& o) const {
   return name == o.name && distribution == o.distribution && min == o.min && max == o.max &&
          q == o.q && log == o.log && values == o.values && probabilities == o.probabilities && fuse == o.fuse &&
-         when == o.when;
+         when == o.when && branch == o.branch;
 }
 
 }  // namespace hfta::search

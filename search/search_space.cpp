@@ -19,9 +19,14 @@ bool same(const ParamValue& a, const ParamValue& b) {
 }
 
 // Dependencies first; among parameters free to go next, the smallest name.
+// A name's branches go together, in their order.
 std::vector<ParameterSpec> condition_order(std::vector<ParameterSpec> parameters) {
-  std::map<std::string, const ParameterSpec*> by_name;
-  for (const auto& p : parameters) by_name[p.name] = &p;
+  std::map<std::string, std::vector<const ParameterSpec*>> by_name;
+  for (const auto& p : parameters) by_name[p.name].push_back(&p);
+  for (auto& [name, branches] : by_name) {
+    std::stable_sort(branches.begin(), branches.end(),
+                     [](const ParameterSpec* a, const ParameterSpec* b) { return a->branch < b->branch; });
+  }
   for (const auto& p : parameters) {
     for (const auto& c : p.when) {
       if (!by_name.count(c.parameter) || c.parameter == p.name) {
@@ -33,20 +38,21 @@ std::vector<ParameterSpec> condition_order(std::vector<ParameterSpec> parameters
   std::vector<ParameterSpec> ordered;
   std::set<std::string> placed;
   while (ordered.size() < parameters.size()) {
-    const ParameterSpec* next = nullptr;
-    for (const auto& [name, p] : by_name) {
+    const std::vector<const ParameterSpec*>* next = nullptr;
+    for (const auto& [name, branches] : by_name) {
       if (placed.count(name)) continue;
-      const bool ready = std::all_of(p->when.begin(), p->when.end(), [&](const Condition& c) {
-        return placed.count(c.parameter) > 0;
+      const bool ready = std::all_of(branches.begin(), branches.end(), [&](const ParameterSpec* p) {
+        return std::all_of(p->when.begin(), p->when.end(),
+                           [&](const Condition& c) { return placed.count(c.parameter) > 0; });
       });
       if (ready) {
-        next = p;
+        next = &branches;
         break;
       }
     }
     if (!next) throw std::invalid_argument("parameter conditions form a cycle");
-    placed.insert(next->name);
-    ordered.push_back(*next);
+    placed.insert(next->front()->name);
+    for (const ParameterSpec* p : *next) ordered.push_back(*p);
   }
   return ordered;
 }
@@ -63,6 +69,11 @@ std::uint64_t trial_seed(std::uint64_t sweep_seed, std::int64_t trial_id) {
 SearchSpace::SearchSpace(std::vector<ParameterSpec> parameters, Sampling sampling)
     : parameters_(condition_order(std::move(parameters))), sampling_(sampling) {
   for (const auto& p : parameters_) {
+    // A grid is counted once in the cycle: one spec per name.
+    if (p.distribution == Distribution::kGrid && p.branch >= 0) {
+      throw std::invalid_argument("grid parameter '" + p.name + "' has branches");
+    }
+    // A name's branches share one coordinate (only one holds in a trial).
     if (p.distribution != Distribution::kConst && p.distribution != Distribution::kGrid) {
       quasi_dimension_.emplace(p.name, quasi_dimension_.size());
     }

@@ -87,7 +87,7 @@ struct Dimension {
     auto values = [&](const std::vector<const Config*>& group) {
       std::vector<double> out;
       for (const Config* c : group) {
-        if (c->count(p->name)) out.push_back(is_categorical(p->distribution) ? 0.0 : to_model(*p, as_double(c->at(p->name))));
+        if (holds(*c)) out.push_back(is_categorical(p->distribution) ? 0.0 : to_model(*p, as_double(c->at(p->name))));
       }
       return out;
     };
@@ -104,15 +104,19 @@ struct Dimension {
     bad_bandwidth = bandwidth(b, lo, hi, dims);
   }
 
+  // Whether a result has this parameter from this spec: a branch (lr under
+  // sgd) models only the results its condition holds in, not another branch's.
+  bool holds(const Config& c) const { return c.count(p->name) && (p->branch < 0 || SearchSpace::active(*p, c)); }
+
   // The log of the kernel, at `point` (a result) and of the group's bandwidth,
   // of the value x; a result without the parameter counts as uniform.
   double log_kernel(const ParamValue& x, const Config& point, double width) const {
     if (is_categorical(p->distribution)) {
       const double m = static_cast<double>(p->values.size());
-      if (!point.count(p->name)) return -std::log(m);
+      if (!holds(point)) return -std::log(m);
       return std::log(same(x, point.at(p->name)) ? kKeep : (1 - kKeep) / (m - 1));
     }
-    if (!point.count(p->name)) return -std::log(hi - lo);
+    if (!holds(point)) return -std::log(hi - lo);
     const double mu = to_model(*p, as_double(point.at(p->name)));
     const double d = (to_model(*p, as_double(x)) - mu) / width;
     const double mass = normal_cdf((hi - mu) / width) - normal_cdf((lo - mu) / width);
@@ -144,7 +148,7 @@ double log_density(const Config& candidate, const std::vector<const Config*>& gr
   for (const Config* point : group) {
     double sum = 0;
     for (const auto& d : dims) {
-      if (!d.modelled || !candidate.count(d.p->name)) continue;
+      if (!d.modelled || !d.holds(candidate)) continue;
       sum += d.log_kernel(candidate.at(d.p->name), *point, good ? d.good_bandwidth : d.bad_bandwidth);
     }
     terms.push_back(sum);
@@ -223,7 +227,7 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
       if (!SearchSpace::active(*d.p, candidate)) continue;
       // A grid's values are the trial's in the cycle: TPE proposes the rest around them.
       candidate[d.p->name] = d.p->distribution == Distribution::kGrid ? space_.cycled(*d.p, trial_id)
-                             : d.modelled && centre.count(d.p->name) ? d.draw_near(centre.at(d.p->name), rng)
+                             : d.modelled && d.holds(centre) ? d.draw_near(centre.at(d.p->name), rng)
                                                                      : SearchSpace::draw(*d.p, rng);
     }
     const double score = log_density(candidate, good, dims, true) - log_density(candidate, bad, dims, false);

@@ -63,16 +63,20 @@ class ParameterReader {
  public:
   ParameterReader(YamlReader& r, const trainers::ModelSpec* model) : r_(r), model_(model) {}
 
+  // `branch`: the index of `node` in the parameter's list of branches (-1: no list).
   std::optional<ParameterSpec> read(const std::string& name, const YAML::Node& key,
-                                    const YAML::Node& node) {
-    const std::string path = "parameters." + name;
+                                    const YAML::Node& node, int branch = -1) {
+    ParameterSpec spec;
+    spec.name = name;
+    spec.branch = branch;
+    const std::string path = parameter_path(spec);
     const OptionSpec* target = find_target(name, model_);
-    if (!target && model_) {
+    if (!target && model_ && branch <= 0) {  // said once for all branches
       std::string hint = other_tools_name(NameKind::kParameter, "", name, target_names(model_));
       if (hint.empty()) hint = did_you_mean(name, target_names(model_));
       std::vector<std::string> hyperparameters;
       for (const auto& h : trainers::training_hyperparameters()) hyperparameters.push_back(h.name);
-      r_.error(key, path,
+      r_.error(key, "parameters." + name,
                "unknown parameter '" + name + "'" + hint + "; a parameter sets an option of model " + model_->name +
                    " (" + join_alternatives(model_->option_names()) + ") or a training hyperparameter (" +
                    join_alternatives(hyperparameters) + ")");
@@ -82,8 +86,6 @@ class ParameterReader {
                "expected a mapping with a distribution and its fields, got " + describe_node(node));
       return std::nullopt;
     }
-    ParameterSpec spec;
-    spec.name = name;
     if (!read_distribution(path, node, spec)) return std::nullopt;
 
     std::vector<std::string> allowed = fields_of(spec.distribution);
@@ -102,20 +104,31 @@ class ParameterReader {
       }
     }
     if (auto when = r_.child(node, path, "when", false)) read_when(path + ".when", *when, spec);
+    if (branch >= 0 && !r_.child(node, path, "when", false)) {
+      r_.error(node, path,
+               "a branch of '" + name + "' needs a when: the condition under which it gives " + name +
+                   " its values (when: {optimizer: sgd}); without conditions, write one mapping, not a list");
+      ok = false;
+    } else if (branch >= 0 && spec.distribution == Distribution::kGrid) {
+      r_.error(node, path,
+               "a grid cannot have branches (its cycle counts each grid once): give it one list of values "
+               "with one when, or make the branches choices");
+      ok = false;
+    }
     if (ok && target) ok = check_against_target(path, key, node, *target, spec);
     if (!ok) return std::nullopt;
-    positions_[name] = key.Mark();
+    positions_[path] = key.Mark();
     return spec;
   }
 
   // Conditions name other parameters: checked once every parameter is read.
   void check_conditions(std::vector<ParameterSpec>& params, const std::set<std::string>& declared) {
-    std::map<std::string, ParameterSpec*> by_name;
-    for (auto& p : params) by_name[p.name] = &p;
+    std::map<std::string, std::vector<ParameterSpec*>> by_name;
+    for (auto& p : params) by_name[p.name].push_back(&p);
     for (auto& p : params) {
       for (auto& c : p.when) {
-        const std::string path = "parameters." + p.name + ".when." + c.parameter;
-        const YAML::Mark mark = when_marks_[p.name + "/" + c.parameter];
+        const std::string path = parameter_path(p) + ".when." + c.parameter;
+        const YAML::Mark mark = when_marks_[parameter_path(p) + "/" + c.parameter];
         auto it = by_name.find(c.parameter);
         if (c.parameter == p.name) {
           r_.error_at(mark, path, "a parameter cannot depend on itself");
@@ -133,14 +146,19 @@ class ParameterReader {
                                        "condition needs it among the parameters, taking the values the condition "
                                        "names; or drop the condition)";
           r_.error_at(mark, path, "no parameter '" + c.parameter + "'" + why);
-        } else if (!search::is_categorical(it->second->distribution)) {
+        } else if (it->second.front()->branch >= 0) {
+          // Its values would depend on which branch holds: conditions name parameters with one set.
+          r_.error_at(mark, path,
+                      "'" + c.parameter + "' has branches; a condition needs a choice, grid or const parameter "
+                      "written as one mapping");
+        } else if (!search::is_categorical(it->second.front()->distribution)) {
           r_.error_at(mark, path,
                       "'" + c.parameter + "' is " +
-                          search::distribution_name(it->second->distribution) +
+                          search::distribution_name(it->second.front()->distribution) +
                           "; a condition needs a choice, grid or const parameter");
         } else {
           for (auto& v : c.values) {
-            const auto& options = it->second->values;
+            const auto& options = it->second.front()->values;
             auto match = std::find_if(options.begin(), options.end(),
                                       [&](const ParamValue& o) { return same_value(o, v); });
             if (match == options.end()) {
@@ -168,14 +186,42 @@ class ParameterReader {
       }
     }
     check_cycles(params, by_name);
+    check_branches_exclusive(params);
+  }
+
+  // Two branches that may hold in one trial would give it two values: each
+  // pair needs a condition on one parameter with no value in common.
+  void check_branches_exclusive(const std::vector<ParameterSpec>& params) {
+    for (std::size_t j = 0; j < params.size(); ++j) {
+      for (std::size_t i = 0; i < j; ++i) {
+        const ParameterSpec &a = params[i], &b = params[j];
+        if (a.name != b.name || a.branch < 0) continue;
+        const bool apart = std::any_of(a.when.begin(), a.when.end(), [&](const search::Condition& ca) {
+          return std::any_of(b.when.begin(), b.when.end(), [&](const search::Condition& cb) {
+            return ca.parameter == cb.parameter &&
+                   std::none_of(ca.values.begin(), ca.values.end(), [&](const ParamValue& v) {
+                     return std::any_of(cb.values.begin(), cb.values.end(),
+                                        [&](const ParamValue& w) { return same_value(v, w); });
+                   });
+          });
+        });
+        if (apart) continue;
+        r_.error_at(positions_[parameter_path(b)], parameter_path(b) + ".when",
+                    "its condition may hold in the same trial as " + parameter_path(a) +
+                        "'s, which would give " + b.name + " two values: give both a condition on one parameter "
+                        "with no value in common, as when: {optimizer: sgd} and when: {optimizer: [adam, adamw]}");
+        return;
+      }
+    }
   }
 
   // A training hyperparameter that only some optimizers or schedules read
   // must meet one of them in some trial: else it is sampled, recorded, and
   // changes nothing, and a user reads meaning into noise.
   void check_read(const std::vector<ParameterSpec>& params, const std::set<std::string>& declared) {
+    const std::map<std::string, ParameterSpec> merged = merge_branches(params);
     std::map<std::string, const ParameterSpec*> by_name;
-    for (const auto& p : params) by_name[p.name] = &p;
+    for (const auto& [name, p] : merged) by_name[name] = &p;
     for (const auto& p : params) {
       const OptionSpec* target = find_target(p.name, model_);
       if (!target || target->read_with.empty()) continue;
@@ -211,12 +257,29 @@ class ParameterReader {
       if (std::any_of(readers.begin(), readers.end(), [&](const std::string& v) { return takes.count(v) > 0; })) continue;
       // one_cycle runs from its own peak rate: the lr a user tunes there is max_lr.
       const bool one_cycle_lr = p.name == "lr" && takes.count("one_cycle") > 0;
-      r_.error_at(positions_[p.name], "parameters." + p.name,
+      r_.error_at(positions_[parameter_path(p)], parameter_path(p),
                   "'" + p.name + "' is read only with " + target->read_with + " " + join_alternatives(readers) +
                       ", but " + how + ": it would be set in every trial that samples it and change nothing; give " + target->read_with +
                       " one of those values, or remove '" + p.name + "'" +
                       (one_cycle_lr ? " (one_cycle's learning rate is max_lr: tune that)" : ""));
     }
+  }
+
+  // Each name's specs as one: a branched name takes every value any branch
+  // lists, and may be absent (its branches have conditions).
+  static std::map<std::string, ParameterSpec> merge_branches(const std::vector<ParameterSpec>& params) {
+    std::map<std::string, ParameterSpec> merged;
+    for (const auto& p : params) {
+      auto [it, fresh] = merged.emplace(p.name, p);
+      if (fresh) continue;
+      for (const auto& v : p.values) {
+        auto& values = it->second.values;
+        if (std::none_of(values.begin(), values.end(), [&](const ParamValue& o) { return same_value(o, v); })) {
+          values.push_back(v);
+        }
+      }
+    }
+    return merged;
   }
 
   // PyTorch's SGD refuses Nesterov momentum without momentum or with
@@ -225,18 +288,25 @@ class ParameterReader {
   // ranges count as never exactly 0 (a draw of 0 has no chance); a parameter
   // absent from a trial (its `when`) has its default there (both 0).
   void check_nesterov(const std::vector<ParameterSpec>& params, const std::set<std::string>& declared) {
-    std::map<std::string, const ParameterSpec*> by_name;
-    for (const auto& p : params) by_name[p.name] = &p;
+    std::map<std::string, std::vector<const ParameterSpec*>> by_name;  // a name's branches
+    for (const auto& p : params) by_name[p.name].push_back(&p);
     if (!by_name.count("nesterov")) return;
     for (const char* name : {"momentum", "dampening"}) {
       if (declared.count(name) && !by_name.count(name)) return;  // invalid: reported already
     }
-    const ParameterSpec& n = *by_name.at("nesterov");
+    for (const ParameterSpec* n : by_name.at("nesterov")) {
+      if (!check_nesterov_branch(*n, by_name)) return;
+    }
+  }
+
+  // check_nesterov for one spec of nesterov; false once it has reported.
+  bool check_nesterov_branch(const ParameterSpec& n,
+                             const std::map<std::string, std::vector<const ParameterSpec*>>& by_name) {
     const search::ParamValue yes = true;
     auto holds = [](const std::vector<search::ParamValue>& values, const search::ParamValue& v) {
       return std::any_of(values.begin(), values.end(), [&](const search::ParamValue& x) { return x == v; });
     };
-    if (!holds(n.values, yes)) return;
+    if (!holds(n.values, yes)) return true;
     // Where nesterov is true, nesterov's own condition on X holds.
     auto nesterov_limits = [&](const std::string& x) -> const std::vector<search::ParamValue>* {
       for (const auto& c : n.when) {
@@ -262,24 +332,33 @@ class ParameterReader {
         return !limits || std::any_of(limits->begin(), limits->end(), [&](const auto& v) { return holds(c.values, v); });
       });
     };
-    // Whether `name`, where nesterov is true, may take a value that `bad` holds for.
+    // Whether `name`, where nesterov is true, may take a value that `bad` holds
+    // for: its default, 0, where none of its branches is sure to be there, or a
+    // value of a branch that may be.
     auto may_be = [&](const std::string& name, const std::function<bool(double)>& bad) {
-      const ParameterSpec* p = by_name.count(name) ? by_name.at(name) : nullptr;
-      if (!p || !present_with_nesterov(*p)) {
-        if (bad(0)) return true;  // its default, 0, in some such trial
-        if (!p || !may_meet_nesterov(*p)) return false;
+      const auto found = by_name.find(name);
+      const std::vector<const ParameterSpec*> specs = found == by_name.end() ? std::vector<const ParameterSpec*>{}
+                                                                               : found->second;
+      const bool always = std::any_of(specs.begin(), specs.end(), [&](const ParameterSpec* p) { return present_with_nesterov(*p); });
+      if (!always && bad(0)) return true;
+      for (const ParameterSpec* p : specs) {
+        if (!present_with_nesterov(*p) && !may_meet_nesterov(*p)) continue;
+        const auto* listed = nesterov_limits(name);
+        if (!listed && search::is_categorical(p->distribution)) listed = &p->values;
+        if (listed) {
+          if (std::any_of(listed->begin(), listed->end(),
+                          [&](const search::ParamValue& v) { return search::is_numeric(v) && bad(search::as_double(v)); })) {
+            return true;
+          }
+          continue;
+        }
+        if (p->distribution == search::Distribution::kQuantized) {  // min + k q: 0 when -min/q is a whole k
+          const double k = -p->min / p->q;
+          if (bad(0) && k >= 0 && std::abs(k - std::round(k)) < 1e-9 && p->min + std::round(k) * p->q <= p->max) return true;
+        }
+        if (bad((p->min + p->max) / 2)) return true;  // a range: almost every draw is inside it, as its middle is
       }
-      const auto* listed = nesterov_limits(name);
-      if (!listed && search::is_categorical(p->distribution)) listed = &p->values;
-      if (listed) {
-        return std::any_of(listed->begin(), listed->end(),
-                           [&](const search::ParamValue& v) { return search::is_numeric(v) && bad(search::as_double(v)); });
-      }
-      if (p->distribution == search::Distribution::kQuantized) {  // min + k q: 0 when -min/q is a whole k
-        const double k = -p->min / p->q;
-        if (bad(0) && k >= 0 && std::abs(k - std::round(k)) < 1e-9 && p->min + std::round(k) * p->q <= p->max) return true;
-      }
-      return bad((p->min + p->max) / 2);  // a range: almost every draw is inside it, as its middle is
+      return false;
     };
     std::string why, fix;
     if (may_be("momentum", [](double m) { return m <= 0; })) {
@@ -289,10 +368,11 @@ class ParameterReader {
       why = "dampening may be other than 0";
       fix = "leave dampening at 0 where nesterov may be true (when: {nesterov: [false]})";
     }
-    if (why.empty()) return;
-    r_.error_at(positions_["nesterov"], "parameters.nesterov",
+    if (why.empty()) return true;
+    r_.error_at(positions_[parameter_path(n)], parameter_path(n),
                 "nesterov may be true where " + why + ": SGD's Nesterov momentum needs a momentum above 0 and no "
                 "dampening (PyTorch refuses it); " + fix);
+    return false;
   }
 
   // Attention splits d_model evenly across its heads (task.options alone are
@@ -307,28 +387,47 @@ class ParameterReader {
         !search::is_numeric(d_task->second) || !search::is_numeric(h_task->second)) {
       return;
     }
-    const ParameterSpec* d = sweep.find_parameter("d_model");
-    const ParameterSpec* h = sweep.find_parameter("heads");
-    if ((!d && !h) || (declared.count("d_model") && !d) || (declared.count("heads") && !h)) return;
+    const auto ds = sweep.parameter_branches("d_model"), hs = sweep.parameter_branches("heads");
+    if ((ds.empty() && hs.empty()) || (declared.count("d_model") && ds.empty()) || (declared.count("heads") && hs.empty())) {
+      return;
+    }
+    for (const ParameterSpec* d : or_none(ds)) {
+      for (const ParameterSpec* h : or_none(hs)) {
+        if (!check_heads_pair(sweep, d, h, d_task->second, h_task->second)) return;
+      }
+    }
+  }
+
+  // A name's specs, or one null (absent from every trial) where it has none.
+  static std::vector<const ParameterSpec*> or_none(std::vector<const ParameterSpec*> specs) {
+    if (specs.empty()) specs.push_back(nullptr);
+    return specs;
+  }
+
+  // check_heads for one spec (or none) of each; false once it has reported.
+  bool check_heads_pair(const SweepConfig& sweep, const ParameterSpec* d, const ParameterSpec* h,
+                        const ParamValue& d_task, const ParamValue& h_task) {
+    if (!d && !h) return true;
     for (const auto& fixed : third_values(sweep, {d, h})) {
       for (const auto& dv : states(d)) {
         for (const auto& hv : states(h)) {
           if (!may_be(d, dv.has_value(), "heads", hv, fixed) || !may_be(h, hv.has_value(), "d_model", dv, fixed)) {
             continue;
           }
-          const auto dm = dv ? *dv : std::llround(search::as_double(d_task->second));
-          const auto hs = hv ? *hv : std::llround(search::as_double(h_task->second));
+          const auto dm = dv ? *dv : std::llround(search::as_double(d_task));
+          const auto hs = hv ? *hv : std::llround(search::as_double(h_task));
           if (hs <= 0 || dm % hs == 0) continue;
-          const std::string name = h ? "heads" : "d_model";
-          r_.error_at(positions_[name], "parameters." + name,
+          const std::string path = parameter_path(h ? *h : *d);
+          r_.error_at(positions_[path], path,
                       std::to_string(hs) + " heads do not divide d_model " + std::to_string(dm) +
                           " evenly, and a trial may take both (attention splits d_model across its heads): list "
                           "only values that divide, or sample heads only with the d_model values they divide "
                           "(when: {d_model: [...]})");
-          return;
+          return false;
         }
       }
     }
+    return true;
   }
 
   // Every combination of the values of the unconditional listed parameters
@@ -407,28 +506,35 @@ class ParameterReader {
   // A warm-up's length in steps or as a share of the budget: a trial that may
   // have both would leave one of them changing nothing.
   void check_one_warmup(const SweepConfig& sweep) {
-    const ParameterSpec* steps = sweep.find_parameter("warmup");
-    const ParameterSpec* ratio = sweep.find_parameter("warmup_ratio");
-    if (!steps || !ratio) return;
+    for (const ParameterSpec* steps : sweep.parameter_branches("warmup")) {
+      for (const ParameterSpec* ratio : sweep.parameter_branches("warmup_ratio")) {
+        if (!check_one_warmup_pair(sweep, steps, ratio)) return;
+      }
+    }
+  }
+
+  // check_one_warmup for one spec of each; false once it has reported.
+  bool check_one_warmup_pair(const SweepConfig& sweep, const ParameterSpec* steps, const ParameterSpec* ratio) {
     for (const auto& fixed : third_values(sweep, {steps, ratio})) {
       if (!may_be(steps, true, "", std::nullopt, fixed) || !may_be(ratio, true, "", std::nullopt, fixed)) continue;
-      r_.error_at(positions_["warmup_ratio"], "parameters.warmup_ratio",
+      r_.error_at(positions_[parameter_path(*ratio)], parameter_path(*ratio),
                   "a warm-up is given in steps (warmup) or as a fraction of budget.max (warmup_ratio), and a trial may "
                   "have both: keep one of them, or give them conditions no trial meets together");
-      return;
+      return false;
     }
+    return true;
   }
 
   void check_method(const SweepConfig& sweep) {
     if (sweep.search.method != SearchMethod::kGrid) return;
     for (const auto& p : sweep.parameters) {
       if (!p.probabilities.empty()) {
-        r_.error_at(probability_marks_[p.name], "parameters." + p.name + ".probabilities",
+        r_.error_at(probability_marks_[parameter_path(p)], parameter_path(p) + ".probabilities",
                     "grid search trains every value of a choice, so its probabilities play no part: remove them, "
                     "or use another search.method");
       }
       if (!search::is_categorical(p.distribution)) {
-        r_.error_at(positions_[p.name], "parameters." + p.name,
+        r_.error_at(positions_[parameter_path(p)], parameter_path(p),
                     "grid search takes only listed values (grid, choice or const), and '" + p.name + "' is " +
                         search::distribution_name(p.distribution) +
                         ": list the values it should take (values: [...]), or use another search.method");
@@ -553,7 +659,7 @@ class ParameterReader {
       r_.error(*list, list_path, "the probabilities sum to " + search::to_string(sum) + ", not 1");
       ok = false;
     }
-    if (ok) probability_marks_[spec.name] = list->Mark();
+    if (ok) probability_marks_[parameter_path(spec)] = list->Mark();
     if (!ok) spec.probabilities.clear();
     return ok;
   }
@@ -658,7 +764,7 @@ class ParameterReader {
       } else {
         add(entry.second);
       }
-      when_marks_[spec.name + "/" + other] = entry.first.Mark();
+      when_marks_[parameter_path(spec) + "/" + other] = entry.first.Mark();
       spec.when.push_back(std::move(c));
     }
     // By name, as the canonical form writes them: file order must not matter.
@@ -745,7 +851,7 @@ class ParameterReader {
   }
 
   void check_cycles(const std::vector<ParameterSpec>& params,
-                    const std::map<std::string, ParameterSpec*>& by_name) {
+                    const std::map<std::string, std::vector<ParameterSpec*>>& by_name) {
     std::map<std::string, int> state;  // 0 new, 1 on the path, 2 done
     std::function<bool(const std::string&)> visit = [&](const std::string& name) {
       int& s = state[name];
@@ -754,8 +860,10 @@ class ParameterReader {
       s = 1;
       auto it = by_name.find(name);
       if (it != by_name.end()) {
-        for (const auto& c : it->second->when) {
-          if (c.parameter != name && by_name.count(c.parameter) && visit(c.parameter)) return true;
+        for (const ParameterSpec* branch : it->second) {
+          for (const auto& c : branch->when) {
+            if (c.parameter != name && by_name.count(c.parameter) && visit(c.parameter)) return true;
+          }
         }
       }
       s = 2;
@@ -764,7 +872,7 @@ class ParameterReader {
     for (const auto& p : params) {
       state.clear();
       if (visit(p.name)) {
-        r_.error_at(positions_[p.name], "parameters." + p.name + ".when",
+        r_.error_at(positions_[parameter_path(p)], parameter_path(p) + ".when",
                     "conditions form a cycle through '" + p.name + "'");
         return;
       }
@@ -801,12 +909,28 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
       r.error(entry.first, "parameters." + name, "duplicate parameter '" + name + "'");
       continue;
     }
-    if (auto spec = reader.read(name, entry.first, entry.second)) {
-      sweep.parameters.push_back(std::move(*spec));
+    const YAML::Node& value = entry.second;
+    if (!value.IsSequence()) {
+      if (auto spec = reader.read(name, entry.first, value)) sweep.parameters.push_back(std::move(*spec));
+      continue;
+    }
+    // A list: one branch per condition (lr per optimizer), each a mapping.
+    const bool mappings = value.size() > 0 && std::all_of(value.begin(), value.end(), [](const YAML::Node& b) { return b.IsMap(); });
+    if (!mappings) {
+      r.error(value, "parameters." + name,
+              "expected a mapping with a distribution and its fields, or a list of such mappings with a when each "
+              "(branches: lr per optimizer), got " +
+                  (value.size() == 0 ? std::string("an empty list") : "a list of " + describe_node(value[0]) + ", ...") +
+                  "; to choose among values, write values: [...]");
+      continue;
+    }
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      if (auto spec = reader.read(name, value[i], value[i], static_cast<int>(i))) sweep.parameters.push_back(std::move(*spec));
     }
   }
-  std::sort(sweep.parameters.begin(), sweep.parameters.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
+  // By name, a name's branches in their order.
+  std::stable_sort(sweep.parameters.begin(), sweep.parameters.end(),
+                   [](const auto& a, const auto& b) { return a.name < b.name; });
   reader.check_conditions(sweep.parameters, seen);
   reader.check_read(sweep.parameters, seen);
   reader.check_nesterov(sweep.parameters, seen);

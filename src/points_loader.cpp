@@ -46,6 +46,30 @@ std::string absent_because(const search::ParameterSpec& p, const search::Config&
   return "";
 }
 
+// A branched parameter's value in a point, as the branch that holds there
+// draws it; false, reported at `key`, where none holds or it could not.
+bool branch_value(YamlReader& r, const SweepConfig& sweep, const std::vector<const search::ParameterSpec*>& branches,
+                  const search::Config& fixed, const YAML::Node& key, const std::string& path, search::ParamValue& value) {
+  std::string reasons;
+  for (const auto* b : branches) {
+    const std::string why = absent_because(*b, fixed, sweep);
+    if (!why.empty()) {
+      reasons += (reasons.empty() ? "" : "; ") + parameter_path(*b).substr(std::string("parameters.").size()) + ": " + why;
+      continue;
+    }
+    std::string not_drawn;
+    const auto drawn = search::as_drawn(*b, value, not_drawn);
+    if (!drawn) {
+      r.error(key, path, not_drawn + " (the branch " + parameter_path(*b) + " holds in this point)");
+      return false;
+    }
+    value = *drawn;
+    return true;
+  }
+  r.error(key, path, "no branch of " + branches.front()->name + " holds in this point (" + reasons + ")");
+  return false;
+}
+
 // A whole number written as a real (5.0, 1e2) for a parameter that takes
 // integers: refused as everywhere else in the sweep, saying how to write it.
 std::string whole_number_hint(const search::ParameterSpec& p, const search::ParamValue& value, const std::string& text) {
@@ -137,6 +161,11 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         ok = false;
         continue;
       }
+      keys[name] = entry.first;
+      if (p->branch >= 0) {  // which branch judges it depends on the point's other values: below
+        point[name] = *value;
+        continue;
+      }
       std::string why;
       const auto drawn = search::as_drawn(*p, *value, why);
       if (!drawn) {
@@ -151,7 +180,6 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         continue;
       }
       point[name] = *drawn;
-      keys[name] = entry.first;
     }
     if (point.size() < item.size()) continue;  // a condition may name what failed: judged once it reads
     // The point's values and the constants that exist beside them, in
@@ -164,12 +192,17 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         fixed[p.name] = p.values.at(0);
       }
     }
-    for (const auto& [name, value] : point) {
-      const std::string why = absent_because(*sweep.find_parameter(name), fixed, sweep);
-      if (!why.empty()) {
-        r.error(keys[name], item_path + "." + name, why);
-        ok = false;
+    for (auto& [name, value] : point) {
+      const auto branches = sweep.parameter_branches(name);
+      if (branches.front()->branch < 0) {
+        const std::string why = absent_because(*branches.front(), fixed, sweep);
+        if (!why.empty()) {
+          r.error(keys[name], item_path + "." + name, why);
+          ok = false;
+        }
+        continue;
       }
+      if (!branch_value(r, sweep, branches, fixed, keys[name], item_path + "." + name, value)) ok = false;
     }
     points.push_back(std::move(point));
   }

@@ -125,13 +125,15 @@ search::Packer make_packer(const SweepConfig& sweep, bool fuse) {
 
 std::vector<std::int64_t> batch_sizes(const SweepConfig& sweep) {
   std::set<std::int64_t> out;
-  const auto* p = sweep.find_parameter("batch_size");
-  if (!p || !p->when.empty()) out.insert(sweep.task.batch_size);
-  if (p && search::is_categorical(p->distribution)) {
-    for (const auto& v : p->values) {
-      if (search::is_numeric(v)) out.insert(std::llround(search::as_double(v)));
+  const auto branches = sweep.parameter_branches("batch_size");
+  if (branches.empty() || !branches.front()->when.empty()) out.insert(sweep.task.batch_size);
+  for (const auto* p : branches) {
+    if (search::is_categorical(p->distribution)) {
+      for (const auto& v : p->values) {
+        if (search::is_numeric(v)) out.insert(std::llround(search::as_double(v)));
+      }
+      continue;
     }
-  } else if (p) {
     const double q = p->distribution == search::Distribution::kQuantized && p->q > 0 ? p->q : 1.0;
     const double first = q == 1.0 ? std::ceil(p->min) : p->min;
     const auto count = static_cast<std::int64_t>(std::floor((p->max - first) / q + 1e-9)) + 1;

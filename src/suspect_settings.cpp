@@ -33,10 +33,15 @@ std::optional<std::pair<double, double>> numeric_range(const search::ParameterSp
 // where some trials lack the parameter (its `when`) or there is none.
 std::optional<std::pair<double, double>> range_of(const SweepConfig& sweep, const std::string& name) {
   const double d = std::stod(trainers::find_training_hyperparameter(name)->default_value);
-  const auto* p = sweep.find_parameter(name);
-  if (!p) return std::make_pair(d, d);
-  auto range = numeric_range(*p);
-  if (range && !p->when.empty()) range = std::make_pair(std::min(range->first, d), std::max(range->second, d));
+  const auto branches = sweep.parameter_branches(name);
+  if (branches.empty()) return std::make_pair(d, d);
+  std::optional<std::pair<double, double>> range;
+  for (const auto* p : branches) {
+    const auto r = numeric_range(*p);
+    if (!r) return std::nullopt;
+    range = range ? std::make_pair(std::min(range->first, r->first), std::max(range->second, r->second)) : *r;
+  }
+  if (!branches.front()->when.empty()) range = std::make_pair(std::min(range->first, d), std::max(range->second, d));
   return range;
 }
 
@@ -44,11 +49,13 @@ std::optional<std::pair<double, double>> range_of(const SweepConfig& sweep, cons
 // where some trials lack it), else its default.
 std::vector<std::string> values_of(const SweepConfig& sweep, const std::string& name) {
   const std::string d = trainers::find_training_hyperparameter(name)->default_value;
-  const auto* p = sweep.find_parameter(name);
-  if (!p) return {d};
+  const auto branches = sweep.parameter_branches(name);
+  if (branches.empty()) return {d};
   std::vector<std::string> out;
-  for (const auto& v : p->values) out.push_back(search::to_string(v));
-  if (!p->when.empty()) out.push_back(d);
+  for (const auto* p : branches) {
+    for (const auto& v : p->values) out.push_back(search::to_string(v));
+  }
+  if (!branches.front()->when.empty()) out.push_back(d);
   return out;
 }
 

@@ -54,6 +54,18 @@ const search::ParameterSpec* SweepConfig::find_parameter(const std::string& para
   return nullptr;
 }
 
+std::vector<const search::ParameterSpec*> SweepConfig::parameter_branches(const std::string& parameter) const {
+  std::vector<const search::ParameterSpec*> out;
+  for (const auto& p : parameters) {
+    if (p.name == parameter) out.push_back(&p);
+  }
+  return out;
+}
+
+std::string parameter_path(const search::ParameterSpec& p) {
+  return "parameters." + p.name + (p.branch >= 0 ? "[" + std::to_string(p.branch) + "]" : "");
+}
+
 bool SweepConfig::operator==(const SweepConfig& o) const {
   return name == o.name && seed == o.seed && task == o.task && metric == o.metric &&
          budget == o.budget && search == o.search && parameters == o.parameters &&

@@ -129,7 +129,13 @@ json to_json(const SweepConfig& s) {
   out["search"] = search;
 
   json parameters = json::object();
-  for (const auto& p : s.parameters) parameters[p.name] = parameter_json(p);
+  for (const auto& p : s.parameters) {
+    if (p.branch < 0) {
+      parameters[p.name] = parameter_json(p);
+    } else {
+      parameters[p.name].push_back(parameter_json(p));  // branches: a list, in order (as written)
+    }
+  }
   out["parameters"] = parameters;
 
   if (s.early_stopping.enabled) {

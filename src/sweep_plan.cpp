@@ -244,7 +244,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     if (p.distribution != search::Distribution::kQuantized) continue;
     const double last = p.min + search::quantized_steps(p) * p.q;
     if ((p.max - p.min) / p.q - search::quantized_steps(p) > 1e-9) {  // (in steps: eps of 1e-9 by 4e-9 too)
-      out << "note: parameters." << p.name << ": max " << search::to_string(p.max) << " is not on the grid "
+      out << "note: " << parameter_path(p) << ": max " << search::to_string(p.max) << " is not on the grid "
           << search::to_string(p.min) << " + k x " << search::to_string(p.q) << ", so its largest value is "
           << search::to_string(search::quantize(last, p)) << "\n";
     }

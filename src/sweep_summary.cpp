@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <iomanip>
 
-#include "hfta/core/search_setup.h"
+#include <set>
 #include <sstream>
+
+#include "hfta/core/search_setup.h"
 
 namespace hfta::core {
 namespace {
@@ -107,11 +109,15 @@ std::string summarize(const SweepConfig& s) {
     if (s.early_stopping.divergence > 0) out << ", diverged above " << s.early_stopping.divergence;
     out << "\n";
   }
-  out << "  parameters  " << s.parameters.size() << "\n";
+  std::set<std::string> names;
+  for (const auto& p : s.parameters) names.insert(p.name);
+  out << "  parameters  " << names.size() << "\n";
+  // A branch is shown as written, lr[0]: parameter_path without "parameters.".
+  auto shown = [](const search::ParameterSpec& p) { return parameter_path(p).substr(std::string("parameters.").size()); };
   size_t width = 0;
-  for (const auto& p : s.parameters) width = std::max(width, p.name.size());
+  for (const auto& p : s.parameters) width = std::max(width, shown(p).size());
   for (const auto& p : s.parameters) {
-    out << "    " << std::left << std::setw(static_cast<int>(width) + 2) << p.name << describe(p)
+    out << "    " << std::left << std::setw(static_cast<int>(width) + 2) << shown(p) << describe(p)
         << "\n";
   }
   return out.str();

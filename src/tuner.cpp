@@ -306,19 +306,18 @@ void Tuner::note_idle_patience() {
   if (sweep_.early_stopping.enabled && sweep_.early_stopping.patience > 0) {
     patiences.emplace_back("early_stopping.patience", sweep_.early_stopping.patience);
   }
-  const auto* schedule = sweep_.find_parameter("schedule");
-  const auto* plateau = sweep_.find_parameter("plateau_patience");
-  const bool may_plateau =
-      plateau || (schedule && std::any_of(schedule->values.begin(), schedule->values.end(), [](const auto& v) {
-                    return search::to_string(v) == "plateau";
-                  }));
+  bool may_plateau = sweep_.find_parameter("plateau_patience") != nullptr;
+  for (const auto* schedule : sweep_.parameter_branches("schedule")) {
+    may_plateau |= std::any_of(schedule->values.begin(), schedule->values.end(),
+                               [](const auto& v) { return search::to_string(v) == "plateau"; });
+  }
   if (may_plateau) {
     double least = std::stod(trainers::find_training_hyperparameter("plateau_patience")->default_value);
-    if (plateau && search::is_categorical(plateau->distribution)) {
-      least = 1e18;
+    const auto plateaus = sweep_.parameter_branches("plateau_patience");
+    if (!plateaus.empty()) least = 1e18;
+    for (const auto* plateau : plateaus) {
+      if (!search::is_categorical(plateau->distribution)) least = std::min(least, plateau->min);
       for (const auto& v : plateau->values) least = std::min(least, search::as_double(v));
-    } else if (plateau) {
-      least = plateau->min;
     }
     patiences.emplace_back("plateau_patience", static_cast<std::int64_t>(least));
   }

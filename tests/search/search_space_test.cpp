@@ -22,6 +22,41 @@ std::vector<ParamValue> draws(const ParameterSpec& p, int n) {
   return out;
 }
 
+// Branches of one name go together after what their conditions name, in
+// their order, and share one quasi-random coordinate; a grid has none.
+TEST(SearchSpace, BranchesOfANameStayTogetherInTheirOrder) {
+  ParameterSpec second = range("lr", Distribution::kUniform, 0.5, 0.6), first = range("lr", Distribution::kUniform, 0.1, 0.2);
+  first.when = {{"optimizer", {std::string("sgd")}}};
+  first.branch = 0;
+  second.when = {{"schedule", {std::string("step")}}, {"optimizer", {std::string("adam")}}};
+  second.branch = 1;
+  const auto optimizer = listed("optimizer", Distribution::kChoice, {std::string("sgd"), std::string("adam")});
+  const auto schedule = listed("schedule", Distribution::kChoice, {std::string("step")});
+  for (Sampling sampling : {Sampling::kRandom, Sampling::kQuasi}) {
+    const SearchSpace space({second, optimizer, first, schedule}, sampling);
+    std::vector<std::string> order;
+    for (const auto& p : space.parameters()) order.push_back(p.name + std::to_string(p.branch));
+    EXPECT_EQ(order, (std::vector<std::string>{"optimizer-1", "schedule-1", "lr0", "lr1"}));
+    int sgd = 0;
+    for (std::int64_t t = 0; t < 40; ++t) {
+      const Config c = space.sample(11, t);
+      const double lr = std::get<double>(c.at("lr"));
+      if (std::get<std::string>(c.at("optimizer")) == "sgd") {
+        ++sgd;
+        EXPECT_TRUE(lr >= 0.1 && lr <= 0.2) << lr;
+      } else {
+        EXPECT_TRUE(lr >= 0.5 && lr <= 0.6) << lr;
+      }
+    }
+    EXPECT_GT(sgd, 5);
+    EXPECT_LT(sgd, 35);
+  }
+  ParameterSpec grid = listed("lr", Distribution::kGrid, {0.1, 0.2});
+  grid.when = first.when;
+  grid.branch = 0;
+  EXPECT_THROW(SearchSpace({optimizer, grid}), std::invalid_argument);
+}
+
 TEST(SearchSpace, Uniform) {
   const auto values = draws(range("x", Distribution::kUniform, -2, 6), 20000);
   double sum = 0;

@@ -9,6 +9,7 @@
 
 #include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/searcher.h"
+#include "../support/parameter_specs.h"
 
 namespace hfta::search {
 namespace {
@@ -360,6 +361,36 @@ TEST(TpeSearcher, KeepsEachTrialsGridValuesAndProposesTheRestAroundThem) {
   }
   ASSERT_GE(modelled, 30);
   EXPECT_LT(model_loss / modelled, 0.5 * random_loss) << model_loss / modelled << " vs " << random_loss;
+}
+
+// lr per optimizer (branches), over one range: optimizer a is best at a large
+// rate and b at a small one. TPE proposes each optimizer near its own good
+// rates, never with the other's (each branch's bandwidths and draws come from
+// the results it gave alone).
+TEST(TpeSearcher, ProposesEachBranchNearItsOwnGoodResults) {
+  ParameterSpec a = test::range("lr", Distribution::kLogUniform, 0.001, 1), b = a;
+  a.when = {{"optimizer", {std::string("a")}}};
+  a.branch = 0;
+  b.when = {{"optimizer", {std::string("b")}}};
+  b.branch = 1;
+  const SearchSpace space({test::listed("optimizer", Distribution::kChoice, {std::string("a"), std::string("b")}), b, a});
+  auto score = [](const Config& c) {
+    const bool is_a = std::get<std::string>(c.at("optimizer")) == "a";
+    return -std::abs(std::log10(std::get<double>(c.at("lr")) / (is_a ? 0.5 : 0.002)));
+  };
+  TpeSearcher tpe(space, 4, Goal::kMaximize);
+  for (std::int64_t t = 0; t < 40; ++t) tpe.observe(t, space.sample(4, t), 1.0, score(space.sample(4, t)));
+  int modelled = 0, crossed = 0, near = 0;
+  for (std::int64_t t = 100; t < 400; ++t) {
+    const Config c = tpe.suggest(t);
+    if (c == space.sample(4, t)) continue;
+    ++modelled;
+    crossed += score(c) < -1.5;  // another branch's good rate
+    near += score(c) > -0.5;
+  }
+  ASSERT_GE(modelled, 150);
+  EXPECT_LE(crossed, 0.05 * modelled) << crossed << " of " << modelled;
+  EXPECT_GE(near, 0.8 * modelled) << near << " of " << modelled;
 }
 
 TEST(TpeSearcher, ModelsTheLargestBudgetWithEnoughResults) {

@@ -136,11 +136,16 @@ struct SweepConfig {
   EarlyStoppingOptions early_stopping;
   FusionOptions fusion;
 
-  /// The parameter with that name, or nullptr.
+  /// The parameter with that name (its first branch), or nullptr.
   const search::ParameterSpec* find_parameter(const std::string& parameter) const;
+  /// Every spec with that name: one, its branches in order, or none.
+  std::vector<const search::ParameterSpec*> parameter_branches(const std::string& parameter) const;
 
   bool operator==(const SweepConfig& o) const;
   bool operator!=(const SweepConfig& o) const { return !(*this == o); }
 };
+
+/// Where a parameter is written: "parameters.lr", or "parameters.lr[1]" for a branch.
+std::string parameter_path(const search::ParameterSpec& p);
 
 }  // namespace hfta::core

@@ -53,6 +53,10 @@ struct ParameterSpec {
   std::vector<double> probabilities;  ///< choice: each value's chance, summing to 1 (empty: equal chances)
   bool fuse = true;        ///< false: different values never share an array
   std::vector<Condition> when;     ///< empty: always present
+  /// Branches: one name with a distribution per condition (lr per optimizer), as
+  /// a list in the sweep file; this spec's index there, -1 where there is no list.
+  /// Branches of a name have conditions that never hold together.
+  int branch = -1;
 
   bool operator==(const ParameterSpec& o) const;
   bool operator!=(const ParameterSpec& o) const { return !(*this == o); }

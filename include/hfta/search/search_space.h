@@ -27,7 +27,8 @@ enum class Sampling {
 };
 
 /// The parameters of a sweep, ordered so that every parameter comes after the
-/// parameters its condition names.
+/// parameters its condition names. A name with branches (ParameterSpec::branch)
+/// takes its value in a trial from the one branch whose condition holds there.
 class SearchSpace {
  public:
   /// Throws std::invalid_argument when a condition names a missing parameter or forms a cycle.
