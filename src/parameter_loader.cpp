@@ -206,7 +206,7 @@ class ParameterReader {
           });
         });
         if (apart) continue;
-        r_.error_at(positions_[parameter_path(b)], parameter_path(b) + ".when",
+        r_.error_at(when_marks_[parameter_path(b) + "/" + b.when.front().parameter], parameter_path(b) + ".when",
                     "its condition may hold in the same trial as " + parameter_path(a) +
                         "'s, which would give " + b.name + " two values: give both a condition on one parameter "
                         "with no value in common, as when: {optimizer: sgd} and when: {optimizer: [adam, adamw]}");

@@ -51,10 +51,16 @@ std::string absent_because(const search::ParameterSpec& p, const search::Config&
 bool branch_value(YamlReader& r, const SweepConfig& sweep, const std::vector<const search::ParameterSpec*>& branches,
                   const search::Config& fixed, const YAML::Node& key, const std::string& path, search::ParamValue& value) {
   std::string reasons;
+  std::set<std::string> undecided;  // what the point leaves to be drawn, that a branch's condition names
+  bool only_undecided = true;
   for (const auto* b : branches) {
     const std::string why = absent_because(*b, fixed, sweep);
     if (!why.empty()) {
       reasons += (reasons.empty() ? "" : "; ") + parameter_path(*b).substr(std::string("parameters.").size()) + ": " + why;
+      for (const auto& c : b->when) {
+        if (!fixed.count(c.parameter)) undecided.insert(c.parameter);
+      }
+      only_undecided &= why.find("in this point too") != std::string::npos;
       continue;
     }
     std::string not_drawn;
@@ -65,6 +71,13 @@ bool branch_value(YamlReader& r, const SweepConfig& sweep, const std::vector<con
     }
     value = *drawn;
     return true;
+  }
+  if (only_undecided && !undecided.empty()) {
+    const std::vector<std::string> names(undecided.begin(), undecided.end());
+    r.error(key, path,
+            "which branch of " + branches.front()->name + " holds depends on " + join_alternatives(names) +
+                ", which this point leaves to be drawn: set " + (names.size() == 1 ? "it" : "them") + " in this point too");
+    return false;
   }
   r.error(key, path, "no branch of " + branches.front()->name + " holds in this point (" + reasons + ")");
   return false;

@@ -3,6 +3,7 @@
 // that holds, and kept through points to evaluate and the canonical JSON.
 #include <gtest/gtest.h>
 
+#include "../support/expect_rejected.h"
 #include "../support/sweep_text.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
@@ -12,7 +13,7 @@
 namespace hfta::core {
 namespace {
 
-using test::line_of;
+using test::expect_rejected;
 using test::sweep_yaml;
 
 const char* kBranches =
@@ -28,23 +29,6 @@ std::string with_parameters(const std::string& parameters, const std::string& se
   std::map<std::string, std::string> sections = {{"parameters", parameters}};
   if (!search.empty()) sections["search"] = search;
   return sweep_yaml(sections);
-}
-
-// The diagnostic at `path`, on the line of `needle`, holding `expected`.
-void expect_rejected(const std::string& yaml, const std::string& path, const std::string& needle,
-                     const std::string& expected) {
-  try {
-    load_sweep_string(yaml, "sweep.yaml");
-    FAIL() << "accepted:\n" << yaml;
-  } catch (const ConfigError& e) {
-    for (const auto& d : e.diagnostics()) {
-      if (d.path != path) continue;
-      EXPECT_EQ(d.line, line_of(yaml, needle)) << d.str();
-      EXPECT_NE(d.message.find(expected), std::string::npos) << d.str();
-      return;
-    }
-    FAIL() << "no diagnostic at " << path << "; got:\n" << e.what();
-  }
 }
 
 TEST(ParameterBranches, LoadInTheirOrderWithTheirConditions) {
@@ -199,7 +183,8 @@ TEST(ParameterBranches, APointIsJudgedByTheBranchThatHoldsInIt) {
   expect_rejected(outside, "search.points_to_evaluate[0].lr", "lr: 0.1", "the branch parameters.lr[1] holds");
   // Which branch holds is the point's to say.
   const std::string undecided = with_parameters(parameters, search_with("    - {lr: 0.1}\n"));
-  expect_rejected(undecided, "search.points_to_evaluate[0].lr", "lr: 0.1", "set optimizer in this point too");
+  expect_rejected(undecided, "search.points_to_evaluate[0].lr", "lr: 0.1",
+                  "which branch of lr holds depends on optimizer, which this point leaves to be drawn: set it");
 }
 
 }  // namespace

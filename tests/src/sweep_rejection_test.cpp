@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "../support/expect_rejected.h"
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/tuner.h"
@@ -14,33 +15,8 @@
 namespace hfta::core {
 namespace {
 
-using test::line_of;
+using test::expect_rejected;
 using test::sweep_yaml;
-
-// Loads `yaml`, expects rejection with a diagnostic at `path` on the line of
-// `needle`, whose message contains `expected`.
-void expect_rejected(const std::string& yaml, const std::string& path, const std::string& needle,
-                     const std::string& expected) {
-  try {
-    load_sweep_string(yaml, "sweep.yaml");
-    FAIL() << "accepted an invalid sweep:\n" << yaml;
-  } catch (const ConfigError& e) {
-    const int line = line_of(yaml, needle);
-    ASSERT_GT(line, 0) << "test bug: '" << needle << "' not in the YAML";
-    for (const auto& d : e.diagnostics()) {
-      if (d.path == path) {
-        EXPECT_EQ(d.line, line) << d.str();
-        EXPECT_NE(d.message.find(expected), std::string::npos) << d.str();
-        EXPECT_EQ(d.file, "sweep.yaml");
-        // The printed form carries file, line and path for the user.
-        EXPECT_NE(d.str().find("sweep.yaml:" + std::to_string(line) + ":"), std::string::npos);
-        EXPECT_NE(std::string(e.what()).find(path + ": "), std::string::npos);
-        return;
-      }
-    }
-    FAIL() << "no diagnostic at " << path << "; got:\n" << e.what();
-  }
-}
 
 TEST(SweepRejection, UnknownTopLevelKeySuggestsTheRightOne) {
   const auto yaml = sweep_yaml({{"extra", "serach:\n  method: random\n"}});
