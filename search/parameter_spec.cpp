@@ -1,5 +1,6 @@
 #include "hfta/search/parameter_spec.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -47,6 +48,24 @@ bool ParameterSpec::operator==(const ParameterSpec& o) const {
   return name == o.name && distribution == o.distribution && min == o.min && max == o.max &&
          q == o.q && log == o.log && values == o.values && probabilities == o.probabilities && fuse == o.fuse &&
          when == o.when && branch == o.branch;
+}
+
+bool always_present(const std::vector<const ParameterSpec*>& specs, const std::vector<ParameterSpec>& all,
+                    const std::vector<ParamValue>* limits) {
+  if (specs.empty()) return false;
+  if (std::any_of(specs.begin(), specs.end(), [](const ParameterSpec* s) { return s->when.empty(); })) return true;
+  const std::string& on = specs.front()->when.front().parameter;
+  std::vector<ParamValue> covered;
+  for (const ParameterSpec* s : specs) {
+    if (s->when.size() != 1 || s->when.front().parameter != on) return false;
+    covered.insert(covered.end(), s->when.front().values.begin(), s->when.front().values.end());
+  }
+  const auto p = std::find_if(all.begin(), all.end(), [&](const ParameterSpec& x) { return x.name == on; });
+  if (p == all.end() || !p->when.empty() || p->branch >= 0 || !is_categorical(p->distribution)) return false;
+  const std::vector<ParamValue>& takes = limits ? *limits : p->values;
+  return std::all_of(takes.begin(), takes.end(), [&](const ParamValue& v) {
+    return std::find(covered.begin(), covered.end(), v) != covered.end();
+  });
 }
 
 }  // namespace hfta::search

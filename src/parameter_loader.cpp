@@ -63,7 +63,8 @@ class ParameterReader {
  public:
   ParameterReader(YamlReader& r, const trainers::ModelSpec* model) : r_(r), model_(model) {}
 
-  // `branch`: the index of `node` in the parameter's list of branches (-1: no list).
+  // `key`: the parameter's name in the file; `branch`: the index of `node` in
+  // its list of branches (-1: no list).
   std::optional<ParameterSpec> read(const std::string& name, const YAML::Node& key,
                                     const YAML::Node& node, int branch = -1) {
     ParameterSpec spec;
@@ -109,15 +110,18 @@ class ParameterReader {
                "a branch of '" + name + "' needs a when: the condition under which it gives " + name +
                    " its values (when: {optimizer: sgd}); without conditions, write one mapping, not a list");
       ok = false;
+    } else if (branch >= 0 && spec.when.empty()) {
+      ok = false;  // its when was refused, and said so
     } else if (branch >= 0 && spec.distribution == Distribution::kGrid) {
       r_.error(node, path,
                "a grid cannot have branches (its cycle counts each grid once): give it one list of values "
                "with one when, or make the branches choices");
       ok = false;
     }
-    if (ok && target) ok = check_against_target(path, key, node, *target, spec);
+    const YAML::Node& at = branch >= 0 ? node : key;  // a branch's problems point at the branch
+    if (ok && target) ok = check_against_target(path, at, node, *target, spec);
     if (!ok) return std::nullopt;
-    positions_[path] = key.Mark();
+    positions_[path] = at.Mark();
     return spec;
   }
 
@@ -192,10 +196,25 @@ class ParameterReader {
   // Two branches that may hold in one trial would give it two values: each
   // pair needs a condition on one parameter with no value in common.
   void check_branches_exclusive(const std::vector<ParameterSpec>& params) {
+    std::set<std::string> names;
+    for (const auto& p : params) names.insert(p.name);
+    // A condition on no parameter (or its own) was refused at it: the cause, not this.
+    const auto judged = [&](const ParameterSpec& p) {
+      return std::all_of(p.when.begin(), p.when.end(), [&](const search::Condition& c) {
+        return c.parameter != p.name && names.count(c.parameter) > 0;
+      });
+    };
     for (std::size_t j = 0; j < params.size(); ++j) {
       for (std::size_t i = 0; i < j; ++i) {
         const ParameterSpec &a = params[i], &b = params[j];
-        if (a.name != b.name || a.branch < 0) continue;
+        if (a.name != b.name || a.branch < 0 || a.when.empty() || b.when.empty() || !judged(a) || !judged(b)) continue;
+        if (a.fuse != b.fuse) {  // the packer keeps a name's trials apart or not, whichever branch gave the value
+          r_.error_at(positions_[parameter_path(b)], parameter_path(b) + ".fuse",
+                      "fuse is " + std::string(b.fuse ? "true" : "false") + " here and " + (a.fuse ? "true" : "false") +
+                          " in " + parameter_path(a) + ": it applies to " + b.name +
+                          " in every trial, so give every branch the same fuse");
+          return;
+        }
         const bool apart = std::any_of(a.when.begin(), a.when.end(), [&](const search::Condition& ca) {
           return std::any_of(b.when.begin(), b.when.end(), [&](const search::Condition& cb) {
             return ca.parameter == cb.parameter &&
@@ -266,10 +285,12 @@ class ParameterReader {
   }
 
   // Each name's specs as one: a branched name takes every value any branch
-  // lists, and may be absent (its branches have conditions).
+  // lists, and may be absent (a condition kept) unless its branches cover every trial.
   static std::map<std::string, ParameterSpec> merge_branches(const std::vector<ParameterSpec>& params) {
     std::map<std::string, ParameterSpec> merged;
+    std::map<std::string, std::vector<const ParameterSpec*>> branches;
     for (const auto& p : params) {
+      branches[p.name].push_back(&p);
       auto [it, fresh] = merged.emplace(p.name, p);
       if (fresh) continue;
       for (const auto& v : p.values) {
@@ -278,6 +299,9 @@ class ParameterReader {
           values.push_back(v);
         }
       }
+    }
+    for (auto& [name, spec] : merged) {
+      if (search::always_present(branches[name], params)) spec.when.clear();
     }
     return merged;
   }
@@ -295,13 +319,13 @@ class ParameterReader {
       if (declared.count(name) && !by_name.count(name)) return;  // invalid: reported already
     }
     for (const ParameterSpec* n : by_name.at("nesterov")) {
-      if (!check_nesterov_branch(*n, by_name)) return;
+      if (!check_nesterov_branch(*n, by_name, params)) return;
     }
   }
 
   // check_nesterov for one spec of nesterov; false once it has reported.
-  bool check_nesterov_branch(const ParameterSpec& n,
-                             const std::map<std::string, std::vector<const ParameterSpec*>>& by_name) {
+  bool check_nesterov_branch(const ParameterSpec& n, const std::map<std::string, std::vector<const ParameterSpec*>>& by_name,
+                             const std::vector<ParameterSpec>& params) {
     const search::ParamValue yes = true;
     auto holds = [](const std::vector<search::ParamValue>& values, const search::ParamValue& v) {
       return std::any_of(values.begin(), values.end(), [&](const search::ParamValue& x) { return x == v; });
@@ -339,7 +363,11 @@ class ParameterReader {
       const auto found = by_name.find(name);
       const std::vector<const ParameterSpec*> specs = found == by_name.end() ? std::vector<const ParameterSpec*>{}
                                                                                : found->second;
-      const bool always = std::any_of(specs.begin(), specs.end(), [&](const ParameterSpec* p) { return present_with_nesterov(*p); });
+      // (Branches on one parameter that cover its values where nesterov is true count too.)
+      const auto* limits = specs.empty() || specs.front()->when.empty() ? nullptr
+                                                                       : nesterov_limits(specs.front()->when.front().parameter);
+      const bool always = std::any_of(specs.begin(), specs.end(), [&](const ParameterSpec* p) { return present_with_nesterov(*p); }) ||
+                          search::always_present(specs, params, limits);
       if (!always && bad(0)) return true;
       for (const ParameterSpec* p : specs) {
         if (!present_with_nesterov(*p) && !may_meet_nesterov(*p)) continue;
@@ -391,40 +419,57 @@ class ParameterReader {
     if ((ds.empty() && hs.empty()) || (declared.count("d_model") && ds.empty()) || (declared.count("heads") && hs.empty())) {
       return;
     }
-    for (const ParameterSpec* d : or_none(ds)) {
-      for (const ParameterSpec* h : or_none(hs)) {
-        if (!check_heads_pair(sweep, d, h, d_task->second, h_task->second)) return;
+    std::vector<const ParameterSpec*> both = ds;
+    both.insert(both.end(), hs.begin(), hs.end());
+    for (const auto& fixed : third_values(sweep, both)) {
+      for (const ParameterSpec* d : holding(ds, fixed)) {
+        for (const ParameterSpec* h : holding(hs, fixed)) {
+          if (!check_heads_at(d, h, fixed, d_task->second, h_task->second)) return;
+        }
       }
     }
   }
 
-  // A name's specs, or one null (absent from every trial) where it has none.
-  static std::vector<const ParameterSpec*> or_none(std::vector<const ParameterSpec*> specs) {
-    if (specs.empty()) specs.push_back(nullptr);
-    return specs;
+  // The specs of a name that may give its value where `fixed` holds: its one
+  // spec; the branch whose conditions `fixed` decides and meets; else those it
+  // leaves undecided, and null (absent: its task value) where none may hold.
+  static std::vector<const ParameterSpec*> holding(const std::vector<const ParameterSpec*>& specs,
+                                                   const search::Config& fixed) {
+    if (specs.empty()) return {nullptr};
+    if (specs.front()->branch < 0) return specs;
+    std::vector<const ParameterSpec*> out;
+    for (const ParameterSpec* b : specs) {
+      const bool decided = std::all_of(b->when.begin(), b->when.end(),
+                                       [&](const search::Condition& c) { return fixed.count(c.parameter) > 0; });
+      if (!decided) {
+        out.push_back(b);
+      } else if (search::SearchSpace::active(*b, fixed)) {
+        return {b};
+      }
+    }
+    out.push_back(nullptr);
+    return out;
   }
 
-  // check_heads for one spec (or none) of each; false once it has reported.
-  bool check_heads_pair(const SweepConfig& sweep, const ParameterSpec* d, const ParameterSpec* h,
-                        const ParamValue& d_task, const ParamValue& h_task) {
+  // check_heads for one spec (or none) of each where `fixed` holds; false once it has reported.
+  bool check_heads_at(const ParameterSpec* d, const ParameterSpec* h, const search::Config& fixed,
+                      const ParamValue& d_task, const ParamValue& h_task) {
     if (!d && !h) return true;
-    for (const auto& fixed : third_values(sweep, {d, h})) {
-      for (const auto& dv : states(d)) {
-        for (const auto& hv : states(h)) {
-          if (!may_be(d, dv.has_value(), "heads", hv, fixed) || !may_be(h, hv.has_value(), "d_model", dv, fixed)) {
-            continue;
-          }
-          const auto dm = dv ? *dv : std::llround(search::as_double(d_task));
-          const auto hs = hv ? *hv : std::llround(search::as_double(h_task));
-          if (hs <= 0 || dm % hs == 0) continue;
-          const std::string path = parameter_path(h ? *h : *d);
-          r_.error_at(positions_[path], path,
-                      std::to_string(hs) + " heads do not divide d_model " + std::to_string(dm) +
-                          " evenly, and a trial may take both (attention splits d_model across its heads): list "
-                          "only values that divide, or sample heads only with the d_model values they divide "
-                          "(when: {d_model: [...]})");
-          return false;
+    for (const auto& dv : states(d)) {
+      for (const auto& hv : states(h)) {
+        if (!may_be(d, dv.has_value(), "heads", hv, fixed) || !may_be(h, hv.has_value(), "d_model", dv, fixed)) {
+          continue;
         }
+        const auto dm = dv ? *dv : std::llround(search::as_double(d_task));
+        const auto hs = hv ? *hv : std::llround(search::as_double(h_task));
+        if (hs <= 0 || dm % hs == 0) continue;
+        const std::string path = parameter_path(h ? *h : *d);
+        r_.error_at(positions_[path], path,
+                    std::to_string(hs) + " heads do not divide d_model " + std::to_string(dm) +
+                        " evenly, and a trial may take both (attention splits d_model across its heads): list "
+                        "only values that divide, or sample heads only with the d_model values they divide "
+                        "(when: {d_model: [...]})");
+        return false;
       }
     }
     return true;
@@ -506,23 +551,24 @@ class ParameterReader {
   // A warm-up's length in steps or as a share of the budget: a trial that may
   // have both would leave one of them changing nothing.
   void check_one_warmup(const SweepConfig& sweep) {
-    for (const ParameterSpec* steps : sweep.parameter_branches("warmup")) {
-      for (const ParameterSpec* ratio : sweep.parameter_branches("warmup_ratio")) {
-        if (!check_one_warmup_pair(sweep, steps, ratio)) return;
+    const auto stepss = sweep.parameter_branches("warmup"), ratios = sweep.parameter_branches("warmup_ratio");
+    if (stepss.empty() || ratios.empty()) return;
+    std::vector<const ParameterSpec*> both = stepss;
+    both.insert(both.end(), ratios.begin(), ratios.end());
+    for (const auto& fixed : third_values(sweep, both)) {
+      for (const ParameterSpec* steps : holding(stepss, fixed)) {
+        for (const ParameterSpec* ratio : holding(ratios, fixed)) {
+          if (!steps || !ratio || !may_be(steps, true, "", std::nullopt, fixed) ||
+              !may_be(ratio, true, "", std::nullopt, fixed)) {
+            continue;
+          }
+          r_.error_at(positions_[parameter_path(*ratio)], parameter_path(*ratio),
+                      "a warm-up is given in steps (warmup) or as a fraction of budget.max (warmup_ratio), and a trial "
+                      "may have both: keep one of them, or give them conditions no trial meets together");
+          return;
+        }
       }
     }
-  }
-
-  // check_one_warmup for one spec of each; false once it has reported.
-  bool check_one_warmup_pair(const SweepConfig& sweep, const ParameterSpec* steps, const ParameterSpec* ratio) {
-    for (const auto& fixed : third_values(sweep, {steps, ratio})) {
-      if (!may_be(steps, true, "", std::nullopt, fixed) || !may_be(ratio, true, "", std::nullopt, fixed)) continue;
-      r_.error_at(positions_[parameter_path(*ratio)], parameter_path(*ratio),
-                  "a warm-up is given in steps (warmup) or as a fraction of budget.max (warmup_ratio), and a trial may "
-                  "have both: keep one of them, or give them conditions no trial meets together");
-      return false;
-    }
-    return true;
   }
 
   void check_method(const SweepConfig& sweep) {
@@ -915,17 +961,19 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
       continue;
     }
     // A list: one branch per condition (lr per optimizer), each a mapping.
-    const bool mappings = value.size() > 0 && std::all_of(value.begin(), value.end(), [](const YAML::Node& b) { return b.IsMap(); });
-    if (!mappings) {
-      r.error(value, "parameters." + name,
+    std::size_t first_other = 0;  // the first item that is no mapping
+    while (first_other < value.size() && value[first_other].IsMap()) ++first_other;
+    if (value.size() == 0 || first_other < value.size()) {
+      const bool empty = value.size() == 0;
+      r.error(empty ? value : value[first_other], "parameters." + name + (empty ? "" : "[" + std::to_string(first_other) + "]"),
               "expected a mapping with a distribution and its fields, or a list of such mappings with a when each "
               "(branches: lr per optimizer), got " +
-                  (value.size() == 0 ? std::string("an empty list") : "a list of " + describe_node(value[0]) + ", ...") +
+                  (empty ? std::string("an empty list") : describe_node(value[first_other]) + " in a list") +
                   "; to choose among values, write values: [...]");
       continue;
     }
     for (std::size_t i = 0; i < value.size(); ++i) {
-      if (auto spec = reader.read(name, value[i], value[i], static_cast<int>(i))) sweep.parameters.push_back(std::move(*spec));
+      if (auto spec = reader.read(name, entry.first, value[i], static_cast<int>(i))) sweep.parameters.push_back(std::move(*spec));
     }
   }
   // By name, a name's branches in their order.

@@ -47,9 +47,9 @@ std::string absent_because(const search::ParameterSpec& p, const search::Config&
 }
 
 // A branched parameter's value in a point, as the branch that holds there
-// draws it; false, reported at `key`, where none holds or it could not.
+// draws it; false, reported at `at` (the value), where none holds or it could not.
 bool branch_value(YamlReader& r, const SweepConfig& sweep, const std::vector<const search::ParameterSpec*>& branches,
-                  const search::Config& fixed, const YAML::Node& key, const std::string& path, search::ParamValue& value) {
+                  const search::Config& fixed, const YAML::Node& at, const std::string& path, search::ParamValue& value) {
   std::string reasons;
   std::set<std::string> undecided;  // what the point leaves to be drawn, that a branch's condition names
   bool only_undecided = true;
@@ -66,7 +66,7 @@ bool branch_value(YamlReader& r, const SweepConfig& sweep, const std::vector<con
     std::string not_drawn;
     const auto drawn = search::as_drawn(*b, value, not_drawn);
     if (!drawn) {
-      r.error(key, path, not_drawn + " (the branch " + parameter_path(*b) + " holds in this point)");
+      r.error(at, path, not_drawn + quoted_value_hint(at) + " (the branch " + parameter_path(*b) + " holds in this point)");
       return false;
     }
     value = *drawn;
@@ -74,12 +74,12 @@ bool branch_value(YamlReader& r, const SweepConfig& sweep, const std::vector<con
   }
   if (only_undecided && !undecided.empty()) {
     const std::vector<std::string> names(undecided.begin(), undecided.end());
-    r.error(key, path,
+    r.error(at, path,
             "which branch of " + branches.front()->name + " holds depends on " + join_alternatives(names) +
                 ", which this point leaves to be drawn: set " + (names.size() == 1 ? "it" : "them") + " in this point too");
     return false;
   }
-  r.error(key, path, "no branch of " + branches.front()->name + " holds in this point (" + reasons + ")");
+  r.error(at, path, "no branch of " + branches.front()->name + " holds in this point (" + reasons + ")");
   return false;
 }
 
@@ -118,7 +118,9 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   for (const auto& entry : parameters) {
     if (entry.first.IsScalar()) written.insert(entry.first.Scalar());
   }
-  for (const auto& p : sweep.parameters) names.push_back(p.name);
+  for (const auto& p : sweep.parameters) {
+    if (p.branch <= 0) names.push_back(p.name);  // a name's branches once
+  }
   std::optional<search::SearchSpace> space;
   try {
     space.emplace(sweep.parameters);
@@ -139,7 +141,7 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       continue;
     }
     search::Config point;
-    std::map<std::string, YAML::Node> keys;
+    std::map<std::string, YAML::Node> keys, values_at;
     std::set<std::string> seen;
     for (const auto& entry : item) {
       if (!r.check_key(entry.first, item_path)) {
@@ -175,6 +177,7 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         continue;
       }
       keys[name] = entry.first;
+      values_at[name] = entry.second;
       if (p->branch >= 0) {  // which branch judges it depends on the point's other values: below
         point[name] = *value;
         continue;
@@ -215,7 +218,7 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         }
         continue;
       }
-      if (!branch_value(r, sweep, branches, fixed, keys[name], item_path + "." + name, value)) ok = false;
+      if (!branch_value(r, sweep, branches, fixed, values_at[name], item_path + "." + name, value)) ok = false;
     }
     points.push_back(std::move(point));
   }

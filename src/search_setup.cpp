@@ -126,7 +126,7 @@ search::Packer make_packer(const SweepConfig& sweep, bool fuse) {
 std::vector<std::int64_t> batch_sizes(const SweepConfig& sweep) {
   std::set<std::int64_t> out;
   const auto branches = sweep.parameter_branches("batch_size");
-  if (branches.empty() || !branches.front()->when.empty()) out.insert(sweep.task.batch_size);
+  if (!search::always_present(branches, sweep.parameters)) out.insert(sweep.task.batch_size);
   for (const auto* p : branches) {
     if (search::is_categorical(p->distribution)) {
       for (const auto& v : p->values) {

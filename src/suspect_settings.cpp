@@ -41,7 +41,7 @@ std::optional<std::pair<double, double>> range_of(const SweepConfig& sweep, cons
     if (!r) return std::nullopt;
     range = range ? std::make_pair(std::min(range->first, r->first), std::max(range->second, r->second)) : *r;
   }
-  if (!branches.front()->when.empty()) range = std::make_pair(std::min(range->first, d), std::max(range->second, d));
+  if (!search::always_present(branches, sweep.parameters)) range = std::make_pair(std::min(range->first, d), std::max(range->second, d));
   return range;
 }
 
@@ -55,7 +55,7 @@ std::vector<std::string> values_of(const SweepConfig& sweep, const std::string& 
   for (const auto* p : branches) {
     for (const auto& v : p->values) out.push_back(search::to_string(v));
   }
-  if (!branches.front()->when.empty()) out.push_back(d);
+  if (!search::always_present(branches, sweep.parameters)) out.push_back(d);
   return out;
 }
 

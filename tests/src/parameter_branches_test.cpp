@@ -109,8 +109,8 @@ TEST(ParameterBranches, EachBranchNeedsAConditionAndAMapping) {
                                   "    - {distribution: log_uniform, min: 0.05, max: 0.5, when: {optimizer: sgd}}\n"
                                   "    - {distribution: log_uniform, min: 0.0001, max: 0.001}\n"),
                   "parameters.lr[1]", "max: 0.001}", "needs a when");
-  expect_rejected(with_parameters("parameters:\n  lr: [0.1, 0.01]\n"), "parameters.lr", "[0.1, 0.01]",
-                  "to choose among values, write values: [...]");
+  expect_rejected(with_parameters("parameters:\n  lr: [0.1, 0.01]\n"), "parameters.lr[0]", "[0.1, 0.01]",
+                  "got '0.1' in a list; to choose among values, write values: [...]");
   expect_rejected(with_parameters("parameters:\n  lr: []\n"), "parameters.lr", "[]", "or a list of such mappings");
 }
 
@@ -164,6 +164,84 @@ TEST(ParameterBranches, NesterovLooksAtEveryBranchOfMomentum) {
                                   "    - {values: [0.5], when: {optimizer: rmsprop}}\n" +
                                   nesterov_with),
                   "parameters.nesterov", "nesterov:", "momentum may be 0");
+}
+
+TEST(ParameterBranches, ABranchWhoseWhenIsRefusedIsTheOneProblem) {
+  for (const char* when : {"when: {}", "when: 5", "when: {schedule: cosine}", "when: {lr: 0.1}"}) {
+    SCOPED_TRACE(when);
+    const std::string yaml = with_parameters(std::string("parameters:\n"
+                                                         "  optimizer: {values: [sgd, adam]}\n"
+                                                         "  lr:\n"
+                                                         "    - {value: 0.1, when: {optimizer: sgd}}\n"
+                                                         "    - {value: 0.001, ") + when + "}\n");
+    try {
+      load_sweep_string(yaml, "sweep.yaml");
+      FAIL() << "accepted:\n" << yaml;
+    } catch (const ConfigError& e) {
+      ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+      EXPECT_EQ(e.diagnostics()[0].path.rfind("parameters.lr[1].when", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(ParameterBranches, BranchesOfOneNameShareTheirFuse) {
+  expect_rejected(with_parameters("parameters:\n"
+                                  "  optimizer: {values: [sgd, adam]}\n"
+                                  "  lr:\n"
+                                  "    - {distribution: log_uniform, min: 0.05, max: 0.5, fuse: false, when: {optimizer: sgd}}\n"
+                                  "    - {distribution: log_uniform, min: 0.0001, max: 0.001, when: {optimizer: adam}}\n"),
+                  "parameters.lr[1].fuse", "max: 0.001,", "give every branch the same fuse");
+}
+
+TEST(ParameterBranches, AnUnknownNameOrAnItemNoMappingIsNamedWhereItIs) {
+  expect_rejected(with_parameters("parameters:\n"
+                                  "  optimizer: {values: [sgd, adam]}\n"
+                                  "  lrr:\n"
+                                  "    - {value: 0.1, when: {optimizer: sgd}}\n"),
+                  "parameters.lrr", "lrr:", "did you mean 'lr'?");
+  expect_rejected(with_parameters("parameters:\n"
+                                  "  optimizer: {values: [sgd, adam]}\n"
+                                  "  lr:\n"
+                                  "    - {value: 0.1, when: {optimizer: sgd}}\n"
+                                  "    - 0.001\n"),
+                  "parameters.lr[1]", "- 0.001", "got '0.001' in a list");
+}
+
+// Branches that between them cover every value of what they are conditioned
+// on leave no trial at the default: the checks that pair settings see that.
+TEST(ParameterBranches, BranchesCoveringEveryTrialLeaveNoDefault) {
+  // Momentum is above 0 under either optimizer wherever nesterov may be true.
+  EXPECT_NO_THROW(load_sweep_string(with_parameters("parameters:\n"
+                                                    "  optimizer: {values: [sgd, rmsprop]}\n"
+                                                    "  nesterov: {values: [true, false]}\n"
+                                                    "  momentum:\n"
+                                                    "    - {distribution: uniform, min: 0.5, max: 0.9, when: {optimizer: sgd}}\n"
+                                                    "    - {distribution: uniform, min: 0.1, max: 0.5, when: {optimizer: rmsprop}}\n"),
+                                    "sweep.yaml"));
+  // Every trial has 4, 8 or 16 heads, never the task's 3.
+  const std::string task = "task:\n  model: transformer_lm\n  batch_size: 8\n  options: {d_model: 96, heads: 3}\n";
+  const std::string heads = "parameters:\n"
+                            "  layers: {values: [2, 4]}\n"
+                            "  d_model: {values: [128, 256]}\n"
+                            "  heads:\n"
+                            "    - {values: [4, 8], when: {layers: 2}}\n"
+                            "    - {values: [16], when: {layers: 4}}\n";
+  const std::string metric = "metric:\n  name: val_loss\n  goal: minimize\n";
+  EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"task", task}, {"metric", metric}, {"parameters", heads}}), "sweep.yaml"));
+  // A branch whose heads do not divide a d_model it meets is still refused, at the branch.
+  std::string bad = heads;
+  bad.replace(bad.find("[16]"), 4, "[12]");
+  bad.replace(bad.find("[128, 256]"), 10, "[128, 96]");
+  expect_rejected(sweep_yaml({{"task", task}, {"metric", metric}, {"parameters", bad}}), "parameters.heads[1]", "[12]",
+                  "12 heads do not divide d_model 128");
+  // Optimizer's branches hold adam or adamw only: momentum is read in no trial.
+  expect_rejected(with_parameters("parameters:\n"
+                                  "  batch_size: {values: [64, 128]}\n"
+                                  "  optimizer:\n"
+                                  "    - {value: adam, when: {batch_size: 64}}\n"
+                                  "    - {value: adamw, when: {batch_size: 128}}\n"
+                                  "  momentum: {distribution: uniform, min: 0.1, max: 0.9}\n"),
+                  "parameters.momentum", "momentum:", "is read only with optimizer");
 }
 
 TEST(ParameterBranches, APointIsJudgedByTheBranchThatHoldsInIt) {

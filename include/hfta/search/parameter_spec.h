@@ -62,4 +62,12 @@ struct ParameterSpec {
   bool operator!=(const ParameterSpec& o) const { return !(*this == o); }
 };
 
+/// Whether one of `specs` (a name's branches, or its one spec) exists in every
+/// trial: a spec without conditions, or branches whose one condition each names
+/// the same parameter P, which has no condition itself and is listed, and whose
+/// values together hold every value of P (of `limits`, where given: the values
+/// P takes in the trials asked about). `all`: every parameter of the sweep.
+bool always_present(const std::vector<const ParameterSpec*>& specs, const std::vector<ParameterSpec>& all,
+                    const std::vector<ParamValue>* limits = nullptr);
+
 }  // namespace hfta::search
