@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -130,6 +131,7 @@ class ParameterReader {
     std::map<std::string, std::vector<ParameterSpec*>> by_name;
     for (auto& p : params) by_name[p.name].push_back(&p);
     for (auto& p : params) {
+      const std::size_t said = r_.diagnostics().size();
       for (auto& c : p.when) {
         const std::string path = parameter_path(p) + ".when." + c.parameter;
         const YAML::Mark mark = when_marks_[parameter_path(p) + "/" + c.parameter];
@@ -188,6 +190,7 @@ class ParameterReader {
           }
         }
       }
+      if (r_.diagnostics().size() > said) refused_when_.insert(parameter_path(p));
     }
     check_cycles(params, by_name);
     check_branches_exclusive(params);
@@ -210,9 +213,9 @@ class ParameterReader {
         if (a.name != b.name || a.branch < 0 || a.when.empty() || b.when.empty() || !judged(a) || !judged(b)) continue;
         if (a.fuse != b.fuse) {  // the packer keeps a name's trials apart or not, whichever branch gave the value
           r_.error_at(positions_[parameter_path(b)], parameter_path(b) + ".fuse",
-                      "fuse is " + std::string(b.fuse ? "true" : "false") + " here and " + (a.fuse ? "true" : "false") +
-                          " in " + parameter_path(a) + ": it applies to " + b.name +
-                          " in every trial, so give every branch the same fuse");
+                      std::string("this branch ") + (b.fuse ? "fuses (fuse true, written or by default)" : "has fuse: false") +
+                          " and " + parameter_path(a) + (a.fuse ? " fuses" : " has fuse: false") + "; fuse applies to " +
+                          b.name + " in every trial, so give every branch the same fuse");
           return;
         }
         const bool apart = std::any_of(a.when.begin(), a.when.end(), [&](const search::Condition& ca) {
@@ -314,6 +317,7 @@ class ParameterReader {
   void check_nesterov(const std::vector<ParameterSpec>& params, const std::set<std::string>& declared) {
     std::map<std::string, std::vector<const ParameterSpec*>> by_name;  // a name's branches
     for (const auto& p : params) by_name[p.name].push_back(&p);
+    for (auto it = by_name.begin(); it != by_name.end();) it = judged(it->second).empty() ? by_name.erase(it) : std::next(it);
     if (!by_name.count("nesterov")) return;
     for (const char* name : {"momentum", "dampening"}) {
       if (declared.count(name) && !by_name.count(name)) return;  // invalid: reported already
@@ -391,7 +395,14 @@ class ParameterReader {
     std::string why, fix;
     if (may_be("momentum", [](double m) { return m <= 0; })) {
       why = by_name.count("momentum") ? "momentum may be 0" : "momentum is 0 in every trial (its default)";
-      fix = "give momentum values above 0, or sample nesterov only with them (when: {momentum: [...]})";
+      // (A condition names a listed parameter without branches: else, what decides the branches.)
+      const auto momentum = by_name.find("momentum");
+      const ParameterSpec* m = momentum == by_name.end() ? nullptr : momentum->second.front();
+      fix = m && m->branch >= 0 ? "give momentum values above 0 in every branch that may meet nesterov, or give nesterov a "
+                                  "condition on what decides momentum's branches"
+            : m && !search::is_categorical(m->distribution)
+                ? "give momentum a range above 0"
+                : "give momentum values above 0, or sample nesterov only with them (when: {momentum: [...]})";
     } else if (may_be("dampening", [](double d) { return d != 0; })) {
       why = "dampening may be other than 0";
       fix = "leave dampening at 0 where nesterov may be true (when: {nesterov: [false]})";
@@ -415,7 +426,7 @@ class ParameterReader {
         !search::is_numeric(d_task->second) || !search::is_numeric(h_task->second)) {
       return;
     }
-    const auto ds = sweep.parameter_branches("d_model"), hs = sweep.parameter_branches("heads");
+    const auto ds = judged(sweep.parameter_branches("d_model")), hs = judged(sweep.parameter_branches("heads"));
     if ((ds.empty() && hs.empty()) || (declared.count("d_model") && ds.empty()) || (declared.count("heads") && hs.empty())) {
       return;
     }
@@ -467,8 +478,9 @@ class ParameterReader {
         r_.error_at(positions_[path], path,
                     std::to_string(hs) + " heads do not divide d_model " + std::to_string(dm) +
                         " evenly, and a trial may take both (attention splits d_model across its heads): list "
-                        "only values that divide, or sample heads only with the d_model values they divide "
-                        "(when: {d_model: [...]})");
+                        "only values that divide, or sample heads only with the d_model values they divide " +
+                        (d && d->branch >= 0 ? std::string("(d_model has branches: a condition on what decides them)")
+                                             : std::string("(when: {d_model: [...]})")));
         return false;
       }
     }
@@ -551,7 +563,7 @@ class ParameterReader {
   // A warm-up's length in steps or as a share of the budget: a trial that may
   // have both would leave one of them changing nothing.
   void check_one_warmup(const SweepConfig& sweep) {
-    const auto stepss = sweep.parameter_branches("warmup"), ratios = sweep.parameter_branches("warmup_ratio");
+    const auto stepss = judged(sweep.parameter_branches("warmup")), ratios = judged(sweep.parameter_branches("warmup_ratio"));
     if (stepss.empty() || ratios.empty()) return;
     std::vector<const ParameterSpec*> both = stepss;
     both.insert(both.end(), ratios.begin(), ratios.end());
@@ -931,6 +943,16 @@ class ParameterReader {
   std::map<std::string, YAML::Mark> positions_;
   std::map<std::string, YAML::Mark> probability_marks_;  ///< where each choice's probabilities are written
   std::map<std::string, YAML::Mark> when_marks_;
+  /// Parameters whose conditions were refused: the checks that pair settings
+  /// leave out their names (what they would say follows from the refusal).
+  std::set<std::string> refused_when_;
+
+  // A name's specs, or none where a condition of one of them was refused.
+  std::vector<const ParameterSpec*> judged(const std::vector<const ParameterSpec*>& specs) const {
+    const bool refused = std::any_of(specs.begin(), specs.end(),
+                                     [&](const ParameterSpec* p) { return refused_when_.count(parameter_path(*p)) > 0; });
+    return refused ? std::vector<const ParameterSpec*>{} : specs;
+  }
 };
 
 }  // namespace

@@ -184,6 +184,31 @@ TEST(ParameterBranches, ABranchWhoseWhenIsRefusedIsTheOneProblem) {
   }
 }
 
+// The checks that pair settings leave out a name whose condition was refused.
+TEST(ParameterBranches, ARefusedConditionOnABranchedParameterIsTheOneProblem) {
+  const std::string task =
+      "task:\n  model: transformer_lm\n  batch_size: 8\n  options: {d_model: 96, heads: 3, layers: 2}\n";
+  const std::string yaml = sweep_yaml({{"task", task},
+                                       {"metric", "metric:\n  name: val_loss\n  goal: minimize\n"},
+                                       {"parameters",
+                                        "parameters:\n"
+                                        "  optimizer: {values: [sgd, adam]}\n"
+                                        "  layers: {values: [2, 4]}\n"
+                                        "  heads:\n"
+                                        "    - {values: [8], when: {optimizer: sgd}}\n"
+                                        "    - {values: [3], when: {optimizer: adam, d_model: 96}}\n"
+                                        "  d_model:\n"
+                                        "    - {values: [128], when: {layers: 2}}\n"
+                                        "    - {values: [96], when: {layers: 4}}\n"}});
+  try {
+    load_sweep_string(yaml, "sweep.yaml");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].path, "parameters.heads[1].when.d_model") << e.what();
+  }
+}
+
 TEST(ParameterBranches, BranchesOfOneNameShareTheirFuse) {
   expect_rejected(with_parameters("parameters:\n"
                                   "  optimizer: {values: [sgd, adam]}\n"
