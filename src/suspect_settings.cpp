@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "hfta/core/did_you_mean.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/search/brackets.h"
 #include "hfta/search/param_value.h"
@@ -184,6 +185,29 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                   trainers::find_training_hyperparameter("lr")->default_value +
                   ", this sweep format's default (PyTorch's Adam and AdamW default to 0.001): tune it, or set it "
                   "with value:");
+  }
+  // The same where lr's conditions on optimizer (its branches') leave Adam out.
+  const auto lrs = sweep.parameter_branches("lr");
+  const auto* optimizer = sweep.find_parameter("optimizer");
+  const bool on_optimizer = !lrs.empty() && std::all_of(lrs.begin(), lrs.end(), [](const search::ParameterSpec* p) {
+    return p->when.size() == 1 && p->when.front().parameter == "optimizer";
+  });
+  if (on_optimizer && reads_lr && optimizer && optimizer->when.empty() && optimizer->branch < 0) {
+    std::vector<std::string> left;  // Adam-like optimizers no lr condition holds for
+    for (const auto& v : optimizer->values) {
+      const std::string name = search::to_string(v);
+      const bool covered = std::any_of(lrs.begin(), lrs.end(), [&](const search::ParameterSpec* p) {
+        const auto& values = p->when.front().values;
+        return std::find(values.begin(), values.end(), v) != values.end();
+      });
+      if (!covered && (name == "adam" || name == "adamw")) left.push_back(name);
+    }
+    if (!left.empty()) {
+      out.push_back("note: lr's conditions leave it out where optimizer is " + join_alternatives(left) +
+                    ", so those trials train at lr " + trainers::find_training_hyperparameter("lr")->default_value +
+                    ", this sweep format's default (PyTorch's Adam and AdamW default to 0.001): give lr a branch or a "
+                    "condition value for " + join_alternatives(left));
+    }
   }
   // eta_min is a cosine or linear schedule's floor; above lr it is the ceiling the rate climbs to.
   if (sweep.find_parameter("eta_min")) {

@@ -316,6 +316,17 @@ TEST(SweepPlan, AGridCycledShortOrUnevenlyAnIdleBudgetMinAnUntunedAdamLrAndADead
   EXPECT_EQ(notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  schedule: {value: one_cycle}\n"}})
                 .find("lr is not a parameter"),
             std::string::npos);  // one_cycle trains from max_lr
+  // lr's branches (or its condition) cover sgd and adam, not adamw.
+  const std::string branches = "parameters:\n  optimizer: {values: [sgd, adam, adamw]}\n  lr:\n"
+                               "    - {distribution: log_uniform, min: 0.01, max: 0.5, when: {optimizer: sgd}}\n"
+                               "    - {distribution: log_uniform, min: 0.0001, max: 0.01, when: {optimizer: adam}}\n";
+  const std::string uncovered = notes({{"parameters", branches}});
+  EXPECT_NE(uncovered.find("note: lr's conditions leave it out where optimizer is adamw, so those trials train at lr 0.01"),
+            std::string::npos)
+      << uncovered;
+  std::string covered = branches;
+  covered.replace(covered.find("optimizer: adam}"), 16, "optimizer: [adam, adamw]}");
+  EXPECT_EQ(notes({{"parameters", covered}}).find("lr's conditions leave it out"), std::string::npos);
   EXPECT_EQ(notes({{"search", "search:\n  method: sha\n  trials: 4\n"},
                    {"budget", "budget:\n  unit: epochs\n  min: 10\n  max: 20\n"}})
                 .find("plays no part"),
