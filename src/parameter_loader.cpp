@@ -75,6 +75,7 @@ class ParameterReader {
     const OptionSpec* target = find_target(name, model_);
     if (!target && model_ && branch <= 0) {  // said once for all branches
       std::string hint = other_tools_name(NameKind::kParameter, "", name, target_names(model_));
+      if (hint.empty()) hint = per_value_name_hint(name);
       if (hint.empty()) hint = did_you_mean(name, target_names(model_));
       std::vector<std::string> hyperparameters;
       for (const auto& h : trainers::training_hyperparameters()) hyperparameters.push_back(h.name);
@@ -124,6 +125,25 @@ class ParameterReader {
     if (!ok) return std::nullopt;
     positions_[path] = at.Mark();
     return spec;
+  }
+
+  // `sgd_lr` or `lr_adam`, as Optuna code names one setting per optimizer:
+  // here that is one parameter with branches. Empty where the name is not so.
+  std::string per_value_name_hint(const std::string& name) const {
+    for (const auto& setting : {"optimizer", "schedule"}) {
+      for (const auto& value : trainers::find_training_hyperparameter(setting)->allowed) {
+        for (const std::string& rest : {name.rfind(value + "_", 0) == 0 ? name.substr(value.size() + 1) : "",
+                                        name.size() > value.size() + 1 &&
+                                                name.compare(name.size() - value.size() - 1, std::string::npos, "_" + value) == 0
+                                            ? name.substr(0, name.size() - value.size() - 1)
+                                            : ""}) {
+          if (rest.empty() || !find_target(rest, model_)) continue;
+          return " (a " + rest + " for " + setting + " " + value + " is a branch of " + rest + ": " + rest +
+                 ": [{..., when: {" + setting + ": " + value + "}}, ...])";
+        }
+      }
+    }
+    return "";
   }
 
   // Conditions name other parameters: checked once every parameter is read.

@@ -218,6 +218,17 @@ TEST(ParameterBranches, BranchesOfOneNameShareTheirFuse) {
                   "parameters.lr[1].fuse", "max: 0.001,", "give every branch the same fuse");
 }
 
+TEST(ParameterBranches, ANamePerOptimizerAsOptunaCodeWritesItPointsToBranches) {
+  expect_rejected(with_parameters("parameters:\n"
+                                  "  optimizer: {values: [sgd, adam]}\n"
+                                  "  sgd_lr: {distribution: log_uniform, min: 0.05, max: 0.5}\n"),
+                  "parameters.sgd_lr", "sgd_lr", "a lr for optimizer sgd is a branch of lr: lr: [{..., when: {optimizer: sgd}}");
+  expect_rejected(with_parameters("parameters:\n"
+                                  "  optimizer: {values: [sgd, adam]}\n"
+                                  "  momentum_sgd: {distribution: uniform, min: 0.5, max: 0.9}\n"),
+                  "parameters.momentum_sgd", "momentum_sgd", "a momentum for optimizer sgd is a branch of momentum");
+}
+
 TEST(ParameterBranches, AnUnknownNameOrAnItemNoMappingIsNamedWhereItIs) {
   expect_rejected(with_parameters("parameters:\n"
                                   "  optimizer: {values: [sgd, adam]}\n"
