@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "hfta/search/brackets.h"
@@ -31,6 +32,14 @@ struct TrialJob {
   bool operator==(const TrialJob& o) const {
     return trial_id == o.trial_id && from_budget == o.from_budget;
   }
+};
+
+/// The trial whose state a trial starts from, and at which budget (population
+/// based training's exploit: a new trial continues another's training).
+struct Parent {
+  std::int64_t trial = 0;
+  double budget = 0;
+  bool operator==(const Parent& o) const { return trial == o.trial && budget == o.budget; }
 };
 
 /// Trials that should each reach `budget`: what the packer turns into arrays.
@@ -78,6 +87,9 @@ class Scheduler {
   /// rung passed it over, it stopped, or it reached the top): what only further
   /// training needs (its optimizer state) may then go. True while unsure.
   virtual bool may_train_again(std::int64_t /*trial_id*/) const { return true; }
+  /// Where a trial's training starts from another trial's state (its first
+  /// job's from_budget is the parent's budget); none for a trial of its own.
+  virtual std::optional<Parent> parent_of(std::int64_t /*trial_id*/) const { return std::nullopt; }
 };
 
 }  // namespace hfta::search
