@@ -305,7 +305,9 @@ std::string csv_field(const nlohmann::json& v) {
 
 std::string results_csv(const nlohmann::json& results) {
   std::set<std::string> params, finals;
+  bool parents = false;  // population based training's: two more columns
   for (const auto& t : results.at("trials")) {
+    parents |= t.contains("parent");
     for (const auto& [k, v] : t.at("params").items()) params.insert(k);
     if (t.contains("final") && t.at("final").is_object()) {
       for (const auto& [k, v] : t.at("final").items()) finals.insert(k);
@@ -318,6 +320,7 @@ std::string results_csv(const nlohmann::json& results) {
   // Columns added later go last, so that a reader by position keeps working.
   out << ",best,weights,state_dict,error,checkpoint";
   for (const auto& f : finals) out << "," << csv_field("final_" + f);
+  if (parents) out << ",parent,parent_budget";
   out << "\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
@@ -330,6 +333,8 @@ std::string results_csv(const nlohmann::json& results) {
     out << "," << (files.contains("checkpoint") ? csv_field(files.at("checkpoint")) : "");
     const nlohmann::json final_metrics = t.value("final", nlohmann::json::object());
     for (const auto& f : finals) out << "," << (final_metrics.contains(f) ? csv_field(final_metrics.at(f)) : "");
+    if (parents && t.contains("parent")) out << "," << t.at("parent").at("trial") << "," << t.at("parent").at("budget");
+    if (parents && !t.contains("parent")) out << ",,";
     out << "\n";
   }
   return out.str();

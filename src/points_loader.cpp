@@ -232,14 +232,16 @@ void load_points(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   const std::int64_t trials =
       s.method == SearchMethod::kHyperband
           ? std::min(one_pass, std::numeric_limits<std::int64_t>::max() / s.iterations) * s.iterations
-          : s.trials;
+          : s.method == SearchMethod::kPbt ? s.population : s.trials;
   if (static_cast<std::int64_t>(points.size()) > trials) {
     const bool hyperband = s.method == SearchMethod::kHyperband;
+    const bool pbt = s.method == SearchMethod::kPbt;
     r.error((*node)[static_cast<size_t>(trials)], path + "[" + std::to_string(trials) + "]",
             std::to_string(points.size()) + " points, but the sweep starts " + std::to_string(trials) +
-                (trials == 1 ? " trial" : " trials") + (hyperband ? " (Hyperband's brackets)" : " (search.trials)") +
+                (trials == 1 ? " trial" : " trials") +
+                (hyperband ? " (Hyperband's brackets)" : pbt ? " (search.population)" : " (search.trials)") +
                 " and each point is one: remove points, or " +
-                (hyperband ? "raise budget.max or search.iterations" : "raise search.trials"));
+                (hyperband ? "raise budget.max or search.iterations" : pbt ? "raise search.population" : "raise search.trials"));
     return;
   }
   sweep.search.points = std::move(points);

@@ -7,6 +7,7 @@
 #include "hfta/search/asha_scheduler.h"
 #include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/median_stopping.h"
+#include "hfta/search/pbt_scheduler.h"
 
 namespace hfta::core {
 
@@ -74,6 +75,8 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
       return std::make_unique<search::BracketScheduler>(
           std::vector<search::BracketPlan>{{0, {{grid.trial_count(), double(b.max)}}}}, goal);
     }
+    case SearchMethod::kPbt:
+      return std::make_unique<search::PbtScheduler>(s.population, b.max, b.min, goal, s.quantile_fraction, sweep.seed);
     case SearchMethod::kRandom:
       if (s.stopping != Stopping::kNone) {
         const search::StoppingRule rule{static_cast<double>(s.grace_period), static_cast<std::size_t>(s.min_samples),
@@ -93,11 +96,36 @@ std::vector<double> rung_budgets(const SweepConfig& sweep) {
   std::vector<double> out;
   if (s.method == SearchMethod::kHyperband || s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha) {
     for (const auto& rung : search::successive_halving_bracket(1, b.max, b.min, s.eta).rungs) out.push_back(rung.r);
-  } else if (s.method == SearchMethod::kRandom && s.stopping != Stopping::kNone) {
+  } else if ((s.method == SearchMethod::kRandom && s.stopping != Stopping::kNone) || s.method == SearchMethod::kPbt) {
     for (std::int64_t budget = b.min; budget < b.max; budget += b.min) out.push_back(static_cast<double>(budget));
-    out.push_back(static_cast<double>(b.max));  // (as MedianStoppingScheduler)
+    out.push_back(static_cast<double>(b.max));  // (as MedianStoppingScheduler and PbtScheduler)
   } else {
     out.push_back(static_cast<double>(b.max));
+  }
+  return out;
+}
+
+const std::vector<std::string>& pbt_mutable_names() {
+  // Each read per slot at every step (trial_settings.cpp's slot_of), none
+  // shaping the model or its optimizer state.
+  static const std::vector<std::string> names = {"lr",    "momentum", "weight_decay", "dropout", "beta1",
+                                                 "beta2", "eps",      "dampening",    "alpha",   "rho",
+                                                 "lr_decay", "label_smoothing", "grad_clip"};
+  return names;
+}
+
+std::set<std::string> pbt_mutable(const SweepConfig& sweep) {
+  std::set<std::string> named;  // by a condition: which parameters a trial has must not change
+  for (const auto& p : sweep.parameters) {
+    for (const auto& c : p.when) named.insert(c.parameter);
+  }
+  const auto& names = pbt_mutable_names();
+  std::set<std::string> out;
+  for (const auto& p : sweep.parameters) {
+    if (p.distribution != search::Distribution::kConst && !named.count(p.name) &&
+        std::find(names.begin(), names.end(), p.name) != names.end()) {
+      out.insert(p.name);
+    }
   }
   return out;
 }

@@ -15,7 +15,7 @@ const std::vector<std::string>& enum_names<Goal>() {
 }
 template <>
 const std::vector<std::string>& enum_names<SearchMethod>() {
-  static const std::vector<std::string> names{"random", "grid", "hyperband", "sha", "asha"};
+  static const std::vector<std::string> names{"random", "grid", "hyperband", "sha", "asha", "pbt"};
   return names;
 }
 template <>
@@ -44,7 +44,9 @@ bool SearchOptions::operator==(const SearchOptions& o) const {
   return method == o.method && searcher == o.searcher && eta == o.eta && trials == o.trials &&
          repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping &&
          grace_period == o.grace_period && min_samples == o.min_samples && percentile == o.percentile &&
-         align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points;
+         align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points && population == o.population &&
+         quantile_fraction == o.quantile_fraction && resample_probability == o.resample_probability &&
+         perturbation_factors == o.perturbation_factors;
 }
 
 const search::ParameterSpec* SweepConfig::find_parameter(const std::string& parameter) const {

@@ -112,6 +112,13 @@ json to_json(const SweepConfig& s) {
         search["promotion_wait"] = s.search.promotion_wait;
       }
       break;
+    case SearchMethod::kPbt:
+      search["searcher"] = to_string(s.search.searcher);
+      search["population"] = s.search.population;
+      search["quantile_fraction"] = s.search.quantile_fraction;
+      search["resample_probability"] = s.search.resample_probability;
+      search["perturbation_factors"] = s.search.perturbation_factors;
+      break;
   }
   // As resolved (trial_waves), so that a later default never changes a recorded sweep.
   if (s.search.searcher == Searcher::kTpe && s.search.method != SearchMethod::kHyperband) {

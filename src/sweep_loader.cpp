@@ -303,11 +303,42 @@ void load_stopping_rule(YamlReader& r, const YAML::Node& node, SweepConfig& swee
   }
 }
 
+// Population based training's keys, named as Ray Tune's PBT names them.
+void load_pbt(YamlReader& r, const YAML::Node& node, SearchOptions& s) {
+  read_int_in(r, r.child(node, "search", "population", true), "search.population", 2, kMaxTrials,
+              "members trained together; each generation replaces the worst of them", s.population);
+  read_number_where(r, r.child(node, "search", "quantile_fraction", false), "search.quantile_fraction",
+                    [](double v) { return v > 0 && v <= 0.5; },
+                    "expected a share in (0, 0.5] (each generation the worst share takes the state of the best share)",
+                    s.quantile_fraction);
+  read_number_where(r, r.child(node, "search", "resample_probability", false), "search.resample_probability",
+                    [](double v) { return v >= 0 && v <= 1; },
+                    "expected a probability in [0, 1] (of drawing a value again rather than perturbing it)",
+                    s.resample_probability);
+  auto factors = r.child(node, "search", "perturbation_factors", false);
+  if (!factors) return;
+  const std::string expected = "expected a list of positive numbers that explore multiplies a value by (as [1.2, 0.8])";
+  if (!factors->IsSequence() || factors->size() == 0 || factors->size() > 100) {
+    r.error(*factors, "search.perturbation_factors", expected + ", got " + describe_node(*factors));
+    return;
+  }
+  std::vector<double> read;
+  for (std::size_t k = 0; k < factors->size(); ++k) {
+    const std::string path = "search.perturbation_factors[" + std::to_string(k) + "]";
+    double v = 0;
+    read_number_where(r, (*factors)[k], path, [](double x) { return x > 0 && x < 1e6; }, expected, v);
+    read.push_back(v);
+  }
+  s.perturbation_factors = std::move(read);
+}
+
 void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "search", true);
   const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",         "repeats",
                                         "stopping", "waves",    "promotion_wait", "align_brackets", "iterations",
-                                        "points_to_evaluate", "grace_period", "min_samples", "percentile"};
+                                        "points_to_evaluate", "grace_period", "min_samples", "percentile",
+                                        "population", "quantile_fraction", "resample_probability",
+                                        "perturbation_factors"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
@@ -319,6 +350,9 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets", "iterations", "points_to_evaluate"};
       case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "points_to_evaluate"};
       case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait", "points_to_evaluate"};
+      case SearchMethod::kPbt:
+        return {"searcher", "population", "quantile_fraction", "resample_probability", "perturbation_factors",
+                "points_to_evaluate"};
     }
     return {};
   };
@@ -359,6 +393,9 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
                          : key == "grace_period"
                              ? " (Ray Tune's ASHA grace_period is budget.min here; search.grace_period is the stopping "
                                "rule's, under method random)"
+                         : key == "trials" && s.method == SearchMethod::kPbt
+                             ? " (population based training trains search.population members, and makes a new "
+                               "trial for each member it replaces)"
                              : "";
       r.error(entry.first, "search." + key,
               "'" + key + "' is not used by method " + to_string(s.method) + hint +
@@ -374,8 +411,14 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   } else if (auto n = r.child(*node, "search", "searcher", false)) {
     if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe", "qmc"})) {
       s.searcher = *i == 0 ? Searcher::kRandom : *i == 1 ? Searcher::kTpe : Searcher::kQmc;
+      if (s.method == SearchMethod::kPbt && s.searcher == Searcher::kTpe) {
+        r.error(*n, "search.searcher",
+                "population based training draws its population with searcher random or qmc; it learns from "
+                "results by its exploit and explore steps, not by a model of them (tpe)");
+      }
     }
   }
+  if (s.method == SearchMethod::kPbt) load_pbt(r, *node, s);
   if (has("eta")) {
     read_int_in(r, r.child(*node, "search", "eta", false), "search.eta", 2, 1000,
                 "each rung keeps the best 1/eta of its trials, so eta must be at least 2", s.eta);
@@ -524,6 +567,40 @@ void budget_error(YamlReader& r, const YAML::Node& root, bool at_max, const std:
   r.error(at ? *at : root, min || !at ? "budget.min" : "budget.max", message);
 }
 
+// Population based training draws its population and changes, between
+// generations, only what a model can take up mid-training.
+void check_pbt(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
+  if (sweep.search.method != SearchMethod::kPbt) return;
+  auto params = r.child(root, "", "parameters", false);
+  for (const auto& p : sweep.parameters) {
+    if (p.distribution != search::Distribution::kGrid) continue;
+    auto at = params ? r.child(*params, "parameters", p.name, false) : std::nullopt;
+    r.error(at ? *at : root, parameter_path(p),
+            "a grid is searched by method grid; population based training draws its population (write "
+            "values: [...] to draw among them)");
+    return;
+  }
+  if (pbt_mutable(sweep).empty()) {
+    std::string names;
+    for (const auto& n : pbt_mutable_names()) names += (names.empty() ? "" : ", ") + n;
+    auto search = r.child(root, "", "search", false);
+    auto at = search ? r.child(*search, "search", "method", false) : std::nullopt;
+    r.error(at ? *at : root, "search.method",
+            "population based training changes, between generations, the parameters a model can take up while it "
+            "trains (" + names + "), and this sweep tunes none of them (a parameter a `when` names stays as drawn)");
+    return;
+  }
+  constexpr std::int64_t kMostGenerations = 10000;
+  const std::int64_t generations = (sweep.budget.max + sweep.budget.min - 1) / sweep.budget.min;
+  if (generations > kMostGenerations) {
+    budget_error(r, root, false,
+                 "population based training would run " + std::to_string(generations) +
+                     " generations (one every budget.min " + std::to_string(sweep.budget.min) +
+                     " up to budget.max " + std::to_string(sweep.budget.max) + "); at most " +
+                     std::to_string(kMostGenerations) + " (raise budget.min)");
+  }
+}
+
 // Median stopping compares trials after every budget.min up to budget.max: a
 // million steps of it is a typo (budget.min left at 1) that would take the
 // scheduler's memory.
@@ -635,6 +712,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   load_fusion(r, root, sweep);
   if (r.ok()) check_trial_count(r, root, sweep);
   if (r.ok()) check_median_steps(r, root, sweep);
+  if (r.ok()) check_pbt(r, root, sweep);
   if (r.ok()) check_rung_steps(r, root, sweep);
   if (!r.ok()) reject(r);
   sweep.search.waves = trial_waves(sweep);  // as run will train it, whatever a later default

@@ -11,6 +11,7 @@
 #include "hfta/core/suspect_settings.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/search/bracket_scheduler.h"
+#include "hfta/search/pbt_scheduler.h"
 #include "hfta/trainers/footprint.h"
 
 namespace hfta::core {
@@ -144,7 +145,8 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   std::ostringstream out;
   const std::string unit = to_string(sweep.budget.unit);
   out << "plan for '" << sweep.name << "': " << to_string(sweep.search.method);
-  if (sweep.search.method != SearchMethod::kRandom && sweep.search.method != SearchMethod::kGrid) {
+  const bool pbt = sweep.search.method == SearchMethod::kPbt;
+  if (sweep.search.method != SearchMethod::kRandom && sweep.search.method != SearchMethod::kGrid && !pbt) {
     out << ", eta " << sweep.search.eta;
   }
   out << ", budget " << budget_range(sweep) << ", on " << plan.device << (sweep.task.precision == "fp32" ? "" : " in " + sweep.task.precision + " autocast")
@@ -156,7 +158,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << "\n";
     for (std::size_t i = 0; i < b.rungs.size(); ++i) {
       const auto& r = b.rungs[i];
-      out << "  rung " << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
+      out << (pbt ? "  generation " : "  rung ") << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
       if (plan.brackets.size() > 1) out << " in round " << b.first_round + i;
       if (r.waves > 1) {
         out << " in " << r.waves << " waves of";
@@ -276,6 +278,19 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << " and first compares the trials at " << first << " " << unit
         << "; each step's trial counts above are the most it can hold"
         << (waves > 1 ? ", and the waves train one after another, each in these steps" : "") << "\n";
+  }
+  if (pbt) {
+    const auto& s = sweep.search;
+    const std::int64_t q = search::pbt_quantile(s.population, s.quantile_fraction);
+    std::string names;
+    for (const auto& n : pbt_mutable(sweep)) names += (names.empty() ? "" : ", ") + n;
+    out << "note: population based training trains its " << s.population << " members together, " << sweep.budget.min
+        << " " << unit << " a generation; after each, the worst " << q << " (and any that stopped or diverged) "
+        << "take the state of one of the best " << q << " as new trials, with " << names
+        << " explored: about " << search::PbtScheduler(s.population, sweep.budget.max, sweep.budget.min,
+                                                        sweep.metric.goal, s.quantile_fraction, sweep.seed)
+                                          .planned_trials()
+        << " trials in all\n";
   }
   for (const auto& note : suspect_settings(sweep)) out << note << "\n";
   return out.str();

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <map>
 #include <utility>
 
 #include "hfta/core/sweep_json.h"
@@ -49,6 +51,23 @@ std::optional<TargetReached> reaching_target(const std::vector<TargetReached>& r
   return best;
 }
 
+// Population based training's schedule of hyperparameters that gave a trial:
+// its ancestors' and its own, oldest first, each with the budget it took over at.
+static nlohmann::json lineage_json(const std::vector<TrialRecord>& trials, const TrialRecord& last) {
+  std::map<std::int64_t, const TrialRecord*> by_id;
+  for (const auto& t : trials) by_id[t.id] = &t;
+  std::vector<nlohmann::json> chain;
+  double from = last.parent ? last.parent->budget : 0;
+  chain.push_back({{"id", last.id}, {"from_budget", from}, {"params", params_json(last.params)}});
+  for (const TrialRecord* t = &last; t->parent && by_id.count(t->parent->trial) && chain.size() <= trials.size();) {
+    t = by_id.at(t->parent->trial);
+    from = t->parent ? t->parent->budget : 0;
+    chain.push_back({{"id", t->id}, {"from_budget", from}, {"params", params_json(t->params)}});
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
 nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result, const std::string& dir) {
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : result.trials) {
@@ -68,11 +87,13 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
     // Every metric where it ended (Ray Tune's last_result): its last evaluation.
     if (!t.history.empty()) trials.back()["final"] = t.history.back();
     if (t.status == "failed") trials.back()["error"] = t.error;
+    if (t.parent) trials.back()["parent"] = {{"trial", t.parent->trial}, {"budget", t.parent->budget}};
   }
   nlohmann::json best = nullptr;
   if (result.best >= 0) {
     const auto& b = result.trials[static_cast<std::size_t>(result.best)];
     best = {{"id", b.id}, {"params", params_json(b.params)}, {"metric", b.metric}};
+    if (b.parent) best["lineage"] = lineage_json(result.trials, b);
     if (result.best_test) {
       best["test"] = {{"loss", result.best_test->loss}, {"accuracy", result.best_test->accuracy}};
       const auto kind = trainers::find_model(sweep.task.model)->kind;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "hfta/core/search_setup.h"
+#include "hfta/search/pbt_scheduler.h"
 
 namespace hfta::core {
 namespace {
@@ -44,6 +45,18 @@ std::string search_line(const SweepConfig& s) {
         out << ", promotion wait " << s.search.promotion_wait << " s";
       }
       break;
+    case SearchMethod::kPbt: {
+      out << ", population " << s.search.population << ", " << to_string(s.search.searcher)
+          << " searcher, every budget.min the worst " << search::pbt_quantile(s.search.population, s.search.quantile_fraction)
+          << " take the state of the best " << search::pbt_quantile(s.search.population, s.search.quantile_fraction)
+          << ", exploring";
+      std::string names;
+      for (const auto& n : pbt_mutable(s)) names += (names.empty() ? " " : ", ") + n;
+      out << names << " (resample probability " << s.search.resample_probability << ", factors";
+      for (double f : s.search.perturbation_factors) out << " " << f;
+      out << ")";
+      break;
+    }
   }
   if (const auto waves = trial_waves(s); waves > 1) out << ", new trials in " << waves << " waves";
   if (const auto n = s.search.points.size(); n > 0) {

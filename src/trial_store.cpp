@@ -156,6 +156,7 @@ StoredTrial read_trial(const nlohmann::json& j) {
   for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = value_of(v);
   t.record.history = j.at("history");
   t.record.error = j.value("error", "");
+  if (j.contains("parent")) t.record.parent = search::Parent{j.at("parent").at("trial"), j.at("parent").at("budget")};
   if (j.contains("partial")) t.partial = partial_of(j.at("partial"));
   for (const auto& r : j.at("rungs")) {
     t.rungs.push_back({r.at("budget"), number_or_nan(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
@@ -229,6 +230,7 @@ void TrialStore::write_trial_json(const TrialRecord& record, const std::vector<R
   nlohmann::json trial = {{"id", record.id}, {"params", params}, {"seed", record.seed},
                           {"rungs", rung_list}, {"history", record.history}};
   if (!record.error.empty()) trial["error"] = record.error;
+  if (record.parent) trial["parent"] = {{"trial", record.parent->trial}, {"budget", record.parent->budget}};
   if (partial) trial["partial"] = partial_json(*partial);
   // The history also as JSON lines, one evaluation a line, for tools that read
   // metrics (jq, pandas.read_json(lines=True)). Written first: a kill between

@@ -17,6 +17,7 @@
 #include "hfta/core/suspect_settings.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/fusion/device_memory.h"
+#include "hfta/search/pbt_explore.h"
 #include "hfta/search/worker_balance.h"
 
 namespace hfta::core::tuning {
@@ -88,6 +89,10 @@ SweepResult Tuner::run() {
     std::vector<search::PackItem> items;
     for (const auto& job : jobs) {
       for (const auto& t : job.trials) {
+        if (const auto parent = scheduler_->parent_of(t.trial_id);
+            parent && !finished(t.trial_id, parent->budget) && !inherit(t.trial_id, *parent, job.budget)) {
+          continue;
+        }
         if (const RungResult* done = finished(t.trial_id, job.budget)) {
           replay(t.trial_id, *done);
           continue;
@@ -184,11 +189,52 @@ const Config& Tuner::config_of(std::int64_t id) {
   if (it == records_.end()) {
     TrialRecord r;
     r.id = id;
-    r.params = searcher_->suggest(id);
+    r.parent = scheduler_->parent_of(id);
+    // Population based training's new trial: its parent's configuration, explored.
+    r.params = r.parent ? search::explore(config_of(r.parent->trial), make_search_space(sweep_), pbt_mutable(sweep_),
+                                          {sweep_.search.resample_probability, sweep_.search.perturbation_factors},
+                                          sweep_.seed, id)
+                        : searcher_->suggest(id);
     r.seed = search::trial_seed(sweep_.seed, id);
     it = records_.emplace(id, std::move(r)).first;
   }
   return it->second.params;
+}
+
+// A new trial of population based training starts where its parent stands:
+// the parent's rung at that budget (its checkpoint, metric and early-stopping
+// state) and its history up to there become the trial's own, so that from
+// here on it trains, checkpoints, resumes and exports as any trial.
+// False where the parent's state is gone (its directory was damaged since):
+// the trial fails at `to`, its first rung.
+bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to) {
+  const RungResult* at = finished(parent.trial, parent.budget);
+  if (!at) throw std::logic_error("trial " + std::to_string(parent.trial) + " has no rung to inherit at " + format_budget(parent.budget));
+  const RungResult rung = *at;
+  Saved state;
+  try {
+    state = load_state(parent.trial, parent.budget);
+  } catch (const CheckpointLost& e) {
+    Reports now;
+    fail(child, to, std::string("it starts from trial ") + std::to_string(parent.trial) + "'s state, which is lost (" +
+                        e.what() + ")", now);
+    for (auto& report : now) report();
+    return false;
+  }
+  TrialRecord& r = records_.at(child);
+  r.history = nlohmann::json::array();
+  for (const auto& e : records_.at(parent.trial).history) {
+    if (e.at("step").get<std::int64_t>() <= rung.steps) r.history.push_back(e);
+  }
+  r.budget = rung.reached, r.metric = rung.metric, r.status = rung.status;
+  if (options_.dir.empty()) {
+    rungs_[child] = {rung};
+    saved_[child] = std::move(state);
+    return true;
+  }
+  check_directory();
+  rungs_[child] = {store_.save(r, {}, rung, state.model, state.optimizer)};
+  return true;
 }
 
 std::shared_ptr<trainers::ArrayClassifier> Tuner::build(std::int64_t models, const Config& c,

@@ -63,6 +63,7 @@ class Tuner {
   // tuner.cpp: the rounds, and what the scheduler and searcher are told.
   void train_arrays(const std::vector<search::ArrayPlan>& packed);
   const Config& config_of(std::int64_t id);
+  bool inherit(std::int64_t child, const search::Parent& parent, double to);
   std::shared_ptr<trainers::ArrayClassifier> build(std::int64_t models, const Config& c,
                                                    const c10::Device& device = c10::Device(c10::kCPU)) const;
   void tell_scheduler(const search::TrialResult& r);

@@ -48,6 +48,13 @@ void Tuner::damage_checkpoint(std::int64_t id) const {
 // averaged as they were (the rung's checkpoint holds the running sums). Returns whether it stands at
 // `budget` again, still running (false: it failed, or this time stopped).
 bool Tuner::repair(std::int64_t id, double budget) {
+  // Up to its parent's budget a trial trained as its parent, with other
+  // hyperparameters: that cannot be trained again as the trial.
+  if (const auto& parent = records_.at(id).parent; parent && budget <= parent->budget) {
+    progress_.message("trial " + std::to_string(id) + ": its checkpoint at " + format_budget(budget) +
+                      " came from trial " + std::to_string(parent->trial) + ", and cannot be trained again");
+    return false;
+  }
   double previous = 0;
   for (const auto& r : rungs_.at(id)) {
     if (r.budget < budget && r.status == "completed") previous = std::max(previous, r.budget);

@@ -19,6 +19,7 @@
 #include "hfta/core/trial_store.h"
 #include "hfta/core/tuner.h"
 #include "hfta/fusion/device_list.h"
+#include "hfta/search/pbt_scheduler.h"
 #include "hfta/trainers/model_zoo.h"
 
 namespace hfta::core::verbs {
@@ -146,6 +147,11 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   for (const auto& bracket : plan.brackets) {
     for (const auto& rung : bracket.rungs) options.totals.results += rung.n;
     if (!bracket.rungs.empty()) options.totals.trials += bracket.rungs.front().n;
+  }
+  if (sweep.search.method == SearchMethod::kPbt) {  // and the new trials of its exploits
+    const auto& s = sweep.search;
+    options.totals.trials = search::PbtScheduler(s.population, sweep.budget.max, sweep.budget.min, sweep.metric.goal,
+                                                 s.quantile_fraction, sweep.seed).planned_trials();
   }
   SweepResult result;
   try {

@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -2548,4 +2549,110 @@ TEST_F(Cli, AModelPastTheMemoryFailsItsTrialsSayingWhatToChange) {
   }
   EXPECT_TRUE(r.at("best").is_null());
   EXPECT_NE(slurp(out).find("will likely fail out of memory"), std::string::npos) << slurp(out);
+}
+
+// Population based training over kTinySweep's MLP: 4 members, a generation
+// every 10 steps up to 90, the worst member replaced by a clone of the best.
+std::string tiny_pbt_sweep(const std::string& more = "") {
+  std::string text = tiny_sweep_searching("{method: pbt, population: 4" + more + "}");
+  return text.replace(text.find("max: 0.5"), 8, "max: 0.2");  // (no member diverges)
+}
+
+TEST_F(Cli, PopulationBasedTrainingClonesTheBestAndExploresItsHyperparameters) {
+  const std::string sweep = write_sweep("pbt.yaml", tiny_pbt_sweep());
+  const Result r = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("generation 0: 4 trials to 10 steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("generation 8: 4 trials to 90 steps"), std::string::npos) << r.out;
+  const auto all = results(dir_ + "/whole");
+  const auto& trials = all.at("trials");
+  // One member replaced after each of the 8 generations before the last.
+  ASSERT_EQ(trials.size(), 12u);
+  std::map<std::int64_t, nlohmann::json> by_id;
+  for (const auto& t : trials) by_id[t.at("id")] = t;
+  std::set<double> replaced_at;
+  int perturbed = 0;
+  for (const auto& [id, t] : by_id) {
+    SCOPED_TRACE("trial " + std::to_string(id));
+    if (id < 4) {
+      EXPECT_FALSE(t.contains("parent"));
+      continue;
+    }
+    ASSERT_TRUE(t.contains("parent"));
+    const auto parent = by_id.at(t.at("parent").at("trial"));
+    const double from = t.at("parent").at("budget");
+    replaced_at.insert(from);
+    EXPECT_LT(parent.at("id").get<std::int64_t>(), id);
+    // Up to where it took over, its history is its parent's.
+    std::size_t k = 0;
+    for (; k < parent.at("history").size() && parent.at("history")[k].at("step").get<double>() <= from; ++k) {
+      ASSERT_LT(k, t.at("history").size());
+      EXPECT_EQ(t.at("history")[k], parent.at("history")[k]);
+    }
+    EXPECT_GT(t.at("history").size(), k);  // and it trained on from there
+    // Each hyperparameter perturbed by 1.2 or 0.8 (clamped), or drawn again.
+    for (const auto& [name, lo, hi] : {std::tuple{"lr", 0.01, 0.2}, std::tuple{"momentum", 0.0, 0.9}}) {
+      const double mine = t.at("params").at(name), theirs = parent.at("params").at(name);
+      perturbed += mine == std::clamp(theirs * 1.2, lo, hi) || mine == std::clamp(theirs * 0.8, lo, hi);
+    }
+    EXPECT_GE(t.at("params").at("lr").get<double>(), 0.01);
+    EXPECT_LE(t.at("params").at("lr").get<double>(), 0.2);
+  }
+  EXPECT_EQ(replaced_at, (std::set<double>{10, 20, 30, 40, 50, 60, 70, 80}));
+  EXPECT_GE(perturbed, 8);  // of 16 values, 12 perturbed on average, 4 drawn again
+  // Four trials reach the end; the best, when it is a clone, shows its lineage.
+  int at_end = 0;
+  for (const auto& t : trials) at_end += t.at("budget") == 90;
+  EXPECT_EQ(at_end, 4);
+  const auto& best = all.at("best");
+  if (by_id.at(best.at("id")).contains("parent")) {
+    ASSERT_TRUE(best.contains("lineage"));
+    EXPECT_EQ(best.at("lineage").back().at("id"), best.at("id"));
+    EXPECT_EQ(best.at("lineage").front().at("from_budget"), 0);
+    EXPECT_LT(best.at("lineage").front().at("id").get<std::int64_t>(), 4);
+  }
+  // CSV names each trial's parent.
+  const Result csv = run("export " + dir_ + "/whole --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",parent,parent_budget\n"), std::string::npos) << csv.out;
+
+  // Cut after 5 arrays (generations) and resumed: as one run.
+  expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
+  // Each trial alone, with the same math: the same metrics.
+  ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
+  const auto alone = results(dir_ + "/alone");
+  ASSERT_EQ(alone.at("trials").size(), trials.size());
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    EXPECT_EQ(alone.at("trials")[i].at("params"), trials[i].at("params")) << i;
+    EXPECT_NEAR(alone.at("trials")[i].at("metric").get<double>(), trials[i].at("metric").get<double>(), 1e-6) << i;
+  }
+}
+
+TEST_F(Cli, APopulationBasedTrainingCloneContinuesExactlyAsItsParent) {
+  // Explore that changes nothing: a clone trains on as its parent does (the
+  // same state, hyperparameters, data order and, without dropout, math).
+  const std::string sweep =
+      write_sweep("pbt.yaml", tiny_pbt_sweep(", resample_probability: 0, perturbation_factors: [1]"));
+  const Result r = run("run " + sweep + " --out " + dir_ + "/same");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto all = results(dir_ + "/same");
+  std::map<std::int64_t, nlohmann::json> by_id;
+  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  int compared = 0;
+  for (const auto& [id, t] : by_id) {
+    if (!t.contains("parent")) continue;
+    SCOPED_TRACE("trial " + std::to_string(id));
+    const auto& parent = by_id.at(t.at("parent").at("trial"));
+    EXPECT_EQ(t.at("params"), parent.at("params"));
+    // Every evaluation both made, equal (the parent may have been replaced since).
+    const auto& mine = t.at("history");
+    const auto& theirs = parent.at("history");
+    for (std::size_t k = 0; k < std::min(mine.size(), theirs.size()); ++k) {
+      EXPECT_EQ(mine[k].at("step"), theirs[k].at("step"));
+      EXPECT_NEAR(mine[k].at("val_loss").get<double>(), theirs[k].at("val_loss").get<double>(), 1e-6) << k;
+      EXPECT_NEAR(mine[k].at("train_loss").get<double>(), theirs[k].at("train_loss").get<double>(), 1e-6) << k;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 8);
 }

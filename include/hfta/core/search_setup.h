@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "hfta/core/sweep_config.h"
@@ -30,9 +32,20 @@ std::int64_t trial_waves(const SweepConfig& sweep);
 /// the full budget for random and grid search.
 std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep);
 
+/// What population based training may change between generations: the
+/// sweep's training hyperparameters that a model can take up mid-training
+/// (optimizer settings, dropout, label smoothing, gradient clipping), unless
+/// a `when` names them or they are constant. Everything else (shapes, the
+/// optimizer, the schedule, the batch size) a new trial keeps from its parent.
+std::set<std::string> pbt_mutable(const SweepConfig& sweep);
+
+/// The names pbt_mutable() picks from, in order.
+const std::vector<std::string>& pbt_mutable_names();
+
 /// The budgets a trial's rungs end at, in order, for the sweep's method: the
 /// rungs of successive halving (every Hyperband bracket's are a tail of
-/// them), median stopping's steps (min, 2 min, ..., max), or the full budget.
+/// them), median stopping's steps and PBT's generations (min, 2 min, ...,
+/// max), or the full budget.
 std::vector<double> rung_budgets(const SweepConfig& sweep);
 
 /// The batch sizes a trial may train with, largest first: the batch_size

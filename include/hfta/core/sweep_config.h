@@ -16,7 +16,7 @@ namespace hfta::core {
 
 enum class BudgetUnit { kEpochs, kSteps, kSamples };
 using search::Goal;  // the scheduler ranks by it
-enum class SearchMethod { kRandom, kGrid, kHyperband, kSha, kAsha };
+enum class SearchMethod { kRandom, kGrid, kHyperband, kSha, kAsha, kPbt };
 enum class Searcher { kRandom, kTpe, kGrid, kQmc };
 enum class Stopping { kNone, kMedian, kPercentile };
 enum class FusionMode { kAuto, kOff };
@@ -92,6 +92,10 @@ struct SearchOptions {
   bool align_brackets = true;             ///< hyperband: every bracket's last rung in one round
   std::int64_t iterations = 1;            ///< hyperband: passes over its brackets, one after another
   std::int64_t waves = 0;                 ///< random, sha, asha with tpe: parts new trials start in (0: trial_waves picks)
+  std::int64_t population = 0;            ///< pbt: members trained together, trials 0..population-1
+  double quantile_fraction = 0.25;        ///< pbt: the bottom share replaced by clones of the top share, each generation
+  double resample_probability = 0.25;    ///< pbt: the chance explore draws a value again rather than perturbing it
+  std::vector<double> perturbation_factors = {1.2, 0.8};  ///< pbt: what explore multiplies a number by
   /// Configurations to try first (Ray Tune's points_to_evaluate; not grid):
   /// trial t below their number is point t, with the parameters it leaves out
   /// drawn. Each value is as its parameter draws it (search::as_drawn).

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hfta/core/sweep_config.h"
+#include "hfta/search/scheduler.h"
 #include "hfta/search/search_space.h"
 
 namespace hfta::core {
@@ -24,6 +25,9 @@ struct TrialRecord {
   double budget = 0;                 ///< budget units reached
   double metric = 0;                 ///< the sweep's metric at that budget
   nlohmann::json history = nlohmann::json::array();  ///< every evaluation
+  /// Population based training: the trial whose state at a budget this one
+  /// started from (its history and rungs up to there are the parent's).
+  std::optional<search::Parent> parent;
 };
 
 /// A model's metrics on the test split, which no search decision saw.
