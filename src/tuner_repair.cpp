@@ -51,8 +51,10 @@ bool Tuner::repair(std::int64_t id, double budget) {
   // Up to its parent's budget a trial trained as its parent, with other
   // hyperparameters: that cannot be trained again as the trial.
   if (const auto& parent = records_.at(id).parent; parent && budget <= parent->budget) {
-    progress_.message("trial " + std::to_string(id) + ": its checkpoint at " + format_budget(budget) +
-                      " came from trial " + std::to_string(parent->trial) + ", and cannot be trained again");
+    TrialRecord& r = records_.at(id);
+    r.status = "failed";
+    r.error = "its state at " + format_budget(parent->budget) + " came from trial " + std::to_string(parent->trial) +
+              " (population based training), and cannot be trained again as this trial's";
     return false;
   }
   double previous = 0;

@@ -2656,3 +2656,28 @@ TEST_F(Cli, APopulationBasedTrainingCloneContinuesExactlyAsItsParent) {
   }
   EXPECT_GT(compared, 8);
 }
+
+TEST_F(Cli, APopulationBasedTrainingCloneWhoseInheritedCheckpointIsLostFailsAndIsReplaced) {
+  const std::string sweep = write_sweep("pbt.yaml", tiny_pbt_sweep());
+  // Trial 4 is the first clone, from a parent's state at 10 steps.
+  const ScopedEnv at_load_damage("HFTA_TUNE_DAMAGE_CHECKPOINTS_AT_LOAD", "4@10");
+  const Result r = run("run " + sweep + " --out " + dir_ + "/damaged");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto all = results(dir_ + "/damaged");
+  std::map<std::int64_t, nlohmann::json> by_id;
+  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  ASSERT_TRUE(by_id.count(4));
+  EXPECT_EQ(by_id.at(4).at("status"), "failed");
+  EXPECT_NE(by_id.at(4).at("error").get<std::string>().find(
+                "came from trial " + by_id.at(4).at("parent").at("trial").dump() + " (population based training)"),
+            std::string::npos)
+      << by_id.at(4).at("error");
+  // The population goes on: a new clone takes the failed one's place after generation 1.
+  int at_20 = 0, at_end = 0;
+  for (const auto& [id, t] : by_id) {
+    at_20 += t.contains("parent") && t.at("parent").at("budget") == 20;
+    at_end += t.at("budget") == 90;
+  }
+  EXPECT_GE(at_20, 1);
+  EXPECT_EQ(at_end, 4);
+}
