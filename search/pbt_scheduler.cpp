@@ -78,6 +78,7 @@ void PbtScheduler::exploit() {
 
 bool PbtScheduler::may_train_again(std::int64_t trial_id) const {
   if (finished_) return false;
+  if (trial_id >= next_id_) return true;  // a clone a later generation may make
   // A parent's state at the generation's budget is read when its children start.
   return std::find(members_.begin(), members_.end(), trial_id) != members_.end();
 }

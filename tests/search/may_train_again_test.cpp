@@ -10,6 +10,7 @@
 #include "hfta/search/asha_scheduler.h"
 #include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/median_stopping.h"
+#include "hfta/search/pbt_scheduler.h"
 
 namespace hfta::search {
 namespace {
@@ -58,6 +59,12 @@ TEST(MayTrainAgain, DoneTrialsNeverTrainAgainUnderEveryScheduler) {
     SCOPED_TRACE("median stopping in waves");
     MedianStoppingScheduler s(20, 6, 1, Goal::kMaximize, 2);
     EXPECT_GT(expect_done_trials_never_train_again(s, 20), 10u);
+  }
+  {
+    SCOPED_TRACE("population based training");
+    PbtScheduler s(8, 10, 1, Goal::kMaximize, 0.25, 5);
+    // (Ids past the clones made are asked too: a clone not made yet may still train.)
+    EXPECT_GT(expect_done_trials_never_train_again(s, 40), 15u);  // 8 + 2 a generation, replaced as they go
   }
 }
 
