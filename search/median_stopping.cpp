@@ -70,8 +70,7 @@ MedianStoppingScheduler::MedianStoppingScheduler(std::int64_t trials, std::int64
   if (trials < 1) throw std::invalid_argument("median stopping needs at least one trial");
   if (waves < 1) throw std::invalid_argument("median stopping needs at least one wave");
   if (min_budget < 1 || max_budget < min_budget) throw std::invalid_argument("median stopping needs 1 <= min <= max");
-  for (std::int64_t b = min_budget; b < max_budget; b += min_budget) budgets_.push_back(static_cast<double>(b));
-  budgets_.push_back(static_cast<double>(max_budget));
+  budgets_ = lockstep_budgets(min_budget, max_budget);
   start_wave();
 }
 
@@ -86,10 +85,7 @@ void MedianStoppingScheduler::start_wave() {
 std::vector<RungJob> MedianStoppingScheduler::next_jobs(std::size_t /*capacity*/, double /*now*/) {
   if (handed_out_ || finished()) return {};
   handed_out_ = true;
-  RungJob job{0, static_cast<int>(step_), budgets_[step_], {}};
-  const double from = step_ ? budgets_[step_ - 1] : 0.0;
-  for (std::int64_t id : alive_) job.trials.push_back({id, from});
-  return {job};
+  return {lockstep_job(budgets_, step_, alive_)};
 }
 
 void MedianStoppingScheduler::report(const TrialResult& result) {

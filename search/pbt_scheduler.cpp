@@ -22,18 +22,14 @@ PbtScheduler::PbtScheduler(std::int64_t population, std::int64_t max_budget, std
   if (!(quantile_fraction > 0 && quantile_fraction <= 0.5)) {
     throw std::invalid_argument("population based training's quantile fraction must lie in (0, 0.5]");
   }
-  for (std::int64_t b = interval; b < max_budget; b += interval) budgets_.push_back(static_cast<double>(b));
-  budgets_.push_back(static_cast<double>(max_budget));
+  budgets_ = lockstep_budgets(interval, max_budget);
   for (std::int64_t id = 0; id < population; ++id) members_.push_back(id);
 }
 
 std::vector<RungJob> PbtScheduler::next_jobs(std::size_t /*capacity*/, double /*now*/) {
   if (handed_out_ || finished_) return {};
   handed_out_ = true;
-  RungJob job{0, static_cast<int>(step_), budgets_[step_], {}};
-  const double from = step_ ? budgets_[step_ - 1] : 0.0;
-  for (std::int64_t id : members_) job.trials.push_back({id, from});
-  return {job};
+  return {lockstep_job(budgets_, step_, members_)};
 }
 
 void PbtScheduler::report(const TrialResult& result) {

@@ -10,6 +10,20 @@ std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k) {
   return (n * (k + 1) + waves - 1) / waves;
 }
 
+std::vector<double> lockstep_budgets(std::int64_t min_budget, std::int64_t max_budget) {
+  std::vector<double> out;
+  for (std::int64_t b = min_budget; b < max_budget; b += min_budget) out.push_back(static_cast<double>(b));
+  out.push_back(static_cast<double>(max_budget));
+  return out;
+}
+
+RungJob lockstep_job(const std::vector<double>& budgets, std::size_t step, const std::vector<std::int64_t>& trials) {
+  RungJob job{0, static_cast<int>(step), budgets[step], {}};
+  const double from = step ? budgets[step - 1] : 0.0;
+  for (std::int64_t id : trials) job.trials.push_back({id, from});
+  return job;
+}
+
 bool better(double a, double b, Goal goal) {
   if (std::isnan(a)) return false;
   if (std::isnan(b)) return true;

@@ -97,8 +97,7 @@ std::vector<double> rung_budgets(const SweepConfig& sweep) {
   if (s.method == SearchMethod::kHyperband || s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha) {
     for (const auto& rung : search::successive_halving_bracket(1, b.max, b.min, s.eta).rungs) out.push_back(rung.r);
   } else if ((s.method == SearchMethod::kRandom && s.stopping != Stopping::kNone) || s.method == SearchMethod::kPbt) {
-    for (std::int64_t budget = b.min; budget < b.max; budget += b.min) out.push_back(static_cast<double>(budget));
-    out.push_back(static_cast<double>(b.max));  // (as MedianStoppingScheduler and PbtScheduler)
+    out = search::lockstep_budgets(b.min, b.max);
   } else {
     out.push_back(static_cast<double>(b.max));
   }

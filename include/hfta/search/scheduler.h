@@ -63,6 +63,13 @@ struct TrialResult {
 /// largest, so a model-based searcher has the most results for the second.
 std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k);
 
+/// The budgets of schedulers whose trials train in steps together (median
+/// stopping, population based training): min, 2 min, ... below max, then max.
+std::vector<double> lockstep_budgets(std::int64_t min_budget, std::int64_t max_budget);
+
+/// Step `step` of `budgets` for `trials`, each from the step before (0 first).
+RungJob lockstep_job(const std::vector<double>& budgets, std::size_t step, const std::vector<std::int64_t>& trials);
+
 /// True when metric a beats b under goal; NaN loses to every number.
 bool better(double a, double b, Goal goal);
 
