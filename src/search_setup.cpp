@@ -129,6 +129,14 @@ std::set<std::string> pbt_mutable(const SweepConfig& sweep) {
   return out;
 }
 
+std::int64_t pbt_planned_trials(const SweepConfig& sweep) {
+  if (sweep.search.method != SearchMethod::kPbt) return 0;
+  const auto& s = sweep.search;
+  return search::PbtScheduler(s.population, sweep.budget.max, sweep.budget.min, sweep.metric.goal, s.quantile_fraction,
+                              sweep.seed)
+      .planned_trials();
+}
+
 std::string task_key(const SweepConfig& sweep) {
   std::string key = sweep.task.model + "|" + sweep.task.dataset +
                     "|batch_size=" + std::to_string(sweep.task.batch_size);

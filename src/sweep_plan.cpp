@@ -124,7 +124,7 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
     }
     brackets.push_back({{"s", b.s}, {"iteration", b.iteration}, {"rungs", rungs}});
   }
-  return {{"format", 1},
+  json out = {{"format", 1},
           {"name", sweep.name},
           {"method", to_string(sweep.search.method)},
           {"eta", sweep.search.eta},
@@ -139,6 +139,14 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
           {"brackets", brackets},
           {"total_budget", plan.total_budget},
           {"trained_budget", plan.trained_budget}};
+  if (sweep.search.method == SearchMethod::kPbt) {
+    const auto& s = sweep.search;
+    out["pbt"] = {{"population", s.population},
+                  {"replaced_per_generation", search::pbt_quantile(s.population, s.quantile_fraction)},
+                  {"trials", pbt_planned_trials(sweep)},
+                  {"explored", pbt_mutable(sweep)}};
+  }
+  return out;
 }
 
 std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
@@ -287,9 +295,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << "note: population based training trains its " << s.population << " members together, " << sweep.budget.min
         << " " << unit << " a generation; after each, the worst " << q << " (and any that stopped or diverged) "
         << "take the state of one of the best " << q << " as new trials, with " << names
-        << " explored: about " << search::PbtScheduler(s.population, sweep.budget.max, sweep.budget.min,
-                                                        sweep.metric.goal, s.quantile_fraction, sweep.seed)
-                                          .planned_trials()
+        << " explored: about " << pbt_planned_trials(sweep)
         << " trials in all\n";
   }
   for (const auto& note : suspect_settings(sweep)) out << note << "\n";

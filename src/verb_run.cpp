@@ -13,13 +13,13 @@
 
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
+#include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/trial_settings.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/tuner.h"
 #include "hfta/fusion/device_list.h"
-#include "hfta/search/pbt_scheduler.h"
 #include "hfta/trainers/model_zoo.h"
 
 namespace hfta::core::verbs {
@@ -148,11 +148,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     for (const auto& rung : bracket.rungs) options.totals.results += rung.n;
     if (!bracket.rungs.empty()) options.totals.trials += bracket.rungs.front().n;
   }
-  if (sweep.search.method == SearchMethod::kPbt) {  // and the new trials of its exploits
-    const auto& s = sweep.search;
-    options.totals.trials = search::PbtScheduler(s.population, sweep.budget.max, sweep.budget.min, sweep.metric.goal,
-                                                 s.quantile_fraction, sweep.seed).planned_trials();
-  }
+  if (sweep.search.method == SearchMethod::kPbt) options.totals.trials = pbt_planned_trials(sweep);  // and its clones
   SweepResult result;
   try {
     result = run_sweep(sweep, options);

@@ -47,6 +47,11 @@ TEST(PbtSweep, LoadsWithRayTunesDefaultsAndPlansGenerations) {
             std::string::npos)
       << text;
   EXPECT_NE(summarize(s).find("pbt, population 8, random searcher"), std::string::npos) << summarize(s);
+  const auto json = to_json(make_plan(s, true, "cpu", 1e9), s);
+  EXPECT_EQ(json.at("pbt"), nlohmann::json({{"population", 8},
+                                            {"replaced_per_generation", 2},
+                                            {"trials", 24},
+                                            {"explored", {"lr", "momentum"}}}));
 }
 
 TEST(PbtSweep, SweepJsonLoadsBackEqual) {

@@ -39,6 +39,10 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep);
 /// optimizer, the schedule, the batch size) a new trial keeps from its parent.
 std::set<std::string> pbt_mutable(const SweepConfig& sweep);
 
+/// The trials population based training makes when each generation replaces
+/// its quantile (PbtScheduler::planned_trials); 0 for other methods.
+std::int64_t pbt_planned_trials(const SweepConfig& sweep);
+
 /// The names pbt_mutable() picks from, in order.
 const std::vector<std::string>& pbt_mutable_names();
 
