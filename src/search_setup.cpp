@@ -120,9 +120,11 @@ std::set<std::string> pbt_mutable(const SweepConfig& sweep) {
   }
   const auto& names = pbt_mutable_names();
   std::set<std::string> out;
+  const auto& chosen = sweep.search.explore;
   for (const auto& p : sweep.parameters) {
     if (p.distribution != search::Distribution::kConst && !named.count(p.name) &&
-        std::find(names.begin(), names.end(), p.name) != names.end()) {
+        std::find(names.begin(), names.end(), p.name) != names.end() &&
+        (chosen.empty() || std::find(chosen.begin(), chosen.end(), p.name) != chosen.end())) {
       out.insert(p.name);
     }
   }

@@ -118,6 +118,7 @@ json to_json(const SweepConfig& s) {
       search["quantile_fraction"] = s.search.quantile_fraction;
       search["resample_probability"] = s.search.resample_probability;
       search["perturbation_factors"] = s.search.perturbation_factors;
+      if (!s.search.explore.empty()) search["explore"] = s.search.explore;
       break;
   }
   // As resolved (trial_waves), so that a later default never changes a recorded sweep.

@@ -315,6 +315,17 @@ void load_pbt(YamlReader& r, const YAML::Node& node, SearchOptions& s) {
                     [](double v) { return v >= 0 && v <= 1; },
                     "expected a probability in [0, 1] (of drawing a value again rather than perturbing it)",
                     s.resample_probability);
+  if (auto explore = r.child(node, "search", "explore", false)) {
+    if (!explore->IsSequence() || explore->size() == 0) {
+      r.error(*explore, "search.explore",
+              "expected a list of the parameters explore may change (as [lr, momentum]), got " + describe_node(*explore));
+    } else {
+      for (std::size_t k = 0; k < explore->size(); ++k) {
+        auto name = r.read_string((*explore)[k], "search.explore[" + std::to_string(k) + "]");
+        if (name) s.explore.push_back(*name);
+      }
+    }
+  }
   auto factors = r.child(node, "search", "perturbation_factors", false);
   if (!factors) return;
   const std::string expected = "expected a list of positive numbers that explore multiplies a value by (as [1.2, 0.8])";
@@ -338,7 +349,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
                                         "stopping", "waves",    "promotion_wait", "align_brackets", "iterations",
                                         "points_to_evaluate", "grace_period", "min_samples", "percentile",
                                         "population", "quantile_fraction", "resample_probability",
-                                        "perturbation_factors"};
+                                        "perturbation_factors", "explore"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
@@ -352,7 +363,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait", "points_to_evaluate"};
       case SearchMethod::kPbt:
         return {"searcher", "population", "quantile_fraction", "resample_probability", "perturbation_factors",
-                "points_to_evaluate"};
+                "explore", "points_to_evaluate"};
     }
     return {};
   };
@@ -580,10 +591,37 @@ void check_pbt(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) 
             "values: [...] to draw among them)");
     return;
   }
+  auto search = r.child(root, "", "search", false);
+  auto explore = search ? r.child(*search, "search", "explore", false) : std::nullopt;
+  SweepConfig unchosen = sweep;
+  unchosen.search.explore.clear();
+  const std::set<std::string> may_change = pbt_mutable(unchosen);
+  std::vector<std::string> tuned;
+  for (const auto& p : sweep.parameters) tuned.push_back(p.name);
+  const auto& names = pbt_mutable_names();
+  for (std::size_t k = 0; k < sweep.search.explore.size(); ++k) {
+    const std::string& name = sweep.search.explore[k];
+    const std::string path = "search.explore[" + std::to_string(k) + "]";
+    const YAML::Node at = explore ? (*explore)[k] : root;
+    if (std::find(sweep.search.explore.begin(), sweep.search.explore.begin() + static_cast<std::ptrdiff_t>(k), name) !=
+        sweep.search.explore.begin() + static_cast<std::ptrdiff_t>(k)) {
+      r.error(at, path, "'" + name + "' is listed twice");
+    } else if (!sweep.find_parameter(name)) {
+      r.error(at, path, "'" + name + "' is not a parameter of this sweep" + did_you_mean(name, tuned));
+    } else if (std::find(names.begin(), names.end(), name) == names.end()) {
+      r.error(at, path,
+              "'" + name + "' cannot change while a model trains (it shapes the model, its optimizer or its data); "
+              "explore may change " + join_alternatives(names));
+    } else if (!may_change.count(name)) {
+      r.error(at, path,
+              "'" + name + "' cannot be explored: it is constant, or a `when` names it (which parameters a trial "
+              "has must not change)");
+    }
+  }
+  if (!r.ok()) return;
   if (pbt_mutable(sweep).empty()) {
     std::string names;
     for (const auto& n : pbt_mutable_names()) names += (names.empty() ? "" : ", ") + n;
-    auto search = r.child(root, "", "search", false);
     auto at = search ? r.child(*search, "search", "method", false) : std::nullopt;
     r.error(at ? *at : root, "search.method",
             "population based training changes, between generations, the parameters a model can take up while it "

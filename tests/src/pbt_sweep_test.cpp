@@ -109,6 +109,25 @@ TEST(PbtSweep, RefusesWhatItCannotRunAtItsLine) {
                   "search.points_to_evaluate[2]", "lr: 0.03", "raise search.population");
 }
 
+TEST(PbtSweep, SearchExploreChoosesWhatChangesAsRayTunesHyperparamMutations) {
+  const SweepConfig s =
+      load_sweep_string(sweep_yaml({{"search", kPbt + "  explore: [momentum]\n"}, {"parameters", kParameters}}), "sweep.yaml");
+  EXPECT_EQ(s.search.explore, (std::vector<std::string>{"momentum"}));
+  EXPECT_EQ(pbt_mutable(s), (std::set<std::string>{"momentum"}));  // lr keeps each lineage's first draw
+  EXPECT_EQ(load_sweep_string(to_json(s).dump(), "sweep.json"), s);
+  const std::string params = kParameters + "  label_smoothing: {value: 0.1}\n";
+  expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [lr, momentom]\n"}, {"parameters", params}}),
+                  "search.explore[1]", "explore:", "'momentom' is not a parameter of this sweep (did you mean 'momentum'?)");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [width]\n"}, {"parameters", params}}), "search.explore[0]",
+                  "explore:", "'width' cannot change while a model trains");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [label_smoothing]\n"}, {"parameters", params}}),
+                  "search.explore[0]", "explore:", "it is constant, or a `when` names it");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [lr, lr]\n"}, {"parameters", params}}), "search.explore[1]",
+                  "explore:", "'lr' is listed twice");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  explore: lr\n"}, {"parameters", params}}), "search.explore",
+                  "explore:", "expected a list of the parameters explore may change");
+}
+
 TEST(PbtSweep, AParameterAWhenNamesIsNotExplored) {
   const SweepConfig s = load_sweep_string(
       sweep_yaml({{"search", kPbt},

@@ -35,7 +35,8 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep);
 /// What population based training may change between generations: the
 /// sweep's training hyperparameters that a model can take up mid-training
 /// (optimizer settings, dropout, label smoothing, gradient clipping), unless
-/// a `when` names them or they are constant. Everything else (shapes, the
+/// a `when` names them or they are constant; of those, the ones
+/// search.explore lists where it does. Everything else (shapes, the
 /// optimizer, the schedule, the batch size) a new trial keeps from its parent.
 std::set<std::string> pbt_mutable(const SweepConfig& sweep);
 

@@ -96,6 +96,9 @@ struct SearchOptions {
   double quantile_fraction = 0.25;        ///< pbt: the bottom share replaced by clones of the top share, each generation
   double resample_probability = 0.25;    ///< pbt: the chance explore draws a value again rather than perturbing it
   std::vector<double> perturbation_factors = {1.2, 0.8};  ///< pbt: what explore multiplies a number by
+  /// pbt: the parameters explore may change (Ray Tune's hyperparam_mutations);
+  /// empty: every one that can change mid-training (pbt_mutable).
+  std::vector<std::string> explore;
   /// Configurations to try first (Ray Tune's points_to_evaluate; not grid):
   /// trial t below their number is point t, with the parameters it leaves out
   /// drawn. Each value is as its parameter draws it (search::as_drawn).
