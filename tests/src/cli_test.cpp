@@ -2681,3 +2681,21 @@ TEST_F(Cli, APopulationBasedTrainingCloneWhoseInheritedCheckpointIsLostFailsAndI
   EXPECT_GE(at_20, 1);
   EXPECT_EQ(at_end, 4);
 }
+
+TEST_F(Cli, PopulationBasedTrainingExploresOnlyWhatSearchExploreLists) {
+  const std::string sweep = write_sweep("pbt.yaml", tiny_pbt_sweep(", explore: [momentum]"));
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/explore").code, 0);
+  const auto all = results(dir_ + "/explore");  // (held: a range-for over a temporary's member dangles)
+  std::map<std::int64_t, nlohmann::json> by_id;
+  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  int changed = 0, clones = 0;
+  for (const auto& [id, t] : by_id) {
+    if (!t.contains("parent")) continue;
+    const auto& parent = by_id.at(t.at("parent").at("trial"));
+    EXPECT_EQ(t.at("params").at("lr"), parent.at("params").at("lr")) << id;  // a lineage keeps its first lr
+    changed += t.at("params").at("momentum") != parent.at("params").at("momentum");
+    ++clones;
+  }
+  EXPECT_EQ(clones, 8);
+  EXPECT_GE(changed, 6);  // (unchanged only where clamped at 0.9 or multiplied from 0)
+}
