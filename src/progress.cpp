@@ -59,7 +59,8 @@ Progress::Fields Progress::fields() const {
   Fields f;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::int64_t done = done_ && totals_.trials > 0 ? done_() : -1;
-  if (done >= 0) f.trials = std::to_string(done) + "/" + std::to_string(totals_.trials);
+  // (PBT's total is the plan's estimate too: members that stop or diverge make more clones.)
+  if (done >= 0) f.trials = std::to_string(done) + "/" + std::to_string(std::max(done, totals_.trials));
   // (ASHA's and median stopping's totals are the plan's estimate: ASHA can
   // promote more, so the count never reads past a total it outgrew.)
   f.results = "results " + std::to_string(results_) + "/" + std::to_string(std::max(results_, totals_.results));

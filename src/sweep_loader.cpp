@@ -328,9 +328,11 @@ void load_pbt(YamlReader& r, const YAML::Node& node, SearchOptions& s) {
   }
   auto factors = r.child(node, "search", "perturbation_factors", false);
   if (!factors) return;
-  const std::string expected = "expected a list of positive numbers that explore multiplies a value by (as [1.2, 0.8])";
+  const std::string expected =
+      "expected a list of positive numbers below 1,000,000 that explore multiplies a value by (as [1.2, 0.8])";
   if (!factors->IsSequence() || factors->size() == 0 || factors->size() > 100) {
-    r.error(*factors, "search.perturbation_factors", expected + ", got " + describe_node(*factors));
+    r.error(*factors, "search.perturbation_factors",
+            expected + ", got " + (factors->IsSequence() && factors->size() == 0 ? "an empty list" : describe_node(*factors)));
     return;
   }
   std::vector<double> read;
@@ -619,6 +621,20 @@ void check_pbt(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) 
     }
   }
   if (!r.ok()) return;
+  auto budget = r.child(root, "", "budget", false);
+  if (!budget || !r.child(*budget, "budget", "min", false)) {
+    r.error(budget ? *budget : root, "budget.min",
+            "population based training needs budget.min: the budget each generation trains before the worst "
+            "members take the state of the best (Ray Tune's perturbation_interval)");
+    return;
+  }
+  if (sweep.budget.min >= sweep.budget.max) {
+    budget_error(r, root, false,
+                 "budget.min " + std::to_string(sweep.budget.min) + " is budget.max: one generation, so population "
+                 "based training would exploit nothing (that is method random); make budget.min a fraction of "
+                 "budget.max");
+    return;
+  }
   if (pbt_mutable(sweep).empty()) {
     std::string names;
     for (const auto& n : pbt_mutable_names()) names += (names.empty() ? "" : ", ") + n;

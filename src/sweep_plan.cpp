@@ -162,8 +162,12 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
                                     : std::string("off"))
       << "\n";
   for (const auto& b : plan.brackets) {
-    out << "bracket s=" << b.s << (sweep.search.iterations > 1 ? " of iteration " + std::to_string(b.iteration) : "")
-        << "\n";
+    if (pbt) {
+      out << "population of " << sweep.search.population << ", in generations\n";
+    } else {
+      out << "bracket s=" << b.s << (sweep.search.iterations > 1 ? " of iteration " + std::to_string(b.iteration) : "")
+          << "\n";
+    }
     for (std::size_t i = 0; i < b.rungs.size(); ++i) {
       const auto& r = b.rungs[i];
       out << (pbt ? "  generation " : "  rung ") << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
@@ -197,9 +201,13 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       out << "\n";
     }
   }
-  out << "total budget: " << budget_text(plan.total_budget, unit)
-      << " (sum of n_i r_i); trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n"
-      << "memory: arrays planned within " << mib(plan.budget_bytes) << " ("
+  if (pbt) {
+    out << "total budget: " << budget_text(plan.trained_budget, unit) << " (the population to budget.max)\n";
+  } else {
+    out << "total budget: " << budget_text(plan.total_budget, unit)
+        << " (sum of n_i r_i); trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n";
+  }
+  out << "memory: arrays planned within " << mib(plan.budget_bytes) << " ("
       << sweep.fusion.memory_fraction * 100 << "% of the free memory of " << plan.device
       << "); sizes of " << sweep.task.model << " models are "
       << (trainers::estimate_footprint(sweep.task.model, {}) ? "estimated from parameter and activation counts"
@@ -292,9 +300,10 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     const std::int64_t q = search::pbt_quantile(s.population, s.quantile_fraction);
     std::string names;
     for (const auto& n : pbt_mutable(sweep)) names += (names.empty() ? "" : ", ") + n;
-    out << "note: population based training trains its " << s.population << " members together, " << sweep.budget.min
-        << " " << unit << " a generation; after each, the worst " << q << " (and any that stopped or diverged) "
-        << "take the state of one of the best " << q << " as new trials, with " << names
+    out << "note: population based training trains its " << s.population << " members together, "
+        << budget_text(static_cast<double>(sweep.budget.min), unit) << " a generation; after each, the worst " << q
+        << " (those that stopped or diverged counted worst, and all of them replaced) take the state of one of the best "
+        << q << " as new trials, with " << names
         << " explored: about " << pbt_planned_trials(sweep)
         << " trials in all\n";
   }

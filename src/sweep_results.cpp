@@ -93,7 +93,7 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
   if (result.best >= 0) {
     const auto& b = result.trials[static_cast<std::size_t>(result.best)];
     best = {{"id", b.id}, {"params", params_json(b.params)}, {"metric", b.metric}};
-    if (b.parent) best["lineage"] = lineage_json(result.trials, b);
+    if (sweep.search.method == SearchMethod::kPbt) best["lineage"] = lineage_json(result.trials, b);
     if (result.best_test) {
       best["test"] = {{"loss", result.best_test->loss}, {"accuracy", result.best_test->accuracy}};
       const auto kind = trainers::find_model(sweep.task.model)->kind;

@@ -210,7 +210,7 @@ const Config& Tuner::config_of(std::int64_t id) {
 bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to) {
   const RungResult* at = finished(parent.trial, parent.budget);
   if (!at) throw std::logic_error("trial " + std::to_string(parent.trial) + " has no rung to inherit at " + format_budget(parent.budget));
-  const RungResult rung = *at;
+  RungResult rung = *at;
   Saved state;
   try {
     state = load_state(parent.trial, parent.budget);
@@ -222,6 +222,15 @@ bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to)
     return false;
   }
   TrialRecord& r = records_.at(child);
+  // Reduce-on-plateau holds the learning rate it reached: the clone's own lr,
+  // reduced as often as the parent's was (not the parent's, which would
+  // leave its explored lr unused).
+  const double parent_lr = settings_.slot_of(parent.trial, records_.at(parent.trial).params, 0).lr;
+  const double child_lr = settings_.slot_of(child, r.params, 0).lr;
+  if (rung.progress.plateau.lr > 0 && parent_lr > 0 && child_lr != parent_lr) {
+    rung.progress.plateau.lr *= child_lr / parent_lr;
+    state.progress = rung.progress;
+  }
   r.history = nlohmann::json::array();
   for (const auto& e : records_.at(parent.trial).history) {
     if (e.at("step").get<std::int64_t>() <= rung.steps) r.history.push_back(e);

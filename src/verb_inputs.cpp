@@ -229,7 +229,10 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
   SweepResult so_far;
   so_far.finished = false;
   for (const auto& [id, t] : TrialStore(dir).load_all(damaged)) {
-    if (rungs) *rungs += t.rungs.size();
+    // A PBT clone's rungs up to its parent's budget are the parent's, counted there.
+    const double inherited = t.record.parent ? t.record.parent->budget : -1;
+    const auto own = std::count_if(t.rungs.begin(), t.rungs.end(), [&](const RungResult& r) { return r.budget > inherited; });
+    if (rungs) *rungs += static_cast<std::size_t>(own);
     so_far.trials.push_back(t.record);
     // Each at the budget it reached: its history to its last finished rung's
     // end (evaluations past it were made inside a rung not finished yet).
@@ -240,7 +243,7 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
     auto& history = so_far.trials.back().history;
     history.erase(std::remove_if(history.begin(), history.end(), [&](const nlohmann::json& e) { return e.at("step") > reached; }),
                   history.end());
-    if (t.rungs.empty()) {  // inside its first rung: nothing measured yet
+    if (own == 0) {  // inside its first rung: nothing measured yet (of its own configuration)
       so_far.trials.back().status = "running";
       so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();
     }

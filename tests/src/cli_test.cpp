@@ -2699,3 +2699,30 @@ TEST_F(Cli, PopulationBasedTrainingExploresOnlyWhatSearchExploreLists) {
   EXPECT_EQ(clones, 8);
   EXPECT_GE(changed, 6);  // (unchanged only where clamped at 0.9 or multiplied from 0)
 }
+
+TEST_F(Cli, APopulationBasedTrainingCloneUnderReduceOnPlateauTrainsAtItsOwnLr) {
+  // The plateau schedule holds the lr it reached; a clone's is its own
+  // explored lr (here the parent's times 0.25), reduced as often as the parent's.
+  std::string text = tiny_pbt_sweep(", resample_probability: 0, perturbation_factors: [0.25], explore: [lr]");
+  text += "  schedule: {value: plateau}\n";
+  const std::string sweep = write_sweep("pbt.yaml", text);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/plateau").code, 0);
+  const auto all = results(dir_ + "/plateau");
+  std::map<std::int64_t, nlohmann::json> by_id;
+  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  int clones = 0;
+  for (const auto& [id, t] : by_id) {
+    if (!t.contains("parent")) continue;
+    SCOPED_TRACE("trial " + std::to_string(id));
+    const double lr = t.at("params").at("lr"), parents = by_id.at(t.at("parent").at("trial")).at("params").at("lr");
+    EXPECT_NEAR(lr, std::max(0.01, parents * 0.25), 1e-15);
+    const auto rungs = nlohmann::json::parse(slurp(dir_ + "/plateau/trials/" + std::to_string(id) + "/trial.json")).at("rungs");
+    EXPECT_NEAR(rungs.at(0).at("progress").at("plateau").at("lr").get<double>(), lr, 1e-12);  // never reduced this early
+    // And it trains on otherwise than its parent did.
+    const auto& parent_history = by_id.at(t.at("parent").at("trial")).at("history");
+    const std::size_t k = rungs.at(0).at("steps") == 0 ? 0 : t.at("history").size() - 1;
+    if (k < parent_history.size() && lr != parents) EXPECT_NE(t.at("history")[k], parent_history[k]);
+    ++clones;
+  }
+  EXPECT_EQ(clones, 8);
+}

@@ -42,8 +42,11 @@ TEST(PbtSweep, LoadsWithRayTunesDefaultsAndPlansGenerations) {
   const std::string text = to_text(make_plan(s, true, "cpu", 1e9), s);
   EXPECT_NE(text.find("plan for 'test-sweep': pbt, budget"), std::string::npos) << text;
   EXPECT_NE(text.find("generation 0: 8 trials to 1 epoch"), std::string::npos) << text;
-  EXPECT_NE(text.find("the worst 2 (and any that stopped or diverged) take the state of one of the best 2 as new "
-                      "trials, with lr, momentum explored: about 24 trials in all"),
+  EXPECT_NE(text.find("population of 8, in generations\n  generation 0:"), std::string::npos) << text;
+  EXPECT_NE(text.find("total budget: 72 epochs (the population to budget.max)"), std::string::npos) << text;
+  EXPECT_NE(text.find("trains its 8 members together, 1 epoch a generation; after each, the worst 2 (those that "
+                      "stopped or diverged counted worst, and all of them replaced) take the state of one of the best 2 "
+                      "as new trials, with lr, momentum explored: about 24 trials in all"),
             std::string::npos)
       << text;
   EXPECT_NE(summarize(s).find("pbt, population 8, random searcher"), std::string::npos) << summarize(s);
@@ -102,6 +105,12 @@ TEST(PbtSweep, RefusesWhatItCannotRunAtItsLine) {
                               {"budget", "budget:\n  unit: steps\n  min: 1\n  max: 100000\n"},
                               {"parameters", params}}),
                   "budget.min", "min: 1", "population based training would run 100000 generations");
+  expect_rejected(sweep_yaml({{"search", kPbt}, {"budget", "budget:\n  unit: steps\n  max: 5000\n"}, {"parameters", params}}),
+                  "budget.min", "unit: steps", "population based training needs budget.min");
+  expect_rejected(sweep_yaml({{"search", kPbt}, {"budget", "budget:\n  min: 9\n  max: 9\n"}, {"parameters", params}}),
+                  "budget.min", "min: 9", "one generation, so population based training would exploit nothing");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  perturbation_factors: []\n"}, {"parameters", params}}),
+                  "search.perturbation_factors", "perturbation_factors", "got an empty list");
   // Points: at most one per member.
   expect_rejected(sweep_yaml({{"search", "search:\n  method: pbt\n  population: 2\n  points_to_evaluate:\n"
                                          "    - {lr: 0.01}\n    - {lr: 0.02}\n    - {lr: 0.03}\n"},

@@ -19,8 +19,9 @@ std::int64_t pbt_quantile(std::int64_t n, double fraction);
 
 /// The population is trials 0..population-1. Every member trains to interval,
 /// 2 interval, ... up to max_budget together. Once a generation's results are
-/// all in, the pbt_quantile() worst completed members, and every member that
-/// stopped, diverged or failed, are replaced: each by a new trial (the next id)
+/// all in, the pbt_quantile() worst members (those that stopped, diverged or
+/// failed ranked last), and every one of those however many, are replaced:
+/// each by a new trial (the next id)
 /// that starts from the state of a top-quantile member at that budget (its
 /// parent, drawn from a stream keyed by the seed and the new trial's id). The
 /// new trial's configuration is the parent's, explored (pbt_explore.h): the
