@@ -126,6 +126,7 @@ SweepResult Tuner::run() {
   write_state();
   drop_done_checkpoints();
   progress_.finish();
+  note_population_ended_early();
   if (dropped_bytes_ > 0) {
     std::ostringstream mib;
     mib << std::fixed << std::setprecision(0) << static_cast<double>(dropped_bytes_) / (1 << 20);
@@ -250,6 +251,17 @@ std::shared_ptr<trainers::ArrayClassifier> Tuner::build(std::int64_t models, con
                                                  const c10::Device& device) const {
   return trainers::make_classifier(sweep_.task.model, models, model_options(sweep_, c), data_.classes,
                                    at::TensorOptions().device(device));
+}
+
+// Population based training ends where a generation leaves no member to go
+// on or to clone (all stopped, diverged or failed): said, as it is no error.
+void Tuner::note_population_ended_early() {
+  if (sweep_.search.method != SearchMethod::kPbt || reached_target()) return;
+  double furthest = 0;
+  for (const auto& [id, r] : records_) furthest = std::max(furthest, r.budget);
+  if (furthest >= static_cast<double>(sweep_.budget.max)) return;
+  progress_.message("population based training ended at " + format_budget(furthest) +
+                    ": no member of the population completed its generation (each stopped, diverged or failed)");
 }
 
 // Every result reaches the scheduler through here, and state.json lists them in order.

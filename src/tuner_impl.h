@@ -77,6 +77,7 @@ class Tuner {
   void note_idle_patience();
   void note_batch_past_the_data();
   void note_schedule_decay();
+  void note_population_ended_early();
   void check_directory() const;
   std::string format_budget(double budget) const;
   SweepResult result() const;

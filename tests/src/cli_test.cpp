@@ -2726,3 +2726,21 @@ TEST_F(Cli, APopulationBasedTrainingCloneUnderReduceOnPlateauTrainsAtItsOwnLr) {
   }
   EXPECT_EQ(clones, 8);
 }
+
+TEST_F(Cli, APopulationThatAllDivergesEndsSayingSo) {
+  const std::string sweep = write_sweep("pbt.yaml", R"(name: diverging
+seed: 1
+task: {model: mlp, batch_size: 128, options: {depth: 1, width: 32}, eval_steps: 10}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, min: 20, max: 80}
+search: {method: pbt, population: 3}
+parameters:
+  lr: {distribution: log_uniform, min: 50, max: 100}
+early_stopping: {patience: 0, divergence: 3.0}
+)");
+  const Result r = run("run " + sweep + " --out " + dir_ + "/diverged");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("population based training ended at "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no member of the population completed its generation"), std::string::npos) << r.out;
+  EXPECT_EQ(results(dir_ + "/diverged").at("trials").size(), 3u);  // no clone: none to clone from
+}
