@@ -122,7 +122,8 @@ std::set<std::string> pbt_mutable(const SweepConfig& sweep) {
   std::set<std::string> out;
   const auto& chosen = sweep.search.explore;
   for (const auto& p : sweep.parameters) {
-    if (p.distribution != search::Distribution::kConst && !named.count(p.name) &&
+    const bool one_value = search::is_categorical(p.distribution) && p.values.size() == 1;
+    if (p.distribution != search::Distribution::kConst && !one_value && !named.count(p.name) &&
         std::find(names.begin(), names.end(), p.name) != names.end() &&
         (chosen.empty() || std::find(chosen.begin(), chosen.end(), p.name) != chosen.end())) {
       out.insert(p.name);

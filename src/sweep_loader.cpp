@@ -318,7 +318,8 @@ void load_pbt(YamlReader& r, const YAML::Node& node, SearchOptions& s) {
   if (auto explore = r.child(node, "search", "explore", false)) {
     if (!explore->IsSequence() || explore->size() == 0) {
       r.error(*explore, "search.explore",
-              "expected a list of the parameters explore may change (as [lr, momentum]), got " + describe_node(*explore));
+              "expected a list of the parameters explore may change (as [lr, momentum]), got " +
+                  (explore->IsSequence() ? std::string("an empty list") : describe_node(*explore)));
     } else {
       for (std::size_t k = 0; k < explore->size(); ++k) {
         auto name = r.read_string((*explore)[k], "search.explore[" + std::to_string(k) + "]");
@@ -616,7 +617,7 @@ void check_pbt(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) 
               "explore may change " + join_alternatives(names));
     } else if (!may_change.count(name)) {
       r.error(at, path,
-              "'" + name + "' cannot be explored: it is constant, or a `when` names it (which parameters a trial "
+              "'" + name + "' cannot be explored: it is constant (one value), or a `when` names it (which parameters a trial "
               "has must not change)");
     }
   }
@@ -770,6 +771,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   if (r.ok()) check_rung_steps(r, root, sweep);
   if (!r.ok()) reject(r);
   sweep.search.waves = trial_waves(sweep);  // as run will train it, whatever a later default
+  std::sort(sweep.search.explore.begin(), sweep.search.explore.end());  // a set: its order changes no trial
   return sweep;
 }
 

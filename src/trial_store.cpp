@@ -173,6 +173,12 @@ StoredTrial read_trial(const nlohmann::json& j) {
 
 }  // namespace
 
+std::size_t own_rungs(const StoredTrial& trial) {
+  const double inherited = trial.record.parent ? trial.record.parent->budget : -1;
+  return static_cast<std::size_t>(
+      std::count_if(trial.rungs.begin(), trial.rungs.end(), [&](const RungResult& r) { return r.budget > inherited; }));
+}
+
 double reached_budget(const std::vector<RungResult>& rungs) {
   double reached = 0;
   for (const auto& r : rungs) {

@@ -229,10 +229,8 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
   SweepResult so_far;
   so_far.finished = false;
   for (const auto& [id, t] : TrialStore(dir).load_all(damaged)) {
-    // A PBT clone's rungs up to its parent's budget are the parent's, counted there.
-    const double inherited = t.record.parent ? t.record.parent->budget : -1;
-    const auto own = std::count_if(t.rungs.begin(), t.rungs.end(), [&](const RungResult& r) { return r.budget > inherited; });
-    if (rungs) *rungs += static_cast<std::size_t>(own);
+    const std::size_t own = own_rungs(t);
+    if (rungs) *rungs += own;
     so_far.trials.push_back(t.record);
     // Each at the budget it reached: its history to its last finished rung's
     // end (evaluations past it were made inside a rung not finished yet).

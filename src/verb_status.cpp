@@ -58,7 +58,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     // Not running: stopped by a signal, a kill or a time limit; which, the directory does not say.
     const auto trials = TrialStore(a.dir).load_all(left_out(err, "status"));
     std::size_t rungs = 0, partial = 0;
-    for (const auto& [id, t] : trials) rungs += t.rungs.size(), partial += t.partial.has_value();
+    for (const auto& [id, t] : trials) rungs += own_rungs(t), partial += t.partial.has_value();
     out << a.dir << ": " << (running ? "running (pid " + (holder->empty() ? "unknown" : *holder) + ")" : "not running") << ", " << trials.size()
         << " trial(s) with " << rungs << " finished rung(s)";
     // Out of the plan's rung results (as the progress line counts them), and the best so far.

@@ -130,7 +130,15 @@ TEST(PbtSweep, SearchExploreChoosesWhatChangesAsRayTunesHyperparamMutations) {
   expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [width]\n"}, {"parameters", params}}), "search.explore[0]",
                   "explore:", "'width' cannot change while a model trains");
   expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [label_smoothing]\n"}, {"parameters", params}}),
-                  "search.explore[0]", "explore:", "it is constant, or a `when` names it");
+                  "search.explore[0]", "explore:", "it is constant (one value), or a `when` names it");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [dropout]\n"},
+                              {"parameters", params + "  dropout: {values: [0.1]}\n"}}),
+                  "search.explore[0]", "explore:", "it is constant (one value)");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  explore: []\n"}, {"parameters", params}}), "search.explore",
+                  "explore:", "got an empty list");
+  // A set: written in another order, the same sweep (resume takes it).
+  EXPECT_EQ(load_sweep_string(sweep_yaml({{"search", kPbt + "  explore: [momentum, lr]\n"}, {"parameters", params}}), "a"),
+            load_sweep_string(sweep_yaml({{"search", kPbt + "  explore: [lr, momentum]\n"}, {"parameters", params}}), "a"));
   expect_rejected(sweep_yaml({{"search", kPbt + "  explore: [lr, lr]\n"}, {"parameters", params}}), "search.explore[1]",
                   "explore:", "'lr' is listed twice");
   expect_rejected(sweep_yaml({{"search", kPbt + "  explore: lr\n"}, {"parameters", params}}), "search.explore",
