@@ -2551,6 +2551,13 @@ TEST_F(Cli, AModelPastTheMemoryFailsItsTrialsSayingWhatToChange) {
   EXPECT_NE(slurp(out).find("will likely fail out of memory"), std::string::npos) << slurp(out);
 }
 
+// Each trial of a results.json, by id.
+std::map<std::int64_t, nlohmann::json> trials_by_id(const nlohmann::json& results) {
+  std::map<std::int64_t, nlohmann::json> out;
+  for (const auto& t : results.at("trials")) out[t.at("id")] = t;
+  return out;
+}
+
 // Population based training over kTinySweep's MLP: 4 members, a generation
 // every 10 steps up to 90, the worst member replaced by a clone of the best.
 std::string tiny_pbt_sweep(const std::string& more = "") {
@@ -2568,8 +2575,7 @@ TEST_F(Cli, PopulationBasedTrainingClonesTheBestAndExploresItsHyperparameters) {
   const auto& trials = all.at("trials");
   // One member replaced after each of the 8 generations before the last.
   ASSERT_EQ(trials.size(), 12u);
-  std::map<std::int64_t, nlohmann::json> by_id;
-  for (const auto& t : trials) by_id[t.at("id")] = t;
+  const auto by_id = trials_by_id(all);
   std::set<double> replaced_at;
   int perturbed = 0;
   for (const auto& [id, t] : by_id) {
@@ -2636,8 +2642,7 @@ TEST_F(Cli, APopulationBasedTrainingCloneContinuesExactlyAsItsParent) {
   const Result r = run("run " + sweep + " --out " + dir_ + "/same");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto all = results(dir_ + "/same");
-  std::map<std::int64_t, nlohmann::json> by_id;
-  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  const auto by_id = trials_by_id(all);
   int compared = 0;
   for (const auto& [id, t] : by_id) {
     if (!t.contains("parent")) continue;
@@ -2664,8 +2669,7 @@ TEST_F(Cli, APopulationBasedTrainingCloneWhoseInheritedCheckpointIsLostFailsAndI
   const Result r = run("run " + sweep + " --out " + dir_ + "/damaged");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto all = results(dir_ + "/damaged");
-  std::map<std::int64_t, nlohmann::json> by_id;
-  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  const auto by_id = trials_by_id(all);
   ASSERT_TRUE(by_id.count(4));
   EXPECT_EQ(by_id.at(4).at("status"), "failed");
   EXPECT_NE(by_id.at(4).at("error").get<std::string>().find(
@@ -2685,9 +2689,8 @@ TEST_F(Cli, APopulationBasedTrainingCloneWhoseInheritedCheckpointIsLostFailsAndI
 TEST_F(Cli, PopulationBasedTrainingExploresOnlyWhatSearchExploreLists) {
   const std::string sweep = write_sweep("pbt.yaml", tiny_pbt_sweep(", explore: [momentum]"));
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/explore").code, 0);
-  const auto all = results(dir_ + "/explore");  // (held: a range-for over a temporary's member dangles)
-  std::map<std::int64_t, nlohmann::json> by_id;
-  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  const auto all = results(dir_ + "/explore");
+  const auto by_id = trials_by_id(all);
   int changed = 0, clones = 0;
   for (const auto& [id, t] : by_id) {
     if (!t.contains("parent")) continue;
@@ -2708,8 +2711,7 @@ TEST_F(Cli, APopulationBasedTrainingCloneUnderReduceOnPlateauTrainsAtItsOwnLr) {
   const std::string sweep = write_sweep("pbt.yaml", text);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/plateau").code, 0);
   const auto all = results(dir_ + "/plateau");
-  std::map<std::int64_t, nlohmann::json> by_id;
-  for (const auto& t : all.at("trials")) by_id[t.at("id")] = t;
+  const auto by_id = trials_by_id(all);
   int clones = 0;
   for (const auto& [id, t] : by_id) {
     if (!t.contains("parent")) continue;
