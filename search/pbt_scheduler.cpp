@@ -15,8 +15,9 @@ std::int64_t pbt_quantile(std::int64_t n, double fraction) {
 }
 
 PbtScheduler::PbtScheduler(std::int64_t population, std::int64_t max_budget, std::int64_t interval, Goal goal,
-                           double quantile_fraction, std::uint64_t seed)
-    : next_id_(population), goal_(goal), quantile_fraction_(quantile_fraction), seed_(seed) {
+                           double quantile_fraction, std::uint64_t seed, std::int64_t burn_in)
+    : next_id_(population), goal_(goal), quantile_fraction_(quantile_fraction), seed_(seed),
+      burn_in_(static_cast<double>(burn_in)) {
   if (population < 2) throw std::invalid_argument("population based training needs a population of at least 2");
   if (interval < 1 || max_budget < interval) throw std::invalid_argument("population based training needs 1 <= interval <= max");
   if (!(quantile_fraction > 0 && quantile_fraction <= 0.5)) {
@@ -42,10 +43,12 @@ void PbtScheduler::report(const TrialResult& result) {
     finished_ = true;
     return;
   }
-  exploit();
+  // Within the burn-in only those that cannot go on are replaced: too early to tell the best.
+  const auto n = static_cast<std::int64_t>(members_.size());
+  exploit(budgets_[step_] < burn_in_ ? 0 : pbt_quantile(n, quantile_fraction_));
 }
 
-void PbtScheduler::exploit() {
+void PbtScheduler::exploit(std::int64_t replaced) {
   const auto n = static_cast<std::int64_t>(members_.size());
   const std::int64_t q = pbt_quantile(n, quantile_fraction_);
   // Best first; only completed members can go on, or be cloned.
@@ -57,7 +60,7 @@ void PbtScheduler::exploit() {
   const std::vector<std::int64_t> top(ranked.begin(), ranked.begin() + std::min<std::ptrdiff_t>(q, ranked.size()));
   // Replaced: the bottom q of the whole population, ranked with those that
   // cannot go on last (never the top: q is at most half), and all of those.
-  const std::size_t keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(n - q));
+  const std::size_t keep = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(n - replaced));
   std::vector<std::int64_t> goes_on(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep));
   const double budget = budgets_[step_];
   for (auto& member : members_) {
@@ -93,7 +96,8 @@ std::vector<BracketPlan> PbtScheduler::plan() const {
 
 std::int64_t PbtScheduler::planned_trials() const {
   const auto n = static_cast<std::int64_t>(members_.size());
-  return n + pbt_quantile(n, quantile_fraction_) * static_cast<std::int64_t>(budgets_.size() - 1);
+  const auto exploits = std::count_if(budgets_.begin(), budgets_.end() - 1, [&](double b) { return b >= burn_in_; });
+  return n + pbt_quantile(n, quantile_fraction_) * static_cast<std::int64_t>(exploits);
 }
 
 }  // namespace hfta::search

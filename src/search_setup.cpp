@@ -76,7 +76,8 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
           std::vector<search::BracketPlan>{{0, {{grid.trial_count(), double(b.max)}}}}, goal);
     }
     case SearchMethod::kPbt:
-      return std::make_unique<search::PbtScheduler>(s.population, b.max, b.min, goal, s.quantile_fraction, sweep.seed);
+      return std::make_unique<search::PbtScheduler>(s.population, b.max, b.min, goal, s.quantile_fraction, sweep.seed,
+                                                    s.burn_in_period);
     case SearchMethod::kRandom:
       if (s.stopping != Stopping::kNone) {
         const search::StoppingRule rule{static_cast<double>(s.grace_period), static_cast<std::size_t>(s.min_samples),
@@ -136,7 +137,7 @@ std::int64_t pbt_planned_trials(const SweepConfig& sweep) {
   if (sweep.search.method != SearchMethod::kPbt) return 0;
   const auto& s = sweep.search;
   return search::PbtScheduler(s.population, sweep.budget.max, sweep.budget.min, sweep.metric.goal, s.quantile_fraction,
-                              sweep.seed)
+                              sweep.seed, s.burn_in_period)
       .planned_trials();
 }
 

@@ -46,7 +46,8 @@ bool SearchOptions::operator==(const SearchOptions& o) const {
          grace_period == o.grace_period && min_samples == o.min_samples && percentile == o.percentile &&
          align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points && population == o.population &&
          quantile_fraction == o.quantile_fraction && resample_probability == o.resample_probability &&
-         perturbation_factors == o.perturbation_factors && explore == o.explore;
+         perturbation_factors == o.perturbation_factors && explore == o.explore &&
+         burn_in_period == o.burn_in_period;
 }
 
 const search::ParameterSpec* SweepConfig::find_parameter(const std::string& parameter) const {

@@ -119,6 +119,7 @@ json to_json(const SweepConfig& s) {
       search["resample_probability"] = s.search.resample_probability;
       search["perturbation_factors"] = s.search.perturbation_factors;
       if (!s.search.explore.empty()) search["explore"] = s.search.explore;
+      search["burn_in_period"] = s.search.burn_in_period;
       break;
   }
   // As resolved (trial_waves), so that a later default never changes a recorded sweep.

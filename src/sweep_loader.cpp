@@ -315,6 +315,8 @@ void load_pbt(YamlReader& r, const YAML::Node& node, SearchOptions& s) {
                     [](double v) { return v >= 0 && v <= 1; },
                     "expected a probability in [0, 1] (of drawing a value again rather than perturbing it)",
                     s.resample_probability);
+  read_int_in(r, r.child(node, "search", "burn_in_period", false), "search.burn_in_period", 0, 1LL << 53,
+              "budget before which no generation exploits", s.burn_in_period);
   if (auto explore = r.child(node, "search", "explore", false)) {
     if (!explore->IsSequence() || explore->size() == 0) {
       r.error(*explore, "search.explore",
@@ -352,7 +354,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
                                         "stopping", "waves",    "promotion_wait", "align_brackets", "iterations",
                                         "points_to_evaluate", "grace_period", "min_samples", "percentile",
                                         "population", "quantile_fraction", "resample_probability",
-                                        "perturbation_factors", "explore"};
+                                        "perturbation_factors", "explore", "burn_in_period"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
@@ -366,7 +368,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait", "points_to_evaluate"};
       case SearchMethod::kPbt:
         return {"searcher", "population", "quantile_fraction", "resample_probability", "perturbation_factors",
-                "explore", "points_to_evaluate"};
+                "explore", "burn_in_period", "points_to_evaluate"};
     }
     return {};
   };
@@ -634,6 +636,13 @@ void check_pbt(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) 
                  "budget.min " + std::to_string(sweep.budget.min) + " is budget.max: one generation, so population "
                  "based training would exploit nothing (that is method random); make budget.min a fraction of "
                  "budget.max");
+    return;
+  }
+  if (sweep.search.burn_in_period >= sweep.budget.max) {
+    auto at = search ? r.child(*search, "search", "burn_in_period", false) : std::nullopt;
+    r.error(at ? *at : root, "search.burn_in_period",
+            "a burn-in of " + std::to_string(sweep.search.burn_in_period) + " reaches budget.max " +
+                std::to_string(sweep.budget.max) + ": no generation would exploit (that is method random)");
     return;
   }
   if (pbt_mutable(sweep).empty()) {

@@ -144,7 +144,8 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
     out["pbt"] = {{"population", s.population},
                   {"replaced_per_generation", search::pbt_quantile(s.population, s.quantile_fraction)},
                   {"trials", pbt_planned_trials(sweep)},
-                  {"explored", pbt_mutable(sweep)}};
+                  {"explored", pbt_mutable(sweep)},
+                  {"burn_in_period", s.burn_in_period}};
   }
   return out;
 }
@@ -304,7 +305,11 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << budget_text(static_cast<double>(sweep.budget.min), unit) << " a generation; after each, the worst " << q
         << " (those that stopped or diverged counted worst, and all of them replaced) take the state of one of the best "
         << q << " as new trials, with " << names
-        << " explored: about " << pbt_planned_trials(sweep)
+        << " explored"
+        << (s.burn_in_period > 0 ? " (from the first generation ending at " + std::to_string(s.burn_in_period) +
+                                       " " + unit + " or later)"
+                                 : std::string())
+        << ": about " << pbt_planned_trials(sweep)
         << " trials in all\n";
   }
   for (const auto& note : suspect_settings(sweep)) out << note << "\n";

@@ -55,6 +55,7 @@ std::string search_line(const SweepConfig& s) {
       out << names << " (resample probability " << s.search.resample_probability << ", factors";
       for (double f : s.search.perturbation_factors) out << " " << f;
       out << ")";
+      if (s.search.burn_in_period > 0) out << ", none before " << s.search.burn_in_period;
       break;
     }
   }

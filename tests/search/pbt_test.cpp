@@ -121,6 +121,24 @@ TEST(PbtScheduler, RefusesWhatCannotRun) {
                std::invalid_argument);  // nothing handed out yet
 }
 
+TEST(PbtScheduler, NoGenerationEndingInsideTheBurnInExploits) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  PbtScheduler s(4, 8, 2, Goal::kMaximize, 0.25, 3, /*burn_in=*/5);
+  EXPECT_EQ(s.planned_trials(), 4 + 1 * 1);  // only the generation ending at 6 exploits (8 is the last)
+  // At 2 and 4 nobody is replaced for ranking low, but a diverged member is.
+  run_generation(s, {{0, 0.1}, {1, 0.5}, {2, 0.9}, {3, 0.4}});
+  EXPECT_FALSE(s.parent_of(4).has_value());
+  EXPECT_EQ(run_generation(s, {{0, 0.1}, {1, nan}, {2, 0.9}, {3, 0.4}}), (std::vector<std::int64_t>{0, 1, 2, 3}));
+  ASSERT_TRUE(s.parent_of(4).has_value());
+  EXPECT_EQ(s.parent_of(4)->budget, 4);
+  EXPECT_FALSE(s.parent_of(5).has_value());
+  // At 6 the worst is replaced as usual.
+  EXPECT_EQ(run_generation(s, {{0, 0.1}, {4, 0.5}, {2, 0.9}, {3, 0.4}}), (std::vector<std::int64_t>{0, 4, 2, 3}));
+  EXPECT_EQ(run_generation(s, {}), (std::vector<std::int64_t>{5, 4, 2, 3}));
+  EXPECT_EQ(s.parent_of(5)->budget, 6);
+  EXPECT_TRUE(s.finished());
+}
+
 TEST(PbtScheduler, ALastGenerationShorterThanTheInterval) {
   PbtScheduler s(2, 5, 2, Goal::kMaximize, 0.5, 0);
   EXPECT_EQ(s.plan()[0].rungs, (std::vector<RungPlan>{{2, 2}, {2, 4}, {2, 5}}));

@@ -54,16 +54,18 @@ TEST(PbtSweep, LoadsWithRayTunesDefaultsAndPlansGenerations) {
   EXPECT_EQ(json.at("pbt"), nlohmann::json({{"population", 8},
                                             {"replaced_per_generation", 2},
                                             {"trials", 24},
-                                            {"explored", {"lr", "momentum"}}}));
+                                            {"explored", {"lr", "momentum"}},
+                                            {"burn_in_period", 0}}));
 }
 
 TEST(PbtSweep, SweepJsonLoadsBackEqual) {
   const SweepConfig s = load_sweep_string(
       sweep_yaml({{"search", "search:\n  method: pbt\n  population: 6\n  searcher: qmc\n  quantile_fraction: 0.5\n"
-                             "  resample_probability: 0\n  perturbation_factors: [1.5, 1, 0.5]\n"},
+                             "  resample_probability: 0\n  perturbation_factors: [1.5, 1, 0.5]\n  burn_in_period: 4\n"},
                   {"parameters", kParameters}}),
       "sweep.yaml");
   EXPECT_EQ(s.search.perturbation_factors, (std::vector<double>{1.5, 1, 0.5}));
+  EXPECT_EQ(s.search.burn_in_period, 4);
   const SweepConfig again = load_sweep_string(to_json(s).dump(), "sweep.json");
   EXPECT_EQ(again, s);
   SweepConfig other = s;
@@ -111,6 +113,8 @@ TEST(PbtSweep, RefusesWhatItCannotRunAtItsLine) {
                   "budget.min", "min: 9", "one generation, so population based training would exploit nothing");
   expect_rejected(sweep_yaml({{"search", kPbt + "  perturbation_factors: []\n"}, {"parameters", params}}),
                   "search.perturbation_factors", "perturbation_factors", "got an empty list");
+  expect_rejected(sweep_yaml({{"search", kPbt + "  burn_in_period: 9\n"}, {"parameters", params}}),
+                  "search.burn_in_period", "burn_in_period", "no generation would exploit");
   // Points: at most one per member.
   expect_rejected(sweep_yaml({{"search", "search:\n  method: pbt\n  population: 2\n  points_to_evaluate:\n"
                                          "    - {lr: 0.01}\n    - {lr: 0.02}\n    - {lr: 0.03}\n"},

@@ -99,6 +99,7 @@ struct SearchOptions {
   /// pbt: the parameters explore may change (Ray Tune's hyperparam_mutations);
   /// empty: every one that can change mid-training (pbt_mutable).
   std::vector<std::string> explore;
+  std::int64_t burn_in_period = 0;        ///< pbt: no exploit at a generation that ends below this budget
   /// Configurations to try first (Ray Tune's points_to_evaluate; not grid):
   /// trial t below their number is point t, with the parameters it leaves out
   /// drawn. Each value is as its parameter draws it (search::as_drawn).

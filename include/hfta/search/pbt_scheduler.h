@@ -29,8 +29,9 @@ std::int64_t pbt_quantile(std::int64_t n, double fraction);
 /// so the outcome does not depend on the order arrays finish in or on resumes.
 class PbtScheduler : public Scheduler {
  public:
+  /// No generation ending below `burn_in` exploits (Ray Tune's burn_in_period).
   PbtScheduler(std::int64_t population, std::int64_t max_budget, std::int64_t interval, Goal goal,
-               double quantile_fraction, std::uint64_t seed);
+               double quantile_fraction, std::uint64_t seed, std::int64_t burn_in = 0);
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
   void report(const TrialResult& result) override;
   bool finished() const override { return finished_; }
@@ -42,7 +43,8 @@ class PbtScheduler : public Scheduler {
   std::int64_t planned_trials() const;
 
  private:
-  void exploit();
+  /// Replaces the `replaced` worst members and every one that cannot go on.
+  void exploit(std::int64_t replaced);
 
   std::vector<double> budgets_;          ///< interval, 2 interval, ..., max
   std::size_t step_ = 0;                 ///< the generation members_ trains now
@@ -55,6 +57,7 @@ class PbtScheduler : public Scheduler {
   Goal goal_;
   double quantile_fraction_;
   std::uint64_t seed_;
+  double burn_in_ = 0;
 };
 
 }  // namespace hfta::search
