@@ -689,15 +689,19 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& 
   const auto rungs = rung_budgets(sweep);
   if (rungs.size() < 2) return;
   const bool median = sweep.search.stopping != Stopping::kNone;
+  const bool pbt = sweep.search.method == SearchMethod::kPbt;
   for (const std::int64_t batch : batch_sizes(sweep)) {
     const auto b = static_cast<double>(batch);
     auto steps = [&](double budget) { return std::max<long long>(1, std::llround(budget / b)); };
     for (std::size_t k = 1; k < rungs.size(); ++k) {
       if (steps(rungs[k]) > steps(rungs[k - 1])) continue;
-      // Median stopping's last step is what is left of budget.max: that may be under a batch.
-      const bool tail = median && k + 1 == rungs.size() && sweep.budget.min >= batch;
+      // Median stopping's and PBT's last step is what is left of budget.max: that may be under a batch.
+      const bool tail = (median || pbt) && k + 1 == rungs.size() && sweep.budget.min >= batch;
       std::ostringstream what;
-      what << (median ? to_string(sweep.search.stopping) + " stopping's steps" : std::string("the rungs")) << " to " << budget_text(rungs[k - 1], "samples")
+      what << (median ? to_string(sweep.search.stopping) + " stopping's steps"
+               : pbt  ? std::string("population based training's generations")
+                      : std::string("the rungs"))
+           << " to " << budget_text(rungs[k - 1], "samples")
            << " and " << budget_text(rungs[k], "samples") << " would both train " << steps(rungs[k]) << " step"
            << (steps(rungs[k]) == 1 ? "" : "s") << " of batch_size " << batch << " (a step trains a whole batch): ";
       if (tail) {

@@ -115,6 +115,11 @@ TEST(PbtSweep, RefusesWhatItCannotRunAtItsLine) {
                   "search.perturbation_factors", "perturbation_factors", "got an empty list");
   expect_rejected(sweep_yaml({{"search", kPbt + "  burn_in_period: 9\n"}, {"parameters", params}}),
                   "search.burn_in_period", "burn_in_period", "no generation would exploit");
+  // Generations in samples that round to the same steps.
+  expect_rejected(sweep_yaml({{"search", kPbt},
+                              {"budget", "budget:\n  unit: samples\n  min: 20\n  max: 60\n"},
+                              {"parameters", params}}),
+                  "budget.min", "min: 20", "population based training's generations to 20 samples and 40 samples");
   // Points: at most one per member.
   expect_rejected(sweep_yaml({{"search", "search:\n  method: pbt\n  population: 2\n  points_to_evaluate:\n"
                                          "    - {lr: 0.01}\n    - {lr: 0.02}\n    - {lr: 0.03}\n"},
