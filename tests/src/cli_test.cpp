@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iomanip>
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <sstream>
@@ -1737,10 +1738,14 @@ pid_t spawn_tuner(const std::string& args, const std::string& out = "/dev/null",
 TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   // Four brackets (budgets 10 to 270 steps), long enough for several kills.
   const std::string sweep = write_sweep("longer.yaml", longer_tiny_sweep());
+  // The whole run paces the kills (never asserted on): drawn within its
+  // time, they land inside the sweep on a machine of any speed.
+  const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  const auto whole_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   const std::string dir = dir_ + "/killed";
   std::mt19937 rng(2026);
-  std::uniform_int_distribution<int> delay_ms(400, 1500);  // start-up takes about 0.5 s, the sweep 4 s
+  std::uniform_int_distribution<int> delay_ms(static_cast<int>(whole_ms / 10), std::max<int>(static_cast<int>(whole_ms / 3), 1));
   int kills = 0;
   bool finished = false;
   for (int round = 0; round < 8 && !finished; ++round) {
@@ -1762,8 +1767,7 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
       finished = true;
     }
   }
-  EXPECT_GE(kills, 3);
-  RecordProperty("kills", kills);
+  RecordProperty("kills", kills);  // (how many landed depends on the machine's pace: not asserted)
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
   expect_same_results(dir, dir_ + "/whole");
   expect_checkpoints_as_named(dir);
@@ -1771,6 +1775,19 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
     EXPECT_NE(f.path().extension(), ".tmp") << f.path();
   }
+
+  // Kills that land whatever the machine's speed: every process exits as
+  // SIGKILL would leave it (_exit, nothing flushed or cleaned up) right after
+  // its first mid-rung checkpoint, so each continues where the last one died.
+  const std::string again = dir_ + "/exited";
+  const ScopedEnv exit_at_checkpoint("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS", "1");
+  int exits = 0;
+  Result last = run("run " + sweep + " --out " + again + " --checkpoint-every 0 --workers 1");
+  for (; last.code == 9 && exits < 50; last = run("resume " + again + " --checkpoint-every 0")) ++exits;
+  ASSERT_EQ(last.code, 0) << last.err;
+  EXPECT_GE(exits, 3);
+  expect_same_results(again, dir_ + "/whole");
+  expect_checkpoints_as_named(again);
 }
 
 TEST_F(Cli, AReaderThatQuitsOrAHangUpUnderNohupDoesNotStopTheSweep) {
@@ -1808,10 +1825,15 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   // Budgets 60, 180 and 540 steps, and no mid-rung checkpoint but the one the
   // signal asks for: a resume that continues a rung continues from that one.
   const std::string sweep = write_sweep("long.yaml", long_tiny_sweep());
+  const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+  const auto whole_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   const std::string dir = dir_ + "/stopped", out = dir_ + "/interrupted-stdout", err = dir_ + "/interrupted-stderr";
   std::mt19937 rng(7);
-  std::uniform_int_distribution<int> delay_ms(0, 1000);
+  // Within the whole run's time (measured below), so that signals land inside
+  // the sweep at any machine's pace; how many do is not asserted (the
+  // signals the tuner sends itself below are).
+  std::uniform_int_distribution<int> delay_ms(0, std::max<int>(static_cast<int>(whole_ms / 3), 1));
   int stops = 0, continued = 0;  // continued: stops that left a mid-rung checkpoint
   bool finished = false;
   for (int round = 0; round < 6 && !finished; ++round) {
@@ -1852,7 +1874,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
       continued += f.path().filename() == "partial.pt";
     }
   }
-  EXPECT_GE(stops, 2);
+  RecordProperty("stops", stops);
   RecordProperty("continued", continued);  // signals inside a rung (others land in evaluations or start-up)
   if (!finished) ASSERT_EQ(run("resume " + dir).code, 0);
   expect_same_results(dir, dir_ + "/whole");
