@@ -7,9 +7,9 @@
 namespace hfta::search {
 
 AshaScheduler::AshaScheduler(std::int64_t trials, std::int64_t max_budget,
-                             std::int64_t min_budget, std::int64_t eta, Goal goal,
+                             std::int64_t min_budget, std::int64_t eta, Goals goals,
                              double promotion_wait, std::int64_t waves)
-    : trials_(trials), eta_(eta), goal_(goal), wait_(promotion_wait), waves_(std::min(waves, trials)) {
+    : trials_(trials), eta_(eta), goals_(std::move(goals)), wait_(promotion_wait), waves_(std::min(waves, trials)) {
   if (trials < 1) throw std::invalid_argument("ASHA needs at least one trial");
   if (waves < 1) throw std::invalid_argument("ASHA needs at least one wave");
   const int k_max = hyperband_s_max(max_budget, min_budget, eta);
@@ -32,7 +32,7 @@ std::vector<std::int64_t> AshaScheduler::promotable(std::size_t k) const {
   // of few trials never trains one to the full budget.
   if (quota == 0 && closed(k)) quota = 1;
   std::vector<std::int64_t> out;
-  for (std::int64_t id : best_completed(rung.results, quota, goal_)) {
+  for (std::int64_t id : best_completed(rung.results, quota, goals_)) {
     if (!rung.promoted.count(id)) out.push_back(id);
   }
   memo.promotable = out;

@@ -7,9 +7,9 @@
 
 namespace hfta::search {
 
-BracketScheduler::BracketScheduler(std::vector<BracketPlan> brackets, Goal goal,
+BracketScheduler::BracketScheduler(std::vector<BracketPlan> brackets, Goals goals,
                                    std::int64_t first_trial_id, std::int64_t waves)
-    : brackets_(std::move(brackets)), goal_(goal), waves_(waves) {
+    : brackets_(std::move(brackets)), goals_(std::move(goals)), waves_(waves) {
   if (waves < 1) throw std::invalid_argument("a rung needs at least one wave");
   std::int64_t next_id = first_trial_id;
   for (std::size_t b = 0; b < brackets_.size(); ++b) {
@@ -81,7 +81,7 @@ void BracketScheduler::advance(std::size_t b) {
   const RungPlan& next = rungs[st.rung + 1];
   const double reached = rungs[st.rung].r;
   std::vector<TrialJob> promoted;
-  for (std::int64_t id : best_completed(st.results, static_cast<std::size_t>(next.n), goal_)) {
+  for (std::int64_t id : best_completed(st.results, static_cast<std::size_t>(next.n), goals_)) {
     promoted.push_back({id, reached});
   }
   st.rung += 1;
@@ -109,11 +109,11 @@ bool BracketScheduler::finished() const {
 }
 
 BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
-                                std::int64_t eta, Goal goal, bool align_ends, std::int64_t iterations) {
+                                std::int64_t eta, const Goals& goals, bool align_ends, std::int64_t iterations) {
   auto brackets = hyperband_brackets(max_budget, min_budget, eta);
   if (align_ends) align_bracket_ends(brackets);
   repeat_iterations(brackets, iterations);
-  return BracketScheduler(std::move(brackets), goal);
+  return BracketScheduler(std::move(brackets), goals);
 }
 
 }  // namespace hfta::search

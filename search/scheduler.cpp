@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hfta/search/pareto.h"
+
 namespace hfta::search {
 
 std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k) {
@@ -30,8 +32,34 @@ bool better(double a, double b, Goal goal) {
   return goal == Goal::kMaximize ? a > b : a < b;
 }
 
+namespace {
+
+std::vector<std::int64_t> best_by_objectives(const std::map<std::int64_t, TrialResult>& results, std::size_t k,
+                                             const std::vector<Goal>& goals) {
+  std::vector<std::int64_t> ids;
+  std::vector<std::vector<double>> points;
+  for (const auto& [id, r] : results) {
+    if (r.status != TrialStatus::kCompleted || r.objectives.size() != goals.size() ||
+        !std::all_of(r.objectives.begin(), r.objectives.end(), [](double v) { return std::isfinite(v); })) {
+      continue;
+    }
+    ids.push_back(id);
+    points.push_back(r.objectives);
+  }
+  std::vector<std::int64_t> out;
+  for (std::size_t i : pareto_order(points, goals)) {
+    if (out.size() == k) break;
+    out.push_back(ids[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> best_completed(const std::map<std::int64_t, TrialResult>& results,
-                                         std::size_t k, Goal goal) {
+                                         std::size_t k, const Goals& goals) {
+  if (goals.several()) return best_by_objectives(results, k, goals.objectives);
+  const Goal goal = goals.metric;
   std::vector<const TrialResult*> completed;
   for (const auto& [id, r] : results) {
     if (r.status == TrialStatus::kCompleted && !std::isnan(r.metric)) completed.push_back(&r);

@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 
+#include "hfta/search/pareto.h"
 #include "hfta/search/searcher.h"
 
 namespace hfta::search {
@@ -161,8 +162,8 @@ double log_density(const Config& candidate, const std::vector<const Config*>& gr
 
 }  // namespace
 
-TpeSearcher::TpeSearcher(SearchSpace space, std::uint64_t seed, Goal goal)
-    : space_(std::move(space)), seed_(seed), goal_(goal) {}
+TpeSearcher::TpeSearcher(SearchSpace space, std::uint64_t seed, Goals goals)
+    : space_(std::move(space)), seed_(seed), goals_(std::move(goals)) {}
 
 std::size_t TpeSearcher::min_points() const { return space_.parameters().size() + 2; }
 
@@ -171,15 +172,47 @@ void TpeSearcher::observe(std::int64_t trial_id, const Config& config, double bu
   // A diverged result (NaN or infinite) counts as the worst there is, as in
   // BOHB: its region belongs with the bad ones, and it counts towards the
   // results a model needs.
-  if (!std::isfinite(metric)) metric = goal_ == Goal::kMaximize ? -INFINITY : INFINITY;
-  by_budget_[budget][trial_id] = {config, metric};
+  if (!std::isfinite(metric)) metric = goals_.metric == Goal::kMaximize ? -INFINITY : INFINITY;
+  by_budget_[budget][trial_id] = {config, metric, {}};
+}
+
+void TpeSearcher::observe(std::int64_t trial_id, const Config& config, double budget,
+                          const std::vector<double>& objectives) {
+  if (!goals_.several()) return observe(trial_id, config, budget, objectives.at(0));
+  by_budget_[budget][trial_id] = {config, objectives.at(0), objectives};
+}
+
+bool TpeSearcher::Observation::finite() const {
+  return std::isfinite(metric) &&
+         std::all_of(objectives.begin(), objectives.end(), [](double v) { return std::isfinite(v); });
+}
+
+std::vector<const TpeSearcher::Observation*> TpeSearcher::ranked(
+    const std::map<std::int64_t, Observation>& results) const {
+  std::vector<const Observation*> out;
+  for (const auto& [id, o] : results) out.push_back(&o);  // by id: deterministic ties
+  if (!goals_.several()) {
+    std::stable_sort(out.begin(), out.end(),
+                     [this](const auto* a, const auto* b) { return better(a->metric, b->metric, goals_.metric); });
+    return out;
+  }
+  std::vector<const Observation*> finite, rest;
+  std::vector<std::vector<double>> points;
+  for (const auto* o : out) {
+    if (o->finite()) finite.push_back(o), points.push_back(o->objectives);
+    else rest.push_back(o);
+  }
+  out.clear();
+  for (std::size_t i : pareto_order(points, goals_.objectives)) out.push_back(finite[i]);
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
 }
 
 Config TpeSearcher::suggest(std::int64_t trial_id) {
   // BOHB's choice: the largest budget that already has enough results, two
   // of them finite (a good group of diverged results models nothing).
   const auto finite = [](const std::map<std::int64_t, Observation>& results) {
-    return std::count_if(results.begin(), results.end(), [](const auto& r) { return std::isfinite(r.second.metric); });
+    return std::count_if(results.begin(), results.end(), [](const auto& r) { return r.second.finite(); });
   };
   const std::map<std::int64_t, Observation>* model = nullptr;
   for (auto it = by_budget_.rbegin(); it != by_budget_.rend(); ++it) {
@@ -193,11 +226,7 @@ Config TpeSearcher::suggest(std::int64_t trial_id) {
     return space_.sample(seed_, trial_id);
   }
 
-  std::vector<const Observation*> ranked;
-  for (const auto& [id, o] : *model) ranked.push_back(&o);  // by id: deterministic ties
-  std::stable_sort(ranked.begin(), ranked.end(), [this](const auto* a, const auto* b) {
-    return better(a->metric, b->metric, goal_);
-  });
+  const std::vector<const Observation*> ranked = this->ranked(*model);
   // The best quarter (at least two) of the results against the rest; a
   // diverged result is never good.
   const auto n_good = std::min(

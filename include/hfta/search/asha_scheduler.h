@@ -19,7 +19,7 @@ namespace hfta::search {
 class AshaScheduler : public Scheduler {
  public:
   AshaScheduler(std::int64_t trials, std::int64_t max_budget, std::int64_t min_budget,
-                std::int64_t eta, Goal goal, double promotion_wait, std::int64_t waves = 1);
+                std::int64_t eta, Goals goals, double promotion_wait, std::int64_t waves = 1);
 
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
   void report(const TrialResult& result) override;
@@ -58,7 +58,7 @@ class AshaScheduler : public Scheduler {
 
   std::int64_t trials_;
   std::int64_t eta_;
-  Goal goal_;
+  Goals goals_;
   double wait_;
   std::vector<Rung> rungs_;
   /// Rung k can get no more results: every trial started, none trains to a

@@ -18,7 +18,7 @@ namespace hfta::search {
 /// from the earlier ones' results; promotions are the same as all at once.
 class BracketScheduler : public Scheduler {
  public:
-  BracketScheduler(std::vector<BracketPlan> brackets, Goal goal, std::int64_t first_trial_id = 0,
+  BracketScheduler(std::vector<BracketPlan> brackets, Goals goals, std::int64_t first_trial_id = 0,
                    std::int64_t waves = 1);
 
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
@@ -43,7 +43,7 @@ class BracketScheduler : public Scheduler {
   void advance(std::size_t b);
 
   std::vector<BracketPlan> brackets_;
-  Goal goal_;
+  Goals goals_;
   std::int64_t trial_count_ = 0;
   std::int64_t waves_ = 1;
   std::vector<BracketState> state_;
@@ -54,7 +54,7 @@ class BracketScheduler : public Scheduler {
 /// every bracket's last rung runs in the same round (align_bracket_ends); its
 /// brackets run `iterations` times, one pass after another (repeat_iterations).
 BracketScheduler make_hyperband(std::int64_t max_budget, std::int64_t min_budget,
-                                std::int64_t eta, Goal goal, bool align_ends = false,
+                                std::int64_t eta, const Goals& goals, bool align_ends = false,
                                 std::int64_t iterations = 1);
 
 }  // namespace hfta::search

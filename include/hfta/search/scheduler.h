@@ -17,6 +17,16 @@ namespace hfta::search {
 /// Whether larger or smaller metric values are better.
 enum class Goal { kMaximize, kMinimize };
 
+/// What makes one result better than another: the metric's goal, or with
+/// several objectives (pareto.h) each one's, the metric's first.
+struct Goals {
+  Goals(Goal g) : metric(g) {}  // NOLINT: implicit, one objective is the usual case
+  explicit Goals(std::vector<Goal> all) : metric(all.at(0)), objectives(all.size() > 1 ? std::move(all) : std::vector<Goal>{}) {}
+  Goal metric;
+  std::vector<Goal> objectives;  ///< empty: the metric alone decides
+  bool several() const { return !objectives.empty(); }
+};
+
 /// How a trial's training ended at a rung.
 enum class TrialStatus {
   kCompleted,  ///< reached the rung's budget
@@ -56,6 +66,8 @@ struct TrialResult {
   double budget = 0;  ///< the budget the trial reached
   double metric = std::numeric_limits<double>::quiet_NaN();
   TrialStatus status = TrialStatus::kCompleted;
+  /// With several objectives, their values in order (the first is `metric`).
+  std::vector<double> objectives;
 };
 
 /// Where wave k of `waves` ends among n new trials: waves 0..k hold the first
@@ -73,9 +85,10 @@ RungJob lockstep_job(const std::vector<double>& budgets, std::size_t step, const
 /// True when metric a beats b under goal; NaN loses to every number.
 bool better(double a, double b, Goal goal);
 
-/// The ids of the best k completed results (ties: smaller id first).
+/// The ids of the best k completed results (ties: smaller id first); with
+/// several objectives, of those with every value finite, in pareto_order.
 std::vector<std::int64_t> best_completed(const std::map<std::int64_t, TrialResult>& results,
-                                         std::size_t k, Goal goal);
+                                         std::size_t k, const Goals& goals);
 
 /// The interface of every scheduler.
 class Scheduler {

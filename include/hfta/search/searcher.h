@@ -20,6 +20,11 @@ class Searcher {
   /// A trial's metric at a budget; model-based searchers learn from it.
   virtual void observe(std::int64_t /*trial_id*/, const Config& /*config*/, double /*budget*/,
                        double /*metric*/) {}
+  /// A result with several objectives: their values in order, the metric's first.
+  virtual void observe(std::int64_t trial_id, const Config& config, double budget,
+                       const std::vector<double>& objectives) {
+    observe(trial_id, config, budget, objectives.at(0));
+  }
 };
 
 /// Independent draws: trial t's configuration is a pure function of (seed, t).
@@ -50,6 +55,10 @@ class PointsFirstSearcher : public Searcher {
   }
   void observe(std::int64_t trial_id, const Config& config, double budget, double metric) override {
     inner_->observe(trial_id, config, budget, metric);
+  }
+  void observe(std::int64_t trial_id, const Config& config, double budget,
+               const std::vector<double>& objectives) override {
+    inner_->observe(trial_id, config, budget, objectives);
   }
 
  private:
@@ -85,9 +94,12 @@ class GridSearcher : public Searcher {
 /// parameters keep the trial's values in the cycle (SearchSpace::cycled).
 class TpeSearcher : public Searcher {
  public:
-  TpeSearcher(SearchSpace space, std::uint64_t seed, Goal goal);
+  /// With several goals (pareto.h) the good group is the first of pareto_order, as Optuna's MOTPE.
+  TpeSearcher(SearchSpace space, std::uint64_t seed, Goals goals);
   Config suggest(std::int64_t trial_id) override;
   void observe(std::int64_t trial_id, const Config& config, double budget, double metric) override;
+  void observe(std::int64_t trial_id, const Config& config, double budget,
+               const std::vector<double>& objectives) override;
 
   /// Results needed at one budget before the model is used.
   std::size_t min_points() const;
@@ -96,10 +108,14 @@ class TpeSearcher : public Searcher {
   struct Observation {
     Config config;
     double metric;
+    std::vector<double> objectives;  ///< with several goals
+    bool finite() const;
   };
+  /// The results at one budget, best first; a diverged (non-finite) one last.
+  std::vector<const Observation*> ranked(const std::map<std::int64_t, Observation>& results) const;
   SearchSpace space_;
   std::uint64_t seed_;
-  Goal goal_;
+  Goals goals_;
   std::map<double, std::map<std::int64_t, Observation>> by_budget_;
 };
 
