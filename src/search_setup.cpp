@@ -23,8 +23,7 @@ std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
     case Searcher::kGrid:
       return std::make_unique<search::GridSearcher>(make_search_space(sweep), sweep.search.repeats);
     case Searcher::kTpe:
-      return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed,
-                                                   sweep.metric.goal);
+      return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed, sweep.goals());
     case Searcher::kRandom:
     case Searcher::kQmc: break;  // (make_search_space samples quasi-randomly)
   }
@@ -57,7 +56,7 @@ std::int64_t trial_waves(const SweepConfig& sweep) {
 std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
   const auto& b = sweep.budget;
   const auto& s = sweep.search;
-  const Goal goal = sweep.metric.goal;
+  const search::Goals goal = sweep.goals();  // (pbt and the stopping rules take one metric: the loader says so)
   switch (s.method) {
     case SearchMethod::kHyperband:
       return std::make_unique<search::BracketScheduler>(
@@ -76,13 +75,13 @@ std::unique_ptr<search::Scheduler> make_scheduler(const SweepConfig& sweep) {
           std::vector<search::BracketPlan>{{0, {{grid.trial_count(), double(b.max)}}}}, goal);
     }
     case SearchMethod::kPbt:
-      return std::make_unique<search::PbtScheduler>(s.population, b.max, b.min, goal, s.quantile_fraction, sweep.seed,
+      return std::make_unique<search::PbtScheduler>(s.population, b.max, b.min, goal.metric, s.quantile_fraction, sweep.seed,
                                                     s.burn_in_period);
     case SearchMethod::kRandom:
       if (s.stopping != Stopping::kNone) {
         const search::StoppingRule rule{static_cast<double>(s.grace_period), static_cast<std::size_t>(s.min_samples),
                                         s.percentile};
-        return std::make_unique<search::MedianStoppingScheduler>(s.trials, b.max, b.min, goal, rule,
+        return std::make_unique<search::MedianStoppingScheduler>(s.trials, b.max, b.min, goal.metric, rule,
                                                                  trial_waves(sweep));
       }
       break;

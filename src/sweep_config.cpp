@@ -69,8 +69,15 @@ std::string parameter_path(const search::ParameterSpec& p) {
   return "parameters." + p.name + (p.branch >= 0 ? "[" + std::to_string(p.branch) + "]" : "");
 }
 
+search::Goals SweepConfig::goals() const {
+  if (objectives.size() < 2) return metric.goal;
+  std::vector<Goal> all;
+  for (const auto& o : objectives) all.push_back(o.goal);
+  return search::Goals(std::move(all));
+}
+
 bool SweepConfig::operator==(const SweepConfig& o) const {
-  return name == o.name && seed == o.seed && task == o.task && metric == o.metric &&
+  return name == o.name && seed == o.seed && task == o.task && metric == o.metric && objectives == o.objectives &&
          budget == o.budget && search == o.search && parameters == o.parameters &&
          early_stopping == o.early_stopping && fusion == o.fusion;
 }

@@ -78,6 +78,10 @@ json to_json(const SweepConfig& s) {
 
   out["metric"] = {{"name", s.metric.name}, {"goal", to_string(s.metric.goal)}};
   if (s.metric.target) out["metric"]["target"] = *s.metric.target;
+  if (!s.objectives.empty()) {
+    out["metric"] = json::array();
+    for (const auto& o : s.objectives) out["metric"].push_back({{"name", o.name}, {"goal", to_string(o.goal)}});
+  }
   out["budget"] = {
       {"unit", to_string(s.budget.unit)}, {"min", s.budget.min}, {"max", s.budget.max}};
 

@@ -201,21 +201,68 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
   return model;
 }
 
+// A metric's name and goal at `path` ("metric", or "metric[i]" in a list of
+// objectives, where "params", the model's size, may be named too).
+void load_metric_name_goal(YamlReader& r, const YAML::Node& node, const std::string& path, const ModelSpec* model,
+                           bool objective, MetricOptions& out) {
+  if (auto n = r.child(node, path, "name", true)) {
+    if (!objective && n->IsScalar() && n->Scalar() == "params") {
+      r.error(*n, path + ".name",
+              "params (the model's size) is an objective to trade against a measured one: write metric as a list, "
+              "[{name: val_accuracy, goal: maximize}, {name: params, goal: minimize}]");
+    } else if (model) {
+      auto names = trainers::metric_names(model->kind);
+      if (objective) names.push_back("params");
+      if (auto i = r.read_enum(*n, path + ".name", names)) out.name = names[*i];
+    } else if (auto s = r.read_string(*n, path + ".name")) {
+      out.name = *s;
+    }
+  }
+  read_enum_into(r, r.child(node, path, "goal", true), path + ".goal", out.goal);
+}
+
+// metric as a list: several objectives, as Optuna's directions.
+void load_objectives(YamlReader& r, const YAML::Node& node, const ModelSpec* model, SweepConfig& sweep) {
+  constexpr std::size_t kMost = 4;
+  if (node.size() == 0 || node.size() > kMost) {
+    r.error(node, "metric",
+            "expected a mapping {name, goal}, or a list of 2 to " + std::to_string(kMost) + " such mappings (objectives), got " +
+                describe_node(node));
+    return;
+  }
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string path = "metric[" + std::to_string(i) + "]";
+    const YAML::Node item = node[i];
+    if (!r.check_mapping(item, path, {"name", "goal", "target"}) || !item.IsMap()) continue;
+    if (auto t = r.child(item, path, "target", false)) {
+      r.error(*t, path + ".target", "a target ends a sweep at one metric's value; a sweep of several objectives has none");
+    }
+    MetricOptions o;
+    load_metric_name_goal(r, item, path, model, true, o);
+    if (o.name.empty()) continue;
+    const bool repeated = std::any_of(sweep.objectives.begin(), sweep.objectives.end(),
+                                      [&](const MetricOptions& seen) { return seen.name == o.name; });
+    if (repeated) {
+      r.error(item["name"], path + ".name", "'" + o.name + "' is already an objective");
+    } else if (i == 0 && o.name == "params") {
+      r.error(item["name"], path + ".name",
+              "the first objective is the sweep's metric, which early stopping watches and the best trial is "
+              "ranked by: put a measured metric first, params after it");
+    }
+    sweep.objectives.push_back(o);
+  }
+  if (!sweep.objectives.empty()) sweep.metric = sweep.objectives.front();
+  if (sweep.objectives.size() < 2) sweep.objectives.clear();  // a list of one is one metric
+}
+
 void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
                  SweepConfig& sweep) {
   auto node = r.child(root, "", "metric", true);
   if (!node) return;
+  if (node->IsSequence()) return load_objectives(r, *node, model, sweep);
   r.check_mapping(*node, "metric", {"name", "goal", "target"});
   if (!node->IsMap()) return;
-  if (auto n = r.child(*node, "metric", "name", true)) {
-    if (model) {
-      const auto names = trainers::metric_names(model->kind);
-      if (auto i = r.read_enum(*n, "metric.name", names)) sweep.metric.name = names[*i];
-    } else if (auto s = r.read_string(*n, "metric.name")) {
-      sweep.metric.name = *s;
-    }
-  }
-  read_enum_into(r, r.child(*node, "metric", "goal", true), "metric.goal", sweep.metric.goal);
+  load_metric_name_goal(r, *node, "metric", model, false, sweep.metric);
   if (auto n = r.child(*node, "metric", "target", false)) {
     // Within what the metric can be: an accuracy's target of 90 meant 0.9.
     const std::string& name = sweep.metric.name;
@@ -585,6 +632,22 @@ void budget_error(YamlReader& r, const YAML::Node& root, bool at_max, const std:
 
 // Population based training draws its population and changes, between
 // generations, only what a model can take up mid-training.
+// Several objectives: the methods that rank one number refuse them.
+void check_objectives(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
+  if (sweep.objectives.empty()) return;
+  const YAML::Node search = root["search"];
+  if (sweep.search.method == SearchMethod::kPbt) {
+    r.error(search["method"], "search.method",
+            "population based training copies the best members by one metric; several objectives need random, grid, "
+            "hyperband, sha or asha");
+  } else if (sweep.search.stopping != Stopping::kNone) {
+    r.error(search["stopping"], "search.stopping",
+            "the " + to_string(sweep.search.stopping) +
+                " stopping rule compares one metric; with several objectives, write hyperband, sha or asha to stop "
+                "trials early (they rank rungs by Pareto fronts)");
+  }
+}
+
 void check_pbt(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
   if (sweep.search.method != SearchMethod::kPbt) return;
   auto params = r.child(root, "", "parameters", false);
@@ -781,6 +844,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   if (r.ok()) check_trial_count(r, root, sweep);
   if (r.ok()) check_median_steps(r, root, sweep);
   if (r.ok()) check_pbt(r, root, sweep);
+  if (r.ok()) check_objectives(r, root, sweep);
   if (r.ok()) check_rung_steps(r, root, sweep);
   if (!r.ok()) reject(r);
   sweep.search.waves = trial_waves(sweep);  // as run will train it, whatever a later default

@@ -66,7 +66,7 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
   if (sweep.search.method == SearchMethod::kHyperband) {
     auto flat = brackets;
     for (auto& b : flat) b.first_round = 0;
-    at_once = std::make_unique<search::BracketScheduler>(std::move(flat), sweep.metric.goal);
+    at_once = std::make_unique<search::BracketScheduler>(std::move(flat), sweep.goals());
   }
   const std::int64_t waves = trial_waves(sweep);
   auto capacity = [&](const std::string& key, const search::Config& c) { return sizer.capacity(key, c); };

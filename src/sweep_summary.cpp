@@ -106,6 +106,11 @@ std::string summarize(const SweepConfig& s) {
   }
   if (!options.empty()) out << " (" << options << ")";
   out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")";
+  for (std::size_t i = 1; i < s.objectives.size(); ++i) {
+    out << (i + 1 == s.objectives.size() ? " and " : ", ") << s.objectives[i].name << " ("
+        << to_string(s.objectives[i].goal) << ")";
+  }
+  if (!s.objectives.empty()) out << ": " << s.objectives.size() << " objectives, trials ranked by Pareto front";
   if (s.metric.target) {
     out << ", the sweep ends after the round in which a trial reaches " << *s.metric.target;
   }

@@ -137,7 +137,11 @@ struct SweepConfig {
   std::string name;
   std::uint64_t seed = 0;
   TaskOptions task;
-  MetricOptions metric;
+  MetricOptions metric;  ///< with several objectives, the first
+  /// Several objectives (Optuna's `directions`, a list under `metric`): each in
+  /// order, the first `metric`; empty for one metric. "params" counts the
+  /// model's trainable parameters.
+  std::vector<MetricOptions> objectives;
   BudgetOptions budget;
   SearchOptions search;
   std::vector<search::ParameterSpec> parameters;
@@ -149,6 +153,8 @@ struct SweepConfig {
   /// Every spec with that name: one, its branches in order, or none.
   std::vector<const search::ParameterSpec*> parameter_branches(const std::string& parameter) const;
 
+  /// What makes a result better: metric.goal, or each objective's goal.
+  search::Goals goals() const;
   bool operator==(const SweepConfig& o) const;
   bool operator!=(const SweepConfig& o) const { return !(*this == o); }
 };

@@ -1,0 +1,91 @@
+// Several objectives as a sweep states them: metric as a list (Optuna's
+// directions), what it refuses, and how validate and sweep.json show it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../support/expect_rejected.h"
+#include "../support/sweep_text.h"
+#include "hfta/core/sweep_json.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_summary.h"
+
+namespace hfta::core {
+namespace {
+
+using test::expect_rejected;
+using test::sweep_yaml;
+
+const std::string kTwo =
+    "metric:\n"
+    "  - {name: val_accuracy, goal: maximize}\n"
+    "  - {name: params, goal: minimize}\n";
+
+TEST(MultiObjectiveSweep, LoadsAListOfObjectivesTheFirstOfWhichIsTheMetric) {
+  const SweepConfig s = load_sweep_string(sweep_yaml({{"metric", kTwo}}), "sweep.yaml");
+  ASSERT_EQ(s.objectives.size(), 2u);
+  EXPECT_EQ(s.metric.name, "val_accuracy");
+  EXPECT_EQ(s.objectives[1].name, "params");
+  EXPECT_EQ(s.objectives[1].goal, Goal::kMinimize);
+  EXPECT_EQ(s.goals().objectives, (std::vector<Goal>{Goal::kMaximize, Goal::kMinimize}));
+  EXPECT_NE(summarize(s).find("metric      val_accuracy (maximize) and params (minimize): 2 objectives, trials "
+                              "ranked by Pareto front"),
+            std::string::npos)
+      << summarize(s);
+  // The canonical form loads back as the same sweep (what resume compares).
+  const auto json = to_json(s);
+  EXPECT_EQ(json.at("metric"), nlohmann::json::parse(R"([{"name": "val_accuracy", "goal": "maximize"},
+                                                          {"name": "params", "goal": "minimize"}])"));
+  // Three measured ones, as a list of one is one metric.
+  const SweepConfig three = load_sweep_string(
+      sweep_yaml({{"metric", "metric:\n  - {name: val_loss, goal: minimize}\n  - {name: train_loss, goal: minimize}\n"
+                             "  - {name: params, goal: minimize}\n"}}),
+      "sweep.yaml");
+  EXPECT_EQ(three.objectives.size(), 3u);
+  const SweepConfig one =
+      load_sweep_string(sweep_yaml({{"metric", "metric:\n  - {name: val_loss, goal: minimize}\n"}}), "sweep.yaml");
+  EXPECT_TRUE(one.objectives.empty());
+  EXPECT_EQ(one.metric.name, "val_loss");
+  EXPECT_FALSE(one.goals().several());
+  EXPECT_NE(s, load_sweep_string(sweep_yaml(), "sweep.yaml"));
+}
+
+TEST(MultiObjectiveSweep, RefusesWhatOneListCannotMean) {
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  - {name: val_accuracy, goal: maximize}\n"
+                                         "  - {name: val_accuracy, goal: minimize}\n"}}),
+                  "metric[1].name", "val_accuracy, goal: minimize", "'val_accuracy' is already an objective");
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  - {name: params, goal: minimize}\n"
+                                         "  - {name: val_accuracy, goal: maximize}\n"}}),
+                  "metric[0].name", "params", "put a measured metric first");
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  - {name: val_accuracy, goal: maximize}\n"
+                                         "  - {name: val_acc, goal: maximize}\n"}}),
+                  "metric[1].name", "val_acc,", "is not one of val_accuracy, val_loss, train_loss or params");
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  - {name: val_accuracy, goal: maximize, target: 0.9}\n"
+                                         "  - {name: params, goal: minimize}\n"}}),
+                  "metric[0].target", "target", "a sweep of several objectives has none");
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params}\n"}}),
+                  "metric[1].goal", "{name: params}", "missing required key 'goal'");
+  expect_rejected(sweep_yaml({{"metric", "metric: []\n"}}), "metric", "metric", "a list of 2 to 4 such mappings");
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  name: params\n  goal: minimize\n"}}), "metric.name", "params",
+                  "write metric as a list");
+}
+
+TEST(MultiObjectiveSweep, RefusesMethodsThatRankOneMetric) {
+  expect_rejected(sweep_yaml({{"metric", kTwo},
+                              {"search", "search:\n  method: random\n  trials: 8\n  stopping: median\n"}}),
+                  "search.stopping", "stopping", "the median stopping rule compares one metric");
+  expect_rejected(sweep_yaml({{"metric", kTwo},
+                              {"search", "search:\n  method: pbt\n  population: 4\n"},
+                              {"parameters", "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"}}),
+                  "search.method", "pbt", "several objectives need random, grid, hyperband, sha or asha");
+  // TPE takes them (as Optuna's MOTPE), as do the rung schedulers.
+  for (const char* search : {"search:\n  method: asha\n  trials: 9\n  searcher: tpe\n", "search:\n  method: grid\n"}) {
+    EXPECT_NO_THROW(load_sweep_string(
+        sweep_yaml({{"metric", kTwo}, {"search", search}, {"parameters", "parameters:\n  lr: {values: [0.1, 0.01]}\n"}}),
+        "sweep.yaml"))
+        << search;
+  }
+}
+
+}  // namespace
+}  // namespace hfta::core
