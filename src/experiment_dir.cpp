@@ -314,6 +314,13 @@ std::string results_csv(const nlohmann::json& results) {
     }
   }
   const nlohmann::json best_id = results.at("best").is_null() ? nlohmann::json() : results.at("best").at("id");
+  // Several objectives: each one's value, and whether the trial is on the Pareto front.
+  std::vector<std::string> objectives;
+  std::set<std::int64_t> front;
+  if (results.contains("objectives")) {
+    for (const auto& o : results.at("objectives")) objectives.push_back(o.at("name"));
+    for (const auto& t : results.at("pareto_front")) front.insert(t.at("id").get<std::int64_t>());
+  }
   std::ostringstream out;
   out << "id,status,budget,metric,seed";
   for (const auto& p : params) out << "," << csv_field(p);
@@ -321,6 +328,8 @@ std::string results_csv(const nlohmann::json& results) {
   out << ",best,weights,state_dict,error,checkpoint";
   for (const auto& f : finals) out << "," << csv_field("final_" + f);
   if (parents) out << ",parent,parent_budget";
+  for (const auto& o : objectives) out << "," << csv_field("objective_" + o);
+  if (!objectives.empty()) out << ",pareto";
   out << "\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
@@ -335,6 +344,9 @@ std::string results_csv(const nlohmann::json& results) {
     for (const auto& f : finals) out << "," << (final_metrics.contains(f) ? csv_field(final_metrics.at(f)) : "");
     if (parents && t.contains("parent")) out << "," << t.at("parent").at("trial") << "," << t.at("parent").at("budget");
     if (parents && !t.contains("parent")) out << ",,";
+    const nlohmann::json values = t.value("objectives", nlohmann::json::object());
+    for (const auto& o : objectives) out << "," << (values.contains(o) ? csv_field(values.at(o)) : "");
+    if (!objectives.empty()) out << "," << (front.count(t.at("id").get<std::int64_t>()) ? "true" : "false");
     out << "\n";
   }
   return out.str();

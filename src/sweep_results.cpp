@@ -8,6 +8,7 @@
 
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/trial_export.h"
+#include "hfta/search/pareto.h"
 #include "hfta/search/scheduler.h"
 #include "hfta/trainers/catalog.h"
 
@@ -20,7 +21,58 @@ nlohmann::json params_json(const search::Config& c) {
   return out;
 }
 
+// A model's test metrics, with what its kind reports besides.
+nlohmann::json test_json(const SweepConfig& sweep, const TestMetrics& test) {
+  nlohmann::json out = {{"loss", test.loss}, {"accuracy", test.accuracy}};
+  const auto kind = trainers::find_model(sweep.task.model)->kind;
+  if (kind == trainers::TaskKind::kGan) {
+    out["fid"] = test.fid;  // loss and accuracy: the discriminator's
+  } else if (kind != trainers::TaskKind::kClassification) {
+    out["perplexity"] = std::exp(test.loss);
+  }
+  return out;
+}
+
+// Each objective's value by name: {"val_accuracy": 0.88, "params": 55050}.
+nlohmann::json objectives_json(const SweepConfig& sweep, const TrialRecord& t) {
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t i = 0; i < sweep.objectives.size() && i < t.objectives.size(); ++i) {
+    const double v = t.objectives[i];
+    if (sweep.objectives[i].name == "params" && std::isfinite(v)) {
+      out["params"] = static_cast<std::int64_t>(v);  // a count
+    } else {
+      out[sweep.objectives[i].name] = v;
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::int64_t> pareto_front(const std::vector<TrialRecord>& trials, const SweepConfig& sweep) {
+  if (sweep.objectives.empty()) return {};
+  std::vector<std::int64_t> candidates;
+  std::vector<std::vector<double>> points;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const TrialRecord& t = trials[i];
+    const bool trained = t.status == "stopped" || t.budget >= static_cast<double>(sweep.budget.max);
+    if (!may_be_best(t) || !trained || t.objectives.size() != sweep.objectives.size() ||
+        !std::all_of(t.objectives.begin(), t.objectives.end(), [](double v) { return std::isfinite(v); })) {
+      continue;
+    }
+    candidates.push_back(static_cast<std::int64_t>(i));
+    points.push_back(t.objectives);
+  }
+  const auto front = search::pareto_fronts(points, sweep.goals().objectives);
+  std::vector<std::int64_t> out;
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    if (front[k] == 0) out.push_back(candidates[k]);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](std::int64_t a, std::int64_t b) {
+    return ranks_before(trials[static_cast<std::size_t>(a)], trials[static_cast<std::size_t>(b)], sweep.metric.goal);
+  });
+  return out;
+}
 
 bool may_be_best(const TrialRecord& t) {
   return (t.status == "completed" || t.status == "stopped") && t.budget > 0 && !std::isnan(t.metric);
@@ -88,21 +140,16 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
     if (!t.history.empty()) trials.back()["final"] = t.history.back();
     if (t.status == "failed") trials.back()["error"] = t.error;
     if (t.parent) trials.back()["parent"] = {{"trial", t.parent->trial}, {"budget", t.parent->budget}};
+    if (!sweep.objectives.empty() && t.objectives.size() == sweep.objectives.size()) {
+      trials.back()["objectives"] = objectives_json(sweep, t);
+    }
   }
   nlohmann::json best = nullptr;
   if (result.best >= 0) {
     const auto& b = result.trials[static_cast<std::size_t>(result.best)];
     best = {{"id", b.id}, {"params", params_json(b.params)}, {"metric", b.metric}};
     if (sweep.search.method == SearchMethod::kPbt) best["lineage"] = lineage_json(result.trials, b);
-    if (result.best_test) {
-      best["test"] = {{"loss", result.best_test->loss}, {"accuracy", result.best_test->accuracy}};
-      const auto kind = trainers::find_model(sweep.task.model)->kind;
-      if (kind == trainers::TaskKind::kGan) {
-        best["test"]["fid"] = result.best_test->fid;  // loss and accuracy: the discriminator's
-      } else if (kind != trainers::TaskKind::kClassification) {
-        best["test"]["perplexity"] = std::exp(result.best_test->loss);
-      }
-    }
+    if (result.best_test) best["test"] = test_json(sweep, *result.best_test);
   }
   nlohmann::json out = {{"format", 1},
                         {"name", sweep.name},
@@ -112,6 +159,20 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
                         {"best", best}};
   if (sweep.metric.target) {
     out["metric"]["target"] = *sweep.metric.target;
+  }
+  if (!sweep.objectives.empty()) {
+    out["objectives"] = nlohmann::json::array();
+    for (const auto& o : sweep.objectives) out["objectives"].push_back({{"name", o.name}, {"goal", to_string(o.goal)}});
+    out["pareto_front"] = nlohmann::json::array();
+    for (std::int64_t i : result.pareto) {
+      const TrialRecord& t = result.trials[static_cast<std::size_t>(i)];
+      nlohmann::json entry = {{"id", t.id}, {"params", params_json(t.params)}, {"budget", t.budget},
+                              {"objectives", objectives_json(sweep, t)}};
+      if (const auto test = result.pareto_test.find(t.id); test != result.pareto_test.end()) {
+        entry["test"] = test_json(sweep, test->second);
+      }
+      out["pareto_front"].push_back(entry);
+    }
   }
   if (sweep.metric.target && result.finished) {  // (so far: not known yet)
     const auto& reached = result.target_reached;

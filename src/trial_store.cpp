@@ -107,8 +107,10 @@ trainers::SlotProgress progress_of(const nlohmann::json& j) {
 }
 
 nlohmann::json rung_json(const RungResult& r) {
-  return {{"budget", r.budget}, {"reached", r.reached}, {"metric", r.metric}, {"status", r.status},
-          {"steps", r.steps}, {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
+  nlohmann::json out{{"budget", r.budget}, {"reached", r.reached}, {"metric", r.metric}, {"status", r.status},
+                     {"steps", r.steps}, {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
+  if (!r.objectives.empty()) out["objectives"] = r.objectives;  // (NaN is written null)
+  return out;
 }
 
 
@@ -162,10 +164,14 @@ StoredTrial read_trial(const nlohmann::json& j) {
     t.rungs.push_back({r.at("budget"), number_or_nan(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
                        r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{},
                        r.contains("reached") ? r.at("reached").get<double>() : r.at("budget").get<double>()});
+    if (r.contains("objectives")) {
+      for (const auto& v : r.at("objectives")) t.rungs.back().objectives.push_back(number_or_nan(v));
+    }
   }
   if (!t.rungs.empty()) {
     t.record.budget = reached_budget(t.rungs);
     t.record.metric = t.rungs.back().metric;
+    t.record.objectives = t.rungs.back().objectives;
     t.record.status = t.rungs.back().status;
   }
   return t;

@@ -135,6 +135,11 @@ SweepResult Tuner::run() {
   SweepResult out = result();
   out.target_reached = reached_target();
   if (out.best >= 0) out.best_test = test_metrics(out.trials[static_cast<std::size_t>(out.best)]);
+  for (std::int64_t i : out.pareto) {  // (the choice among them is the user's: each is evaluated)
+    const TrialRecord& t = out.trials[static_cast<std::size_t>(i)];
+    const bool is_best = out.best >= 0 && out.trials[static_cast<std::size_t>(out.best)].id == t.id;
+    if (auto test = is_best ? out.best_test : test_metrics(t)) out.pareto_test[t.id] = *test;
+  }
   // Stopped by a signal during the test evaluation: no results.json, and
   // resume evaluates again (all else is on disk). A time limit that passed
   // meanwhile lets the finished sweep write its results.
@@ -236,7 +241,7 @@ bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to)
   for (const auto& e : records_.at(parent.trial).history) {
     if (e.at("step").get<std::int64_t>() <= rung.steps) r.history.push_back(e);
   }
-  r.budget = rung.reached, r.metric = rung.metric, r.status = rung.status;
+  r.budget = rung.reached, r.metric = rung.metric, r.status = rung.status, r.objectives = rung.objectives;
   if (options_.dir.empty()) {
     rungs_[child] = {rung};
     saved_[child] = std::move(state);
@@ -301,9 +306,9 @@ void Tuner::replay(std::int64_t id, const RungResult& r) {
   const auto status = r.status == "completed" ? search::TrialStatus::kCompleted
                       : r.status == "stopped"  ? search::TrialStatus::kStopped
                                                : search::TrialStatus::kDiverged;
-  tell_scheduler({id, r.budget, r.metric, status});
-  searcher_->observe(id, records_.at(id).params, r.budget, told_searcher(status, r.metric));
-  ++observations_;
+  const search::TrialResult result{id, r.budget, r.metric, status, r.objectives};
+  tell_scheduler(result);
+  observe(id, records_.at(id).params, result);
   double from = 0;  // the rung it trained from: its previous one
   for (const auto& earlier : rungs_.at(id)) {
     if (earlier.budget < r.budget) from = std::max(from, earlier.budget);
@@ -316,6 +321,17 @@ void Tuner::replay(std::int64_t id, const RungResult& r) {
 // NaN, which TPE counts as the worst result, as BOHB counts a crashed run.
 double Tuner::told_searcher(search::TrialStatus status, double metric) {
   return status == search::TrialStatus::kDiverged ? std::numeric_limits<double>::quiet_NaN() : metric;
+}
+
+void Tuner::observe(std::int64_t id, const search::Config& params, const search::TrialResult& result) {
+  if (result.objectives.empty()) {
+    searcher_->observe(id, params, result.budget, told_searcher(result.status, result.metric));
+  } else {
+    std::vector<double> told;
+    for (double v : result.objectives) told.push_back(told_searcher(result.status, v));
+    searcher_->observe(id, params, result.budget, told);
+  }
+  ++observations_;
 }
 
 // The rung result an earlier run recorded for this trial and budget, if any.
@@ -416,6 +432,7 @@ SweepResult Tuner::result() const {
   SweepResult out;
   for (const auto& [id, r] : records_) out.trials.push_back(r);
   out.best = best_trial(out.trials, sweep_.metric.goal);
+  out.pareto = pareto_front(out.trials, sweep_);
   return out;
 }
 

@@ -117,6 +117,7 @@ void Tuner::fail(std::int64_t id, double budget, const std::string& message, Rep
   r.error = message;
   r.budget = reached_budget(rungs_[id]);  // where its last rung left it, not where this one aimed
   r.metric = std::numeric_limits<double>::quiet_NaN();
+  r.objectives.clear();
   // (Training a lost rung again, the failure is recorded once, where
   // repaired_or_failed puts it: a kill before then leaves trial.json as it was.)
   if (!options_.dir.empty() && !repairing_) {
@@ -320,13 +321,14 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
     // Only trials still running go on to another rung, and only they hold a slot.
     const auto progress = m.status == trainers::SlotStatus::kRunning ? trainer.progress(id) : trainers::SlotProgress{};
     Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};
+    r.objectives = objectives_of(m, saved.model);
     // A lost rung trained again that stopped early this time (only where
     // training is not deterministic) is not written: repaired_or_failed
     // writes the trial's failure instead, in one step, as it does for one
     // that throws.
     if (!options_.dir.empty() && !(repairing_ && r.status != "completed")) {
       check_directory();
-      RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget};
+      RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget, r.objectives};
       rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
       if (take_one(faults_.damaged_when_written, {m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
     }
@@ -343,12 +345,12 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
     search::TrialResult result{m.trial_id, array.to_budget, r.metric,
                                m.status == trainers::SlotStatus::kRunning ? search::TrialStatus::kCompleted
                                : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
-                                                                             : search::TrialStatus::kDiverged};
+                                                                             : search::TrialStatus::kDiverged,
+                               r.objectives};
     reported_.insert({m.trial_id, array.to_budget});
     reports.push_back([this, result, params = r.params] {
       tell_scheduler(result);
-      searcher_->observe(result.trial_id, params, result.budget, told_searcher(result.status, result.metric));
-      ++observations_;
+      observe(result.trial_id, params, result);
     });
     progress_.result(m.trial_id, shown_metric(r));  // shown now: the display does not steer anything
     if (std::isnan(best) || search::better(shown_metric(r), best, sweep_.metric.goal)) best = shown_metric(r);
@@ -362,13 +364,28 @@ double Tuner::shown_metric(const TrialRecord& r) {
   return r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric;
 }
 
-double Tuner::metric_of(const trainers::SlotMetrics& m) const {
-  if (sweep_.metric.name == "val_loss") return m.val_loss;
-  if (sweep_.metric.name == "val_perplexity") return m.val_perplexity;
-  if (sweep_.metric.name == "train_loss" || sweep_.metric.name == "g_loss") return m.train_loss;
-  if (sweep_.metric.name == "d_loss") return m.d_loss;
-  if (sweep_.metric.name == "val_fid") return m.val_fid;
+double Tuner::metric_named(const trainers::SlotMetrics& m, const std::string& name) {
+  if (name == "val_loss") return m.val_loss;
+  if (name == "val_perplexity") return m.val_perplexity;
+  if (name == "train_loss" || name == "g_loss") return m.train_loss;
+  if (name == "d_loss") return m.d_loss;
+  if (name == "val_fid") return m.val_fid;
   return m.val_accuracy;
+}
+
+std::vector<double> Tuner::objectives_of(const trainers::SlotMetrics& m, const torch::nn::Sequential& model) const {
+  std::vector<double> out;
+  for (const auto& o : sweep_.objectives) {
+    if (o.name != "params") {
+      out.push_back(metric_named(m, o.name));
+      continue;
+    }
+    // The plain model's, as exported (a GAN's: generator and discriminator).
+    double count = 0;
+    for (const auto& p : model->parameters()) count += static_cast<double>(p.numel());
+    out.push_back(count);
+  }
+  return out;
 }
 
 }  // namespace hfta::core::tuning

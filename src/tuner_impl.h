@@ -72,6 +72,8 @@ class Tuner {
   void report_failure(std::int64_t id, double budget);
   void replay(std::int64_t id, const RungResult& r);
   static double told_searcher(search::TrialStatus status, double metric);
+  /// Tells the searcher a result: its metric, or with several objectives their values.
+  void observe(std::int64_t id, const search::Config& params, const search::TrialResult& result);
   const RungResult* finished(std::int64_t id, double budget) const;
   std::int64_t trials_done() const;
   void note_idle_patience();
@@ -95,7 +97,10 @@ class Tuner {
   double report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer& trainer,
                      const std::map<std::int64_t, trainers::SlotMetrics>& latest, std::int64_t to, Reports& reports);
   static double shown_metric(const TrialRecord& r);
-  double metric_of(const trainers::SlotMetrics& m) const;
+  double metric_of(const trainers::SlotMetrics& m) const { return metric_named(m, sweep_.metric.name); }
+  static double metric_named(const trainers::SlotMetrics& m, const std::string& name);
+  /// With several objectives, each one's value (params: the model's parameter count).
+  std::vector<double> objectives_of(const trainers::SlotMetrics& m, const torch::nn::Sequential& model) const;
 
   // tuner_repair.cpp: checkpoints lost or damaged, and rungs resumed mid-way.
   bool intact(std::int64_t id, double budget);

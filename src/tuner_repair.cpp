@@ -110,6 +110,7 @@ bool Tuner::repaired_or_failed(std::int64_t id, double from, double to) {
   r.error = "its checkpoint at " + format_budget(from) + " was lost, and training its rungs again failed: " + why;
   r.budget = reached_budget(rungs);
   r.metric = std::numeric_limits<double>::quiet_NaN();
+  r.objectives.clear();
   check_directory();
   store_.save_failure(r, rungs, to);
   rungs_.at(id).push_back({to, r.metric, r.status, 0, 0});

@@ -244,9 +244,11 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
     if (own == 0) {  // inside its first rung: nothing measured yet (of its own configuration)
       so_far.trials.back().status = "running";
       so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();
+      so_far.trials.back().objectives.clear();
     }
   }
   so_far.best = best_trial(so_far.trials, sweep.metric.goal);
+  so_far.pareto = pareto_front(so_far.trials, sweep);
   return so_far;
 }
 

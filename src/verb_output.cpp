@@ -72,6 +72,44 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
   if (ranked.empty()) out << "  none" << (finished ? "" : " yet") << " (failed and diverged trials do not count)\n";
 }
 
+// results.json's Pareto front, as run and status end: each trade-off the
+// sweep found, in the order of the first objective, with its test metrics.
+std::string pareto_summary(const nlohmann::json& results) {
+  if (!results.contains("pareto_front")) return "";
+  std::vector<std::string> names, goals;
+  for (const auto& o : results.at("objectives")) {
+    names.push_back(o.at("name").get<std::string>());
+    goals.push_back(o.at("name").get<std::string>() + " " + o.at("goal").get<std::string>() + "d");
+  }
+  const auto& front = results.at("pareto_front");
+  std::ostringstream out;
+  out << "\nPareto front (" << joined(goals) << "): " << front.size() << (front.size() == 1 ? " trial" : " trials")
+      << (front.empty() ? " (none trained to budget.max yet)" : "") << "\n";
+  // Columns as wide as their widest cell, so that the rows line up.
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& t : front) {
+    std::vector<std::string> row{"trial " + t.at("id").dump()};
+    for (const auto& name : names) row.push_back(name + " " + number(t.at("objectives").value(name, nlohmann::json())));
+    row.push_back(t.contains("test") ? "test accuracy " + number(t.at("test").at("accuracy")) : "");
+    std::string params;
+    for (const auto& [k, v] : t.at("params").items()) params += (params.empty() ? "" : ", ") + k + ": " + (v.is_string() ? v.get<std::string>() : number(v));
+    row.push_back("{" + params + "}");
+    rows.push_back(row);
+  }
+  std::vector<std::size_t> width(names.size() + 3, 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    out << " ";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (!row[c].empty()) out << " " << row[c] << (c + 1 < row.size() ? std::string(width[c] - row[c].size() + 1, ' ') : "");
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
 // The plan's arrays are each round's as one worker trains them; several cut
 // them further, by measured throughput (search/worker_balance.h), each within
 // its share of the memory. More workers than CPU cores only take turns on

@@ -203,6 +203,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     return kExitFailure;
   }
   print_best(sweep, result.trials, /*finished=*/true, out);
+  out << pareto_summary(results);
   out << target_summary(results);
   if (results.at("best").contains("test")) {
     out << "best trial " << results.at("best").at("id") << " on the test split: "

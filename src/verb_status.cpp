@@ -82,6 +82,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
         out << ", best " << sweep->metric.name << " so far " << best.metric << " (trial " << best.id << " at "
             << best.budget << " " << to_string(sweep->budget.unit) << ")";
       }
+      if (!sweep->objectives.empty()) out << ", " << so_far.pareto.size() << " on the Pareto front so far";
       // Killed after the round that reached metric.target, before results.json.
       if (sweep->metric.target) {
         std::vector<TargetReached> measured;
@@ -119,6 +120,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     if (best.contains("test")) out << "; on the test split: " << test_summary(best.at("test"));
     out << "\n";
   }
+  out << pareto_summary(*results);
   return kExitOk;
 }
 

@@ -85,6 +85,8 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
 // --- Printed (verb_output.cpp) ---
 std::string number(const nlohmann::json& v);
 std::string test_summary(const nlohmann::json& test);
+/// results.json's pareto_front as a table (empty with one metric).
+std::string pareto_summary(const nlohmann::json& results);
 /// With metric.target, how the sweep ended: "trial 3 reached the target ...: the
 /// sweep ended after that round" (or that none reached it), a line; "" without one.
 std::string target_summary(const nlohmann::json& results);

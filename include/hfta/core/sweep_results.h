@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct TrialRecord {
   std::string error;                 ///< why it failed
   double budget = 0;                 ///< budget units reached
   double metric = 0;                 ///< the sweep's metric at that budget
+  std::vector<double> objectives;    ///< with several objectives, each one's value at that budget
   nlohmann::json history = nlohmann::json::array();  ///< every evaluation
   /// Population based training: the trial whose state at a budget this one
   /// started from (its history and rungs up to there are the parent's).
@@ -55,6 +57,8 @@ struct SweepResult {
   std::optional<TestMetrics> best_test;  ///< the best trial at its final budget, on the test split
   bool finished = true;             ///< false: the trials so far, of a sweep that runs or was interrupted
   std::optional<TargetReached> target_reached;  ///< with metric.target: the result that ended the sweep
+  std::vector<std::int64_t> pareto;  ///< with several objectives: pareto_front's indexes into trials
+  std::map<std::int64_t, TestMetrics> pareto_test;  ///< each of them at its final budget, on the test split, by id
 };
 
 /// Whether the trial may be named best: completed or stopped at a budget
@@ -67,6 +71,12 @@ bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal);
 /// The index of the first trial by ranks_before among those that may be
 /// best; -1 when there is none.
 std::int64_t best_trial(const std::vector<TrialRecord>& trials, Goal goal);
+
+/// With several objectives, the indexes of the trials that no other
+/// dominates, among those that finished training (may be best, and reached
+/// budget.max or stopped early: not those a rung passed over), ordered by
+/// ranks_before on the metric; empty with one metric.
+std::vector<std::int64_t> pareto_front(const std::vector<TrialRecord>& trials, const SweepConfig& sweep);
 
 /// The documented results.json: {"format": 1, "name", "finished", "metric", "trials", "best"}, and
 /// "target_reached" with metric.target.

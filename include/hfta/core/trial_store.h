@@ -30,6 +30,8 @@ struct RungResult {
   /// diverged inside the rung (where it did). Trials of files written before
   /// this field read `budget`.
   double reached = 0;
+  /// With several objectives, their values at the rung's end (sweep_config.h).
+  std::vector<double> objectives;
 };
 
 /// A rung in progress: where a trial stood at an evaluation point inside it.
