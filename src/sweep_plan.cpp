@@ -147,6 +147,10 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
                   {"explored", pbt_mutable(sweep)},
                   {"burn_in_period", s.burn_in_period}};
   }
+  if (!sweep.objectives.empty()) {
+    out["objectives"] = json::array();
+    for (const auto& o : sweep.objectives) out["objectives"].push_back({{"name", o.name}, {"goal", to_string(o.goal)}});
+  }
   return out;
 }
 
@@ -311,6 +315,16 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
                                  : std::string())
         << ": about " << pbt_planned_trials(sweep)
         << " trials in all\n";
+  }
+  if (!sweep.objectives.empty()) {
+    std::string names;
+    for (const auto& o : sweep.objectives) names += (names.empty() ? "" : ", ") + o.name;
+    const bool promotes = sweep.search.method != SearchMethod::kRandom && sweep.search.method != SearchMethod::kGrid;
+    out << "note: " << sweep.objectives.size() << " objectives (" << names << ")" << (promotes ? ": rungs promote by Pareto front (then crowding distance)" : "")
+        << (sweep.search.searcher == Searcher::kTpe ? (promotes ? ", and TPE's good group is" : ": TPE's good group is") +
+                                                          std::string(" the first by Pareto front")
+                                                    : std::string())
+        << "; results.json lists the Pareto front of the trials that finish training\n";
   }
   for (const auto& note : suspect_settings(sweep)) out << note << "\n";
   return out.str();

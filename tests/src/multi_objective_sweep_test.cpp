@@ -8,6 +8,7 @@
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_plan.h"
 #include "hfta/core/sweep_summary.h"
 
 namespace hfta::core {
@@ -36,6 +37,12 @@ TEST(MultiObjectiveSweep, LoadsAListOfObjectivesTheFirstOfWhichIsTheMetric) {
   const auto json = to_json(s);
   EXPECT_EQ(json.at("metric"), nlohmann::json::parse(R"([{"name": "val_accuracy", "goal": "maximize"},
                                                           {"name": "params", "goal": "minimize"}])"));
+  const std::string plan = to_text(make_plan(s, true, "cpu", 1e9), s);
+  EXPECT_NE(plan.find("note: 2 objectives (val_accuracy, params): rungs promote by Pareto front (then crowding "
+                      "distance); results.json lists the Pareto front of the trials that finish training"),
+            std::string::npos)
+      << plan;
+  EXPECT_EQ(to_json(make_plan(s, true, "cpu", 1e9), s).at("objectives"), json.at("metric"));
   // Three measured ones, as a list of one is one metric.
   const SweepConfig three = load_sweep_string(
       sweep_yaml({{"metric", "metric:\n  - {name: val_loss, goal: minimize}\n  - {name: train_loss, goal: minimize}\n"
