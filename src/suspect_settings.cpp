@@ -108,17 +108,35 @@ std::vector<std::string> decay_notes(const SweepConfig& sweep, std::int64_t fewe
 
 std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
   std::vector<std::string> out;
-  // Accuracy is better higher; losses, perplexity and FID lower. (A GAN's
+  // Accuracy is better higher; losses, perplexity, FID and size lower. (A GAN's
   // g_loss and d_loss are each other's opponents: either goal may be meant.)
-  const std::string& metric = sweep.metric.name;
-  const bool higher_is_better = metric == "val_accuracy";
-  const bool lower_is_better =
-      metric == "val_loss" || metric == "train_loss" || metric == "val_perplexity" || metric == "val_fid";
-  if ((higher_is_better && sweep.metric.goal == Goal::kMinimize) ||
-      (lower_is_better && sweep.metric.goal == Goal::kMaximize)) {
-    out.push_back("note: " + sweep.metric.name + " is better " + (higher_is_better ? "higher" : "lower") +
-                  ", and metric.goal " + to_string(sweep.metric.goal) + " makes the best trial the worst model " +
-                  "(did you mean goal: " + (higher_is_better ? "maximize" : "minimize") + "?)");
+  const std::vector<MetricOptions> metrics = sweep.objectives.empty() ? std::vector<MetricOptions>{sweep.metric}
+                                                                       : sweep.objectives;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const std::string& metric = metrics[i].name;
+    const std::string goal = sweep.objectives.empty() ? "metric.goal" : "metric[" + std::to_string(i) + "].goal";
+    const bool higher_is_better = metric == "val_accuracy";
+    const bool lower_is_better = metric == "val_loss" || metric == "train_loss" || metric == "val_perplexity" ||
+                                 metric == "val_fid" || metric == "params";
+    if ((higher_is_better && metrics[i].goal == Goal::kMinimize) ||
+        (lower_is_better && metrics[i].goal == Goal::kMaximize)) {
+      out.push_back("note: " + metric + " is better " + (higher_is_better ? "higher" : "lower") + ", and " + goal + " " +
+                    to_string(metrics[i].goal) + " makes the best trial the worst model " +
+                    "(did you mean goal: " + (higher_is_better ? "maximize" : "minimize") + "?)");
+    }
+  }
+  // The size as an objective, where no tuned parameter changes it: a constant.
+  const bool sized = std::any_of(metrics.begin(), metrics.end(), [](const MetricOptions& m) { return m.name == "params"; });
+  const trainers::ModelSpec* model = trainers::find_model(sweep.task.model);
+  const bool shape_tuned = model && std::any_of(sweep.parameters.begin(), sweep.parameters.end(), [&](const auto& p) {
+    const auto option = std::find_if(model->options.begin(), model->options.end(),
+                                     [&](const trainers::OptionSpec& o) { return o.name == p.name; });
+    return option != model->options.end() && option->structural && p.distribution != search::Distribution::kConst &&
+           !(p.distribution == search::Distribution::kChoice && p.values.size() < 2);
+  });
+  if (sized && !shape_tuned) {
+    out.push_back("note: params, an objective, is the same in every trial: no parameter tunes the model's shape "
+                  "(tune a shape option, such as width, for a trade-off of size)");
   }
   // Accuracy in steps of 1/N: on a handful of examples most trials tie, and
   // the best is whichever the tie-break names.

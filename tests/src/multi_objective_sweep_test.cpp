@@ -8,6 +8,7 @@
 #include "../support/sweep_text.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/suspect_settings.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/sweep_summary.h"
 
@@ -55,6 +56,25 @@ TEST(MultiObjectiveSweep, LoadsAListOfObjectivesTheFirstOfWhichIsTheMetric) {
   EXPECT_EQ(one.metric.name, "val_loss");
   EXPECT_FALSE(one.goals().several());
   EXPECT_NE(s, load_sweep_string(sweep_yaml(), "sweep.yaml"));
+}
+
+// Notes, not errors: a size no parameter changes, and a goal against its objective.
+TEST(MultiObjectiveSweep, NotesAConstantSizeAndAGoalBackwards) {
+  const auto notes = [](const std::string& metric, const std::string& parameters) {
+    std::string all;
+    for (const auto& n : suspect_settings(load_sweep_string(sweep_yaml({{"metric", metric}, {"parameters", parameters}}),
+                                                            "sweep.yaml"))) {
+      all += n + "\n";
+    }
+    return all;
+  };
+  const std::string lr = "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n";
+  const std::string width = lr + "  width: {values: [16, 32]}\n";
+  EXPECT_NE(notes(kTwo, lr).find("note: params, an objective, is the same in every trial"), std::string::npos);
+  EXPECT_EQ(notes(kTwo, width), "");
+  EXPECT_NE(notes("metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: maximize}\n", width)
+                .find("note: params is better lower, and metric[1].goal maximize makes the best trial the worst model"),
+            std::string::npos);
 }
 
 TEST(MultiObjectiveSweep, RefusesWhatOneListCannotMean) {
