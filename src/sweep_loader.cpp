@@ -224,10 +224,11 @@ void load_metric_name_goal(YamlReader& r, const YAML::Node& node, const std::str
 // metric as a list: several objectives, as Optuna's directions.
 void load_objectives(YamlReader& r, const YAML::Node& node, const ModelSpec* model, SweepConfig& sweep) {
   constexpr std::size_t kMost = 4;
-  if (node.size() == 0 || node.size() > kMost) {
+  if (node.size() < 2 || node.size() > kMost) {
     r.error(node, "metric",
-            "expected a mapping {name, goal}, or a list of 2 to " + std::to_string(kMost) + " such mappings (objectives), got " +
-                describe_node(node));
+            "expected a mapping {name, goal}, or a list of 2 to " + std::to_string(kMost) +
+                " such mappings (objectives), got a list of " + std::to_string(node.size()) +
+                (node.size() == 1 ? " (one metric is a mapping: drop the '-')" : ""));
     return;
   }
   for (std::size_t i = 0; i < node.size(); ++i) {
@@ -252,7 +253,6 @@ void load_objectives(YamlReader& r, const YAML::Node& node, const ModelSpec* mod
     sweep.objectives.push_back(o);
   }
   if (!sweep.objectives.empty()) sweep.metric = sweep.objectives.front();
-  if (sweep.objectives.size() < 2) sweep.objectives.clear();  // a list of one is one metric
 }
 
 void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,

@@ -72,6 +72,16 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
   if (ranked.empty()) out << "  none" << (finished ? "" : " yet") << " (failed and diverged trials do not count)\n";
 }
 
+// A front member's test result that speaks to the first objective: a GAN's
+// FID (its accuracy is its discriminator's), a language model's perplexity,
+// a loss for a loss, else the accuracy.
+std::string test_cell(const std::string& metric, const nlohmann::json& test) {
+  if (test.contains("fid")) return "test FID " + number(test.at("fid"));
+  if (test.contains("perplexity")) return "test perplexity " + number(test.at("perplexity"));
+  if (metric.find("loss") != std::string::npos) return "test loss " + number(test.at("loss"));
+  return "test accuracy " + number(test.at("accuracy"));
+}
+
 // results.json's Pareto front, as run and status end: each trade-off the
 // sweep found, in the order of the first objective, with its test metrics.
 std::string pareto_summary(const nlohmann::json& results) {
@@ -84,13 +94,15 @@ std::string pareto_summary(const nlohmann::json& results) {
   const auto& front = results.at("pareto_front");
   std::ostringstream out;
   out << "\nPareto front (" << joined(goals) << "): " << front.size() << (front.size() == 1 ? " trial" : " trials")
-      << (front.empty() ? " (none trained to budget.max yet)" : "") << "\n";
+      << (front.empty() ? std::string(" (none trained to budget.max") + (results.value("finished", true) ? ")" : " yet)")
+                        : std::string())
+      << "\n";
   // Columns as wide as their widest cell, so that the rows line up.
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : front) {
     std::vector<std::string> row{"trial " + t.at("id").dump()};
     for (const auto& name : names) row.push_back(name + " " + number(t.at("objectives").value(name, nlohmann::json())));
-    row.push_back(t.contains("test") ? "test accuracy " + number(t.at("test").at("accuracy")) : "");
+    row.push_back(t.contains("test") ? test_cell(names.front(), t.at("test")) : "");
     std::string params;
     for (const auto& [k, v] : t.at("params").items()) params += (params.empty() ? "" : ", ") + k + ": " + (v.is_string() ? v.get<std::string>() : number(v));
     row.push_back("{" + params + "}");

@@ -160,6 +160,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit + (seconds ? " s" : "")) << " reached: stopped after a checkpoint, with " << rungs << " of "
           << options.totals.results << " rung results";
       print_best(sweep, so_far.trials, /*finished=*/false, out);
+      out << pareto_summary(results_json(sweep, so_far, dir));
       out << "continue with hfta-tune resume " << shell_word(dir) << "; hfta-tune export " << shell_word(dir)
           << " writes the trials so far\n";
       return kExitOk;
