@@ -15,7 +15,52 @@ bool dominates(const std::vector<double>& a, const std::vector<double>& b, const
   return strictly;
 }
 
+namespace {
+
+// Two objectives in O(n log n) (Jensen's sweep): in order of the first
+// objective (then the second), a point joins the first front none of whose
+// points dominates it. Each front's points come in improving on the second
+// objective, so its best second value (and the first value it came with)
+// decides, and a front that dominates a point has every earlier one
+// dominating it too: a binary search finds the front. ASHA ranks a rung at
+// every result, so with thousands of trials the O(n^2) sort would dominate.
+std::vector<std::size_t> two_objective_fronts(const std::vector<std::vector<double>>& points,
+                                              const std::vector<Goal>& goals) {
+  const std::size_t n = points.size();
+  // Both as costs: smaller is better.
+  std::vector<std::pair<double, double>> cost(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    cost[i] = {goals[0] == Goal::kMaximize ? -points[i][0] : points[i][0],
+               goals[1] == Goal::kMaximize ? -points[i][1] : points[i][1]};
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] < cost[b]; });
+  struct Tail {
+    double second, first;  ///< the front's best second cost, and the first cost of the point with it
+  };
+  std::vector<Tail> tails;
+  std::vector<std::size_t> front(n, 0);
+  for (std::size_t i : order) {
+    const auto [first, second] = cost[i];
+    // (Points come in order of the first cost, so a front's points all have one at most `first`.)
+    const auto dominated_by = [&](const Tail& t) { return t.second < second || (t.second == second && t.first < first); };
+    std::size_t lo = 0, hi = tails.size();
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (dominated_by(tails[mid])) lo = mid + 1; else hi = mid;
+    }
+    front[i] = lo;
+    if (lo == tails.size()) tails.push_back({second, first});
+    else if (second < tails[lo].second) tails[lo] = {second, first};
+  }
+  return front;
+}
+
+}  // namespace
+
 std::vector<std::size_t> pareto_fronts(const std::vector<std::vector<double>>& points, const std::vector<Goal>& goals) {
+  if (goals.size() == 2) return two_objective_fronts(points, goals);
   // Deb et al.'s fast non-dominated sort: peel off the points nothing left dominates.
   const std::size_t n = points.size();
   std::vector<std::vector<std::size_t>> dominated(n);

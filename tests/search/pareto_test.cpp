@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "hfta/search/asha_scheduler.h"
 #include "hfta/search/bracket_scheduler.h"
@@ -26,17 +27,20 @@ TEST(Pareto, DominatesNeedsNoWorseEverywhereAndBetterSomewhere) {
 }
 
 // Against the definition, on random points with many ties (values on a small
-// grid): a point's front is one more than the largest front of the points
-// that dominate it (0 when none does).
+// grid) and with few (on a fine one), for two objectives (a sweep) and three
+// (Deb's sort): a point's front is one more than the largest front of the
+// points that dominate it (0 when none does).
 TEST(Pareto, FrontsMatchTheDefinition) {
-  for (std::size_t objectives : {2, 3}) {
+  for (const auto& [objectives, n, grid] : {std::tuple<std::size_t, std::size_t, std::uint64_t>{2, 60, 6}, {2, 400, 1000},
+                                            {3, 60, 6}, {3, 200, 1000}}) {
     std::vector<Goal> goals{Goal::kMaximize, Goal::kMinimize, Goal::kMinimize};
     goals.resize(objectives);
-    Rng rng(7, objectives, 0);
-    std::vector<std::vector<double>> points(60);
+    Rng rng(7, objectives, n);
+    std::vector<std::vector<double>> points(n);
     for (auto& p : points) {
-      for (std::size_t m = 0; m < objectives; ++m) p.push_back(static_cast<double>(rng.below(6)));
+      for (std::size_t m = 0; m < objectives; ++m) p.push_back(static_cast<double>(rng.below(grid)));
     }
+    SCOPED_TRACE(std::to_string(objectives) + " objectives, " + std::to_string(n) + " points");
     const auto front = pareto_fronts(points, goals);
     for (std::size_t i = 0; i < points.size(); ++i) {
       std::size_t expected = 0;
@@ -46,6 +50,7 @@ TEST(Pareto, FrontsMatchTheDefinition) {
       }
       EXPECT_EQ(front[i], dominated ? expected : 0) << "point " << i;
     }
+    EXPECT_GE(*std::max_element(front.begin(), front.end()), 3u);  // (several fronts, not one)
   }
 }
 

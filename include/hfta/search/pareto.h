@@ -18,7 +18,8 @@ namespace hfta::search {
 bool dominates(const std::vector<double>& a, const std::vector<double>& b, const std::vector<Goal>& goals);
 
 /// Each point's front: 0 for the points no other dominates, 1 for those only
-/// front 0 dominates, and so on. Points must be finite; O(objectives x n^2).
+/// front 0 dominates, and so on. Points must be finite; O(n log n) for two
+/// objectives, O(objectives x n^2) for more.
 std::vector<std::size_t> pareto_fronts(const std::vector<std::vector<double>>& points, const std::vector<Goal>& goals);
 
 /// The points' order: by front, within a front the larger crowding distance
