@@ -1,5 +1,6 @@
 #include "hfta/core/resume_checks.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <map>
@@ -12,13 +13,27 @@
 namespace hfta::core {
 namespace {
 
-// The paths of a JSON document's leaves ("search.eta"), with their values.
+// The paths of a JSON document's leaves ("search.eta"), with their values; a
+// list of mappings by item ("metric[1].goal").
 void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out) {
+  const bool of_mappings =
+      j.is_array() && !j.empty() && std::all_of(j.begin(), j.end(), [](const nlohmann::json& v) { return v.is_object(); });
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
+  } else if (of_mappings) {
+    for (std::size_t i = 0; i < j.size(); ++i) flatten(j[i], path + "[" + std::to_string(i) + "]", out);
   } else {
     out[path] = j.dump();
   }
+}
+
+// One metric as the first of a list, so that going from one to several
+// objectives names the objectives added, not the one that stays.
+nlohmann::json as_objectives(nlohmann::json sweep) {
+  if (sweep.contains("metric") && sweep["metric"].is_object() && !sweep["metric"].contains("target")) {
+    sweep["metric"] = nlohmann::json::array({sweep["metric"]});
+  }
+  return sweep;
 }
 
 }  // namespace
@@ -55,8 +70,8 @@ SweepEdits sweep_edits(const SweepConfig& recorded, SweepConfig given, bool seed
   if (seed_given) given.seed = recorded.seed;
   if (before_waves) given.search.waves = 1;
   std::map<std::string, std::string> was, now;
-  flatten(to_json(recorded), "", was);
-  flatten(to_json(given), "", now);
+  flatten(as_objectives(to_json(recorded)), "", was);
+  flatten(as_objectives(to_json(given)), "", now);
   auto differs = [&](const std::string& k) {
     if (k == "name") {
       edits.renamed = true;

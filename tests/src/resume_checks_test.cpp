@@ -28,6 +28,18 @@ TEST(ResumeChecks, EditsThatChangeTheTrialsAreNamedByTheirKeys) {
             Strings{"task.batch_size"});
 }
 
+// Objectives added or changed are named by their item; the one that stays is not.
+TEST(ResumeChecks, ObjectivesAreNamedByTheirPlaceInTheList) {
+  const std::string two = "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: minimize}\n";
+  EXPECT_EQ(sweep_edits(sweep(), sweep({{"metric", two}}), false, false).changed,
+            (Strings{"metric[1].goal", "metric[1].name"}));
+  EXPECT_EQ(sweep_edits(sweep({{"metric", two}}), sweep(), false, false).changed,
+            (Strings{"metric[1].goal", "metric[1].name"}));
+  const std::string flipped = "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: maximize}\n";
+  EXPECT_EQ(sweep_edits(sweep({{"metric", two}}), sweep({{"metric", flipped}}), false, false).changed,
+            Strings{"metric[1].goal"});
+}
+
 TEST(ResumeChecks, PackingAndTheNameAreTakenNotRefused) {
   const auto e = sweep_edits(sweep(), sweep({{"name", "name: renamed\n"}, {"fusion", "fusion:\n  max_array: 4\n"}}),
                              false, false);
