@@ -34,12 +34,14 @@ bool better(double a, double b, Goal goal) {
 
 namespace {
 
+bool meets_constraints(const TrialResult& r) { return r.violation == 0; }
+
 std::vector<std::int64_t> best_by_objectives(const std::map<std::int64_t, TrialResult>& results, std::size_t k,
                                              const std::vector<Goal>& goals) {
   std::vector<std::int64_t> ids;
   std::vector<std::vector<double>> points;
   for (const auto& [id, r] : results) {
-    if (r.status != TrialStatus::kCompleted || r.objectives.size() != goals.size() ||
+    if (r.status != TrialStatus::kCompleted || !meets_constraints(r) || r.objectives.size() != goals.size() ||
         !std::all_of(r.objectives.begin(), r.objectives.end(), [](double v) { return std::isfinite(v); })) {
       continue;
     }
@@ -54,15 +56,10 @@ std::vector<std::int64_t> best_by_objectives(const std::map<std::int64_t, TrialR
   return out;
 }
 
-}  // namespace
-
-std::vector<std::int64_t> best_completed(const std::map<std::int64_t, TrialResult>& results,
-                                         std::size_t k, const Goals& goals) {
-  if (goals.several()) return best_by_objectives(results, k, goals.objectives);
-  const Goal goal = goals.metric;
+std::vector<std::int64_t> best_by_metric(const std::map<std::int64_t, TrialResult>& results, std::size_t k, Goal goal) {
   std::vector<const TrialResult*> completed;
   for (const auto& [id, r] : results) {
-    if (r.status == TrialStatus::kCompleted && !std::isnan(r.metric)) completed.push_back(&r);
+    if (r.status == TrialStatus::kCompleted && meets_constraints(r) && !std::isnan(r.metric)) completed.push_back(&r);
   }
   // Stable on ids (the map's order), so ties keep the smaller id first.
   std::stable_sort(completed.begin(), completed.end(), [goal](const auto* a, const auto* b) {
@@ -70,6 +67,24 @@ std::vector<std::int64_t> best_completed(const std::map<std::int64_t, TrialResul
   });
   std::vector<std::int64_t> ids;
   for (std::size_t i = 0; i < completed.size() && i < k; ++i) ids.push_back(completed[i]->trial_id);
+  return ids;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> best_completed(const std::map<std::int64_t, TrialResult>& results,
+                                         std::size_t k, const Goals& goals) {
+  std::vector<std::int64_t> ids =
+      goals.several() ? best_by_objectives(results, k, goals.objectives) : best_by_metric(results, k, goals.metric);
+  if (ids.size() == k) return ids;
+  // Too few meet the constraints: then those that break them least.
+  std::vector<const TrialResult*> breaking;
+  for (const auto& [id, r] : results) {
+    if (r.status == TrialStatus::kCompleted && !meets_constraints(r)) breaking.push_back(&r);
+  }
+  std::stable_sort(breaking.begin(), breaking.end(),
+                   [](const auto* a, const auto* b) { return a->violation < b->violation; });
+  for (std::size_t i = 0; i < breaking.size() && ids.size() < k; ++i) ids.push_back(breaking[i]->trial_id);
   return ids;
 }
 

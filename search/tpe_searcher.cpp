@@ -176,10 +176,13 @@ void TpeSearcher::observe(std::int64_t trial_id, const Config& config, double bu
   by_budget_[budget][trial_id] = {config, metric, {}};
 }
 
-void TpeSearcher::observe(std::int64_t trial_id, const Config& config, double budget,
-                          const std::vector<double>& objectives) {
-  if (!goals_.several()) return observe(trial_id, config, budget, objectives.at(0));
-  by_budget_[budget][trial_id] = {config, objectives.at(0), objectives};
+void TpeSearcher::observe(std::int64_t trial_id, const Config& config, const TrialResult& result) {
+  if (goals_.several()) {
+    by_budget_[result.budget][trial_id] = {config, result.objectives.at(0), result.objectives, result.violation};
+  } else {
+    observe(trial_id, config, result.budget, result.metric);
+    by_budget_[result.budget][trial_id].violation = result.violation;
+  }
 }
 
 bool TpeSearcher::Observation::finite() const {
@@ -189,22 +192,26 @@ bool TpeSearcher::Observation::finite() const {
 
 std::vector<const TpeSearcher::Observation*> TpeSearcher::ranked(
     const std::map<std::int64_t, Observation>& results) const {
-  std::vector<const Observation*> out;
-  for (const auto& [id, o] : results) out.push_back(&o);  // by id: deterministic ties
+  // Those that meet the constraints by the goals, then the others by the
+  // least violation, then the diverged (non-finite).
+  std::vector<const Observation*> out, breaking, diverged;
+  for (const auto& [id, o] : results) {  // by id: deterministic ties
+    (!o.finite() ? diverged : o.violation != 0 ? breaking : out).push_back(&o);
+  }
+  std::stable_sort(breaking.begin(), breaking.end(),
+                   [](const auto* a, const auto* b) { return a->violation < b->violation; });
   if (!goals_.several()) {
     std::stable_sort(out.begin(), out.end(),
                      [this](const auto* a, const auto* b) { return better(a->metric, b->metric, goals_.metric); });
-    return out;
+  } else {
+    std::vector<std::vector<double>> points;
+    for (const auto* o : out) points.push_back(o->objectives);
+    std::vector<const Observation*> ordered;
+    for (std::size_t i : pareto_order(points, goals_.objectives)) ordered.push_back(out[i]);
+    out = std::move(ordered);
   }
-  std::vector<const Observation*> finite, rest;
-  std::vector<std::vector<double>> points;
-  for (const auto* o : out) {
-    if (o->finite()) finite.push_back(o), points.push_back(o->objectives);
-    else rest.push_back(o);
-  }
-  out.clear();
-  for (std::size_t i : pareto_order(points, goals_.objectives)) out.push_back(finite[i]);
-  out.insert(out.end(), rest.begin(), rest.end());
+  out.insert(out.end(), breaking.begin(), breaking.end());
+  out.insert(out.end(), diverged.begin(), diverged.end());
   return out;
 }
 

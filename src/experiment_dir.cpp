@@ -330,6 +330,8 @@ std::string results_csv(const nlohmann::json& results) {
   if (parents) out << ",parent,parent_budget";
   for (const auto& o : objectives) out << "," << csv_field("objective_" + o);
   if (!objectives.empty()) out << ",pareto";
+  const bool constrained = results.contains("constraints");
+  if (constrained) out << ",feasible";
   out << "\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
@@ -347,6 +349,7 @@ std::string results_csv(const nlohmann::json& results) {
     const nlohmann::json values = t.value("objectives", nlohmann::json::object());
     for (const auto& o : objectives) out << "," << (values.contains(o) ? csv_field(values.at(o)) : "");
     if (!objectives.empty()) out << "," << (front.count(t.at("id").get<std::int64_t>()) ? "true" : "false");
+    if (constrained) out << "," << csv_field(t.value("feasible", nlohmann::json()));
     out << "\n";
   }
   return out.str();

@@ -1,5 +1,8 @@
 #include "hfta/core/sweep_config.h"
 
+#include <cmath>
+#include <limits>
+
 namespace hfta::core {
 
 // Order must follow the enums' declarations: to_string indexes by value.
@@ -69,6 +72,13 @@ std::string parameter_path(const search::ParameterSpec& p) {
   return "parameters." + p.name + (p.branch >= 0 ? "[" + std::to_string(p.branch) + "]" : "");
 }
 
+double ConstraintOptions::violation(double value) const {
+  if (std::isnan(value)) return std::numeric_limits<double>::infinity();
+  // Relative to the bound, so that bounds of other scales (a loss, a count) add up.
+  const auto beyond = [](double by, double bound) { return by > 0 ? by / (bound != 0 ? std::abs(bound) : 1.0) : 0.0; };
+  return (max ? beyond(value - *max, *max) : 0.0) + (min ? beyond(*min - value, *min) : 0.0);
+}
+
 search::Goals SweepConfig::goals() const {
   if (objectives.size() < 2) return metric.goal;
   std::vector<Goal> all;
@@ -78,6 +88,7 @@ search::Goals SweepConfig::goals() const {
 
 bool SweepConfig::operator==(const SweepConfig& o) const {
   return name == o.name && seed == o.seed && task == o.task && metric == o.metric && objectives == o.objectives &&
+         constraints == o.constraints &&
          budget == o.budget && search == o.search && parameters == o.parameters &&
          early_stopping == o.early_stopping && fusion == o.fusion;
 }

@@ -82,6 +82,15 @@ json to_json(const SweepConfig& s) {
     out["metric"] = json::array();
     for (const auto& o : s.objectives) out["metric"].push_back({{"name", o.name}, {"goal", to_string(o.goal)}});
   }
+  if (!s.constraints.empty()) {
+    out["constraints"] = json::array();
+    for (const auto& c : s.constraints) {
+      json bound = {{"name", c.name}};
+      if (c.min) bound["min"] = *c.min;
+      if (c.max) bound["max"] = *c.max;
+      out["constraints"].push_back(bound);
+    }
+  }
   out["budget"] = {
       {"unit", to_string(s.budget.unit)}, {"min", s.budget.min}, {"max", s.budget.max}};
 

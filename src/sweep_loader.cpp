@@ -632,10 +632,57 @@ void budget_error(YamlReader& r, const YAML::Node& root, bool at_max, const std:
 
 // Population based training draws its population and changes, between
 // generations, only what a model can take up mid-training.
+// constraints: bounds on measured metrics or params, as Optuna's constraints_func.
+void load_constraints(YamlReader& r, const YAML::Node& root, const ModelSpec* model, SweepConfig& sweep) {
+  auto node = r.child(root, "", "constraints", false);
+  if (!node) return;
+  constexpr std::size_t kMost = 8;
+  if (!node->IsSequence() || node->size() == 0 || node->size() > kMost) {
+    r.error(*node, "constraints",
+            "expected a list of 1 to " + std::to_string(kMost) + " bounds {name, min, max} (such as {name: params, max: "
+            "100000}), got " + (node->IsSequence() ? "a list of " + std::to_string(node->size()) : describe_node(*node)));
+    return;
+  }
+  for (std::size_t i = 0; i < node->size(); ++i) {
+    const std::string path = "constraints[" + std::to_string(i) + "]";
+    const YAML::Node item = (*node)[i];
+    if (!r.check_mapping(item, path, {"name", "min", "max"}) || !item.IsMap()) continue;
+    ConstraintOptions c;
+    if (auto n = r.child(item, path, "name", true)) {
+      if (model) {
+        auto names = trainers::metric_names(model->kind);
+        names.push_back("params");
+        if (auto k = r.read_enum(*n, path + ".name", names)) c.name = names[*k];
+      } else if (auto s = r.read_string(*n, path + ".name")) {
+        c.name = *s;
+      }
+    }
+    if (auto n = r.child(item, path, "min", false)) c.min = r.read_number(*n, path + ".min");
+    if (auto n = r.child(item, path, "max", false)) c.max = r.read_number(*n, path + ".max");
+    if (!item["min"] && !item["max"]) {
+      r.error(item, path, "a constraint bounds its metric: give max, min or both");
+    } else if (c.min && c.max && !(*c.min < *c.max)) {
+      r.error(item["min"], path + ".min", "min must be below max, or no result can meet it");
+    }
+    const bool repeated = std::any_of(sweep.constraints.begin(), sweep.constraints.end(),
+                                      [&](const ConstraintOptions& seen) { return seen.name == c.name; });
+    if (repeated && !c.name.empty()) {
+      r.error(item["name"], path + ".name", "'" + c.name + "' is bounded already: give both bounds in one constraint");
+    }
+    sweep.constraints.push_back(c);
+  }
+}
+
 // Several objectives: the methods that rank one number refuse them.
 void check_objectives(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
-  if (sweep.objectives.empty()) return;
   const YAML::Node search = root["search"];
+  if (!sweep.constraints.empty() && sweep.search.stopping != Stopping::kNone) {
+    r.error(search["stopping"], "search.stopping",
+            "the " + to_string(sweep.search.stopping) +
+                " stopping rule compares the metric whatever the constraints, and would stop the trials that meet "
+                "them for those that do not; write hyperband, sha or asha to stop trials early");
+  }
+  if (sweep.objectives.empty()) return;
   if (sweep.search.method == SearchMethod::kPbt) {
     r.error(search["method"], "search.method",
             "population based training copies the best members by one metric; several objectives need random, grid, "
@@ -825,7 +872,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   }
   if (!r.check_mapping(root, "",
                        {"name", "seed", "task", "metric", "budget", "search", "parameters",
-                        "early_stopping", "fusion"})) {
+                        "early_stopping", "fusion", "constraints"})) {
     if (!root.IsMap()) reject(r);
   }
   SweepConfig sweep;
@@ -840,6 +887,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   }
   if (sweep.search.method != SearchMethod::kGrid) load_points(r, root, sweep);
   load_early_stopping(r, root, sweep);
+  load_constraints(r, root, model, sweep);
   load_fusion(r, root, sweep);
   if (r.ok()) check_trial_count(r, root, sweep);
   if (r.ok()) check_median_steps(r, root, sweep);

@@ -75,7 +75,8 @@ std::vector<std::int64_t> pareto_front(const std::vector<TrialRecord>& trials, c
 }
 
 bool may_be_best(const TrialRecord& t) {
-  return (t.status == "completed" || t.status == "stopped") && t.budget > 0 && !std::isnan(t.metric);
+  return (t.status == "completed" || t.status == "stopped") && t.budget > 0 && !std::isnan(t.metric) &&
+         t.violation == 0;
 }
 
 bool ranks_before(const TrialRecord& a, const TrialRecord& b, Goal goal) {
@@ -143,6 +144,10 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
     if (!sweep.objectives.empty() && t.objectives.size() == sweep.objectives.size()) {
       trials.back()["objectives"] = objectives_json(sweep, t);
     }
+    // Where it ended: within every constraint or not (unknown without a result).
+    if (!sweep.constraints.empty() && (t.status == "completed" || t.status == "stopped" || t.status == "diverged")) {
+      trials.back()["feasible"] = t.violation == 0;
+    }
   }
   nlohmann::json best = nullptr;
   if (result.best >= 0) {
@@ -160,6 +165,7 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
   if (sweep.metric.target) {
     out["metric"]["target"] = *sweep.metric.target;
   }
+  if (!sweep.constraints.empty()) out["constraints"] = to_json(sweep).at("constraints");
   if (!sweep.objectives.empty()) {
     out["objectives"] = nlohmann::json::array();
     for (const auto& o : sweep.objectives) out["objectives"].push_back({{"name", o.name}, {"goal", to_string(o.goal)}});

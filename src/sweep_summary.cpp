@@ -114,6 +114,11 @@ std::string summarize(const SweepConfig& s) {
   if (s.metric.target) {
     out << ", the sweep ends after the round in which a trial reaches " << *s.metric.target;
   }
+  for (std::size_t i = 0; i < s.constraints.size(); ++i) {
+    const auto& c = s.constraints[i];
+    out << (i == 0 ? "\n  constraints " : ", ") << (c.min ? search::to_string(*c.min) + " <= " : std::string()) << c.name
+        << (c.max ? " <= " + search::to_string(*c.max) : std::string());
+  }
   out << "\n  budget      " << budget_range(s) << "\n"
       << "  search      " << search_line(s) << ", seed " << s.seed << "\n"
       << "  fusion      " << to_string(s.fusion.enabled);

@@ -110,6 +110,7 @@ nlohmann::json rung_json(const RungResult& r) {
   nlohmann::json out{{"budget", r.budget}, {"reached", r.reached}, {"metric", r.metric}, {"status", r.status},
                      {"steps", r.steps}, {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
   if (!r.objectives.empty()) out["objectives"] = r.objectives;  // (NaN is written null)
+  if (r.violation != 0) out["violation"] = r.violation;           // (infinity too: read back as NaN, which breaks them too)
   return out;
 }
 
@@ -164,6 +165,10 @@ StoredTrial read_trial(const nlohmann::json& j) {
     t.rungs.push_back({r.at("budget"), number_or_nan(r.at("metric")), r.at("status"), r.at("steps"), r.at("checkpoint_crc"),
                        r.contains("progress") ? progress_of(r.at("progress")) : trainers::SlotProgress{},
                        r.contains("reached") ? r.at("reached").get<double>() : r.at("budget").get<double>()});
+    if (r.contains("violation")) {  // (infinity is written null)
+      const double v = number_or_nan(r.at("violation"));
+      t.rungs.back().violation = std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
+    }
     if (r.contains("objectives")) {
       for (const auto& v : r.at("objectives")) t.rungs.back().objectives.push_back(number_or_nan(v));
     }
@@ -172,6 +177,7 @@ StoredTrial read_trial(const nlohmann::json& j) {
     t.record.budget = reached_budget(t.rungs);
     t.record.metric = t.rungs.back().metric;
     t.record.objectives = t.rungs.back().objectives;
+    t.record.violation = t.rungs.back().violation;
     t.record.status = t.rungs.back().status;
   }
   return t;

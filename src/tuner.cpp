@@ -242,6 +242,7 @@ bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to)
     if (e.at("step").get<std::int64_t>() <= rung.steps) r.history.push_back(e);
   }
   r.budget = rung.reached, r.metric = rung.metric, r.status = rung.status, r.objectives = rung.objectives;
+  r.violation = rung.violation;
   if (options_.dir.empty()) {
     rungs_[child] = {rung};
     saved_[child] = std::move(state);
@@ -282,7 +283,8 @@ std::optional<TargetReached> Tuner::reached_target() const {
   if (!sweep_.metric.target) return std::nullopt;
   std::vector<TargetReached> measured;
   for (const auto& r : told_) {
-    if (r.status == search::TrialStatus::kCompleted || r.status == search::TrialStatus::kStopped) {
+    // (A result outside the constraints reaches no target.)
+    if ((r.status == search::TrialStatus::kCompleted || r.status == search::TrialStatus::kStopped) && r.violation == 0) {
       measured.push_back({r.trial_id, r.metric, r.budget});
     }
   }
@@ -306,7 +308,7 @@ void Tuner::replay(std::int64_t id, const RungResult& r) {
   const auto status = r.status == "completed" ? search::TrialStatus::kCompleted
                       : r.status == "stopped"  ? search::TrialStatus::kStopped
                                                : search::TrialStatus::kDiverged;
-  const search::TrialResult result{id, r.budget, r.metric, status, r.objectives};
+  const search::TrialResult result{id, r.budget, r.metric, status, r.objectives, r.violation};
   tell_scheduler(result);
   observe(id, records_.at(id).params, result);
   double from = 0;  // the rung it trained from: its previous one
@@ -324,13 +326,10 @@ double Tuner::told_searcher(search::TrialStatus status, double metric) {
 }
 
 void Tuner::observe(std::int64_t id, const search::Config& params, const search::TrialResult& result) {
-  if (result.objectives.empty()) {
-    searcher_->observe(id, params, result.budget, told_searcher(result.status, result.metric));
-  } else {
-    std::vector<double> told;
-    for (double v : result.objectives) told.push_back(told_searcher(result.status, v));
-    searcher_->observe(id, params, result.budget, told);
-  }
+  search::TrialResult told = result;
+  told.metric = told_searcher(result.status, result.metric);
+  for (double& v : told.objectives) v = told_searcher(result.status, v);
+  searcher_->observe(id, params, told);
   ++observations_;
 }
 

@@ -118,6 +118,7 @@ void Tuner::fail(std::int64_t id, double budget, const std::string& message, Rep
   r.budget = reached_budget(rungs_[id]);  // where its last rung left it, not where this one aimed
   r.metric = std::numeric_limits<double>::quiet_NaN();
   r.objectives.clear();
+  r.violation = 0;
   // (Training a lost rung again, the failure is recorded once, where
   // repaired_or_failed puts it: a kill before then leaves trial.json as it was.)
   if (!options_.dir.empty() && !repairing_) {
@@ -322,13 +323,15 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
     const auto progress = m.status == trainers::SlotStatus::kRunning ? trainer.progress(id) : trainers::SlotProgress{};
     Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};
     r.objectives = objectives_of(m, saved.model);
+    r.violation = violation_of(m, saved.model);
     // A lost rung trained again that stopped early this time (only where
     // training is not deterministic) is not written: repaired_or_failed
     // writes the trial's failure instead, in one step, as it does for one
     // that throws.
     if (!options_.dir.empty() && !(repairing_ && r.status != "completed")) {
       check_directory();
-      RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget, r.objectives};
+      RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget, r.objectives,
+                      r.violation};
       rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
       if (take_one(faults_.damaged_when_written, {m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
     }
@@ -346,7 +349,7 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
                                m.status == trainers::SlotStatus::kRunning ? search::TrialStatus::kCompleted
                                : m.status == trainers::SlotStatus::kStopped ? search::TrialStatus::kStopped
                                                                              : search::TrialStatus::kDiverged,
-                               r.objectives};
+                               r.objectives, r.violation};
     reported_.insert({m.trial_id, array.to_budget});
     reports.push_back([this, result, params = r.params] {
       tell_scheduler(result);
@@ -361,7 +364,7 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
 // The metric the progress line may call best: none for a diverged trial,
 // which is never best (best_trial), however good its last evaluation looked.
 double Tuner::shown_metric(const TrialRecord& r) {
-  return r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric;
+  return r.status == "diverged" || r.violation != 0 ? std::numeric_limits<double>::quiet_NaN() : r.metric;
 }
 
 double Tuner::metric_named(const trainers::SlotMetrics& m, const std::string& name) {
@@ -373,18 +376,23 @@ double Tuner::metric_named(const trainers::SlotMetrics& m, const std::string& na
   return m.val_accuracy;
 }
 
+double Tuner::measured(const trainers::SlotMetrics& m, const torch::nn::Sequential& model, const std::string& name) {
+  if (name != "params") return metric_named(m, name);
+  // The plain model's, as exported (a GAN's: generator and discriminator).
+  double count = 0;
+  for (const auto& p : model->parameters()) count += static_cast<double>(p.numel());
+  return count;
+}
+
 std::vector<double> Tuner::objectives_of(const trainers::SlotMetrics& m, const torch::nn::Sequential& model) const {
   std::vector<double> out;
-  for (const auto& o : sweep_.objectives) {
-    if (o.name != "params") {
-      out.push_back(metric_named(m, o.name));
-      continue;
-    }
-    // The plain model's, as exported (a GAN's: generator and discriminator).
-    double count = 0;
-    for (const auto& p : model->parameters()) count += static_cast<double>(p.numel());
-    out.push_back(count);
-  }
+  for (const auto& o : sweep_.objectives) out.push_back(measured(m, model, o.name));
+  return out;
+}
+
+double Tuner::violation_of(const trainers::SlotMetrics& m, const torch::nn::Sequential& model) const {
+  double out = 0;
+  for (const auto& c : sweep_.constraints) out += c.violation(measured(m, model, c.name));
   return out;
 }
 

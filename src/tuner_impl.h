@@ -99,8 +99,12 @@ class Tuner {
   static double shown_metric(const TrialRecord& r);
   double metric_of(const trainers::SlotMetrics& m) const { return metric_named(m, sweep_.metric.name); }
   static double metric_named(const trainers::SlotMetrics& m, const std::string& name);
-  /// With several objectives, each one's value (params: the model's parameter count).
+  /// A metric the model measured, or params: the model's parameter count.
+  static double measured(const trainers::SlotMetrics& m, const torch::nn::Sequential& model, const std::string& name);
+  /// With several objectives, each one's value.
   std::vector<double> objectives_of(const trainers::SlotMetrics& m, const torch::nn::Sequential& model) const;
+  /// How far the result breaks the sweep's constraints (0: it meets them).
+  double violation_of(const trainers::SlotMetrics& m, const torch::nn::Sequential& model) const;
 
   // tuner_repair.cpp: checkpoints lost or damaged, and rungs resumed mid-way.
   bool intact(std::int64_t id, double budget);

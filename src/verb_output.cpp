@@ -69,7 +69,17 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
     }
     out << "}\n";
   }
-  if (ranked.empty()) out << "  none" << (finished ? "" : " yet") << " (failed and diverged trials do not count)\n";
+  if (ranked.empty()) {
+    out << "  none" << (finished ? "" : " yet") << " (failed and diverged trials do not count"
+        << (sweep.constraints.empty() ? "" : ", nor those outside the constraints") << ")\n";
+  }
+  const auto outside = std::count_if(trials.begin(), trials.end(), [](const TrialRecord& t) {
+    return (t.status == "completed" || t.status == "stopped") && t.violation != 0;
+  });
+  if (outside > 0) {
+    out << "  (" << outside << (outside == 1 ? " trial ended" : " trials ended") << " outside the constraints: "
+        << "never best)\n";
+  }
 }
 
 // A front member's test result that speaks to the first objective: a GAN's

@@ -88,7 +88,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
         std::vector<TargetReached> measured;
         for (const auto& [id, t] : trials) {
           for (const auto& r : t.rungs) {
-            if (r.status == "completed" || r.status == "stopped") measured.push_back({id, r.metric, r.budget});
+            if ((r.status == "completed" || r.status == "stopped") && r.violation == 0) measured.push_back({id, r.metric, r.budget});
           }
         }
         if (const auto reached = reaching_target(measured, *sweep->metric.target, sweep->metric.goal)) {

@@ -139,7 +139,11 @@ TEST(Pareto, TpeProposesNearTheParetoSet) {
   TpeSearcher tpe(space, 3, Goals({Goal::kMinimize, Goal::kMinimize}));
   RandomSearcher random(space, 3);
   std::int64_t t = 0;
-  for (; t < 30; ++t) tpe.observe(t, tpe.suggest(t), 1.0, values(tpe.suggest(t)));
+  const auto result = [&](std::int64_t id, const Config& c) {
+    TrialResult r{id, 1.0, values(c)[0], TrialStatus::kCompleted, values(c)};
+    return r;
+  };
+  for (; t < 30; ++t) tpe.observe(t, tpe.suggest(t), result(t, tpe.suggest(t)));
   int modelled = 0, near = 0, random_near = 0;
   for (int k = 0; k < 90; ++k, ++t) {
     const Config c = tpe.suggest(t);
@@ -150,7 +154,7 @@ TEST(Pareto, TpeProposesNearTheParetoSet) {
       const double v = std::get<double>(c.at("x"));
       near += v > 0.1 && v < 0.4;
     }
-    tpe.observe(t, c, 1.0, values(c));
+    tpe.observe(t, c, result(t, c));
   }
   ASSERT_GE(modelled, 40);
   EXPECT_GT(static_cast<double>(near) / modelled, 0.8) << near << " of " << modelled;

@@ -2900,3 +2900,54 @@ TEST_F(Cli, SeveralObjectivesWithTpeProposeFromTheFront) {
   EXPECT_GE(proposed, 4);
   EXPECT_GE(unlike_one, 1);
 }
+
+// kTinySweep over two widths under a size bound only width 16 meets (12,730
+// parameters; width 32 has 25,450).
+std::string tiny_constrained_sweep() {
+  return std::string(kTinySweep) + "  width: {values: [16, 32]}\nconstraints:\n  - {name: params, max: 20000}\n";
+}
+
+TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
+  const std::string sweep = write_sweep("bounded.yaml", tiny_constrained_sweep());
+  const Result r = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto all = results(dir_ + "/whole");
+  const auto by_id = trials_by_id(all);
+  int narrow = 0;
+  for (const auto& [id, t] : by_id) {
+    if (!t.contains("feasible")) continue;  // (failed: no result)
+    EXPECT_EQ(t.at("feasible"), t.at("params").at("width") == 16) << id;
+  }
+  // Bracket 0's first rung (trials 0 to 8): the three promoted meet the bound,
+  // though wider trials measured better.
+  double best_wide = 0, best_promoted = 1;
+  for (std::int64_t id = 0; id < 9; ++id) {
+    const auto& t = by_id.at(id);
+    narrow += t.at("params").at("width") == 16;
+    double at_10 = NAN;
+    for (const auto& e : t.at("history")) {
+      if (e.at("step") == 10) at_10 = e.at("val_accuracy");
+    }
+    if (t.at("params").at("width") == 32) best_wide = std::max(best_wide, at_10);
+    if (t.at("budget").get<double>() > 10) {
+      EXPECT_EQ(t.at("params").at("width"), 16) << id;
+      best_promoted = std::min(best_promoted, at_10);
+    }
+  }
+  ASSERT_GE(narrow, 3) << "too few width-16 trials in the first rung: pick another seed";
+  EXPECT_GT(best_wide, best_promoted);  // (ranking by accuracy alone would have promoted a wider one)
+  ASSERT_TRUE(all.at("best").is_object());
+  EXPECT_EQ(by_id.at(all.at("best").at("id")).at("params").at("width"), 16);
+  EXPECT_EQ(all.at("constraints"), nlohmann::json::parse(R"([{"name": "params", "max": 20000.0}])"));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\([0-9]+ trials ended outside the constraints: never best\\)"))) << r.out;
+  const Result csv = run("export " + dir_ + "/whole --format csv");
+  EXPECT_NE(csv.out.find(",feasible\n"), std::string::npos) << csv.out;
+  // Alone, and cut and resumed (each rung's violation kept in trial.json): the same.
+  ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
+  expect_same_results(dir_ + "/alone", dir_ + "/whole");
+  expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
+  for (const char* other : {"alone", "cut"}) {
+    const auto again = trials_by_id(results(dir_ + "/" + other));
+    for (const auto& [id, t] : by_id) EXPECT_EQ(again.at(id).value("feasible", nlohmann::json()), t.value("feasible", nlohmann::json())) << other << " " << id;
+  }
+}

@@ -1,7 +1,8 @@
-// Several objectives as a sweep states them: metric as a list (Optuna's
+// Several objectives and constraints as a sweep states them: metric as a list (Optuna's
 // directions), what it refuses, and how validate and sweep.json show it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "../support/expect_rejected.h"
@@ -110,6 +111,48 @@ TEST(MultiObjectiveSweep, RefusesMethodsThatRankOneMetric) {
         "sweep.yaml"))
         << search;
   }
+}
+
+}  // namespace
+}  // namespace hfta::core
+
+namespace hfta::core {
+namespace {
+
+const std::string kSmall = "constraints:\n  - {name: params, max: 20000}\n  - {name: val_loss, min: 0.1, max: 2.5}\n";
+
+TEST(ConstrainedSweep, LoadsBoundsAndSaysThem) {
+  const SweepConfig s = load_sweep_string(sweep_yaml({{"constraints", kSmall}}), "sweep.yaml");
+  ASSERT_EQ(s.constraints.size(), 2u);
+  EXPECT_EQ(s.constraints[0].name, "params");
+  EXPECT_EQ(s.constraints[0].max, 20000);
+  EXPECT_FALSE(s.constraints[0].min);
+  EXPECT_EQ(s.constraints[1].min, 0.1);
+  // Relative to the bound: 10% over a max, 50% under a min; NaN breaks it infinitely.
+  EXPECT_DOUBLE_EQ(s.constraints[0].violation(22000), 0.1);
+  EXPECT_EQ(s.constraints[0].violation(20000), 0);
+  EXPECT_DOUBLE_EQ(s.constraints[1].violation(0.05), 0.5);
+  EXPECT_TRUE(std::isinf(s.constraints[1].violation(NAN)));
+  EXPECT_NE(summarize(s).find("constraints params <= 20000, 0.1 <= val_loss <= 2.5"), std::string::npos) << summarize(s);
+  EXPECT_EQ(to_json(s).at("constraints"),
+            nlohmann::json::parse(R"([{"name": "params", "max": 20000.0}, {"name": "val_loss", "min": 0.1, "max": 2.5}])"));
+  EXPECT_NE(s, load_sweep_string(sweep_yaml(), "sweep.yaml"));
+}
+
+TEST(ConstrainedSweep, RefusesBoundsThatMeanNothing) {
+  expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: params}\n"}}), "constraints[0]", "{name: params}",
+                  "give max, min or both");
+  expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: val_loss, min: 2, max: 1}\n"}}),
+                  "constraints[0].min", "min: 2", "min must be below max");
+  expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: params, max: 9}\n  - {name: params, min: 1}\n"}}),
+                  "constraints[1].name", "params, min", "'params' is bounded already");
+  expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: val_fid, max: 9}\n"}}), "constraints[0].name",
+                  "val_fid", "is not one of val_accuracy, val_loss, train_loss or params");
+  expect_rejected(sweep_yaml({{"constraints", "constraints: {name: params, max: 9}\n"}}), "constraints", "constraints",
+                  "expected a list of 1 to 8 bounds");
+  expect_rejected(sweep_yaml({{"constraints", kSmall},
+                              {"search", "search:\n  method: random\n  trials: 8\n  stopping: median\n"}}),
+                  "search.stopping", "stopping", "the median stopping rule compares the metric whatever the constraints");
 }
 
 }  // namespace

@@ -67,6 +67,16 @@ struct MetricOptions {
   bool operator==(const MetricOptions& o) const { return name == o.name && goal == o.goal && target == o.target; }
 };
 
+/// A bound on what a trial measures (Optuna's constraints): a result outside
+/// it ranks after every result within the sweep's bounds, and is never best.
+struct ConstraintOptions {
+  std::string name;  ///< a metric the model measures, or params
+  std::optional<double> min, max;
+  bool operator==(const ConstraintOptions& o) const { return name == o.name && min == o.min && max == o.max; }
+  /// How far `value` lies outside, relative to the bound (0 within; NaN: infinitely).
+  double violation(double value) const;
+};
+
 /// How much training a trial gets: Hyperband's r_min and R in `unit`s.
 struct BudgetOptions {
   BudgetUnit unit = BudgetUnit::kEpochs;
@@ -142,6 +152,7 @@ struct SweepConfig {
   /// order, the first `metric`; empty for one metric. "params" counts the
   /// model's trainable parameters.
   std::vector<MetricOptions> objectives;
+  std::vector<ConstraintOptions> constraints;  ///< all must hold (empty: none)
   BudgetOptions budget;
   SearchOptions search;
   std::vector<search::ParameterSpec> parameters;

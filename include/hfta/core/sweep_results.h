@@ -26,6 +26,7 @@ struct TrialRecord {
   double budget = 0;                 ///< budget units reached
   double metric = 0;                 ///< the sweep's metric at that budget
   std::vector<double> objectives;    ///< with several objectives, each one's value at that budget
+  double violation = 0;              ///< how far it breaks the sweep's constraints there (0: meets them)
   nlohmann::json history = nlohmann::json::array();  ///< every evaluation
   /// Population based training: the trial whose state at a budget this one
   /// started from (its history and rungs up to there are the parent's).
@@ -62,7 +63,8 @@ struct SweepResult {
 };
 
 /// Whether the trial may be named best: completed or stopped at a budget
-/// above 0 with a metric (not diverged, failed, or inside its first rung).
+/// above 0 with a metric (not diverged, failed, or inside its first rung),
+/// within the sweep's constraints there.
 bool may_be_best(const TrialRecord& t);
 
 /// Whether `a` ranks before `b` by `goal` (ties: the larger budget first).

@@ -32,6 +32,7 @@ struct RungResult {
   double reached = 0;
   /// With several objectives, their values at the rung's end (sweep_config.h).
   std::vector<double> objectives;
+  double violation = 0;  ///< of the sweep's constraints at the rung's end (sweep_config.h)
 };
 
 /// A rung in progress: where a trial stood at an evaluation point inside it.

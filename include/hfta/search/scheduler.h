@@ -68,6 +68,8 @@ struct TrialResult {
   TrialStatus status = TrialStatus::kCompleted;
   /// With several objectives, their values in order (the first is `metric`).
   std::vector<double> objectives;
+  /// How far the result breaks the sweep's constraints (0: it meets them all).
+  double violation = 0;
 };
 
 /// Where wave k of `waves` ends among n new trials: waves 0..k hold the first
@@ -87,6 +89,8 @@ bool better(double a, double b, Goal goal);
 
 /// The ids of the best k completed results (ties: smaller id first); with
 /// several objectives, of those with every value finite, in pareto_order.
+/// Results that meet the constraints come first (Optuna's constrained
+/// domination), then the others by the least violation.
 std::vector<std::int64_t> best_completed(const std::map<std::int64_t, TrialResult>& results,
                                          std::size_t k, const Goals& goals);
 

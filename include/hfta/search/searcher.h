@@ -20,10 +20,10 @@ class Searcher {
   /// A trial's metric at a budget; model-based searchers learn from it.
   virtual void observe(std::int64_t /*trial_id*/, const Config& /*config*/, double /*budget*/,
                        double /*metric*/) {}
-  /// A result with several objectives: their values in order, the metric's first.
-  virtual void observe(std::int64_t trial_id, const Config& config, double budget,
-                       const std::vector<double>& objectives) {
-    observe(trial_id, config, budget, objectives.at(0));
+  /// A whole result: with several objectives their values (the metric's
+  /// first), and how far it breaks the sweep's constraints.
+  virtual void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) {
+    observe(trial_id, config, result.budget, result.metric);
   }
 };
 
@@ -56,9 +56,8 @@ class PointsFirstSearcher : public Searcher {
   void observe(std::int64_t trial_id, const Config& config, double budget, double metric) override {
     inner_->observe(trial_id, config, budget, metric);
   }
-  void observe(std::int64_t trial_id, const Config& config, double budget,
-               const std::vector<double>& objectives) override {
-    inner_->observe(trial_id, config, budget, objectives);
+  void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override {
+    inner_->observe(trial_id, config, result);
   }
 
  private:
@@ -94,12 +93,12 @@ class GridSearcher : public Searcher {
 /// parameters keep the trial's values in the cycle (SearchSpace::cycled).
 class TpeSearcher : public Searcher {
  public:
-  /// With several goals (pareto.h) the good group is the first of pareto_order, as Optuna's MOTPE.
+  /// With several goals (pareto.h) the good group is the first of pareto_order, as Optuna's MOTPE;
+  /// results that break the constraints rank after those that meet them, the least first.
   TpeSearcher(SearchSpace space, std::uint64_t seed, Goals goals);
   Config suggest(std::int64_t trial_id) override;
   void observe(std::int64_t trial_id, const Config& config, double budget, double metric) override;
-  void observe(std::int64_t trial_id, const Config& config, double budget,
-               const std::vector<double>& objectives) override;
+  void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override;
 
   /// Results needed at one budget before the model is used.
   std::size_t min_points() const;
@@ -109,6 +108,7 @@ class TpeSearcher : public Searcher {
     Config config;
     double metric;
     std::vector<double> objectives;  ///< with several goals
+    double violation = 0;            ///< of the constraints
     bool finite() const;
   };
   /// The results at one budget, best first; a diverged (non-finite) one last.
