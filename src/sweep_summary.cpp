@@ -114,10 +114,15 @@ std::string summarize(const SweepConfig& s) {
   if (s.metric.target) {
     out << ", the sweep ends after the round in which a trial reaches " << *s.metric.target;
   }
+  const auto bound = [](double v) {  // 200000, not 2e+05
+    std::ostringstream text;
+    text << std::setprecision(12) << v;
+    return text.str();
+  };
   for (std::size_t i = 0; i < s.constraints.size(); ++i) {
     const auto& c = s.constraints[i];
-    out << (i == 0 ? "\n  constraints " : ", ") << (c.min ? search::to_string(*c.min) + " <= " : std::string()) << c.name
-        << (c.max ? " <= " + search::to_string(*c.max) : std::string());
+    out << (i == 0 ? "\n  constraints " : ", ") << (c.min ? bound(*c.min) + " <= " : std::string()) << c.name
+        << (c.max ? " <= " + bound(*c.max) : std::string());
   }
   out << "\n  budget      " << budget_range(s) << "\n"
       << "  search      " << search_line(s) << ", seed " << s.seed << "\n"
