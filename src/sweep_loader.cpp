@@ -201,6 +201,25 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
   return model;
 }
 
+// A value of the metric `name` at `path` (a target, a bound), within what the
+// metric can be: an accuracy's 90 meant 0.9. Counts (params) and losses are
+// at least 0, a perplexity at least 1.
+std::optional<double> read_metric_value(YamlReader& r, const YAML::Node& n, const std::string& path,
+                                        const std::string& name, const std::string& what) {
+  const bool accuracy = name.find("accuracy") != std::string::npos;
+  const double least = name.find("perplexity") != std::string::npos ? 1 : 0;
+  auto v = r.read_number(n, path);
+  if (v && (*v < least || (accuracy && *v > 1))) {
+    std::ostringstream range;
+    range << name << " lies in [" << least << ", " << (accuracy ? "1]" : "infinity)");
+    r.error(n, path,
+            "expected a value " + name + " can reach, got " + describe_node(n) + ": " + range.str() +
+                (accuracy && *v <= 100 ? " (a " + what + " of 90% is 0.9)" : ""));
+    return std::nullopt;
+  }
+  return v;
+}
+
 // A metric's name and goal at `path` ("metric", or "metric[i]" in a list of
 // objectives, where "params", the model's size, may be named too).
 void load_metric_name_goal(YamlReader& r, const YAML::Node& node, const std::string& path, const ModelSpec* model,
@@ -264,20 +283,7 @@ void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
   if (!node->IsMap()) return;
   load_metric_name_goal(r, *node, "metric", model, false, sweep.metric);
   if (auto n = r.child(*node, "metric", "target", false)) {
-    // Within what the metric can be: an accuracy's target of 90 meant 0.9.
-    const std::string& name = sweep.metric.name;
-    const bool accuracy = name.find("accuracy") != std::string::npos;
-    const double least = name.find("perplexity") != std::string::npos ? 1 : 0;
-    auto v = r.read_number(*n, "metric.target");
-    if (v && (*v < least || (accuracy && *v > 1))) {
-      std::ostringstream range;
-      range << name << " lies in [" << least << ", " << (accuracy ? "1]" : "infinity)");
-      r.error(*n, "metric.target",
-              "expected a value " + name + " can reach, got " + describe_node(*n) + ": " + range.str() +
-                  (accuracy && *v <= 100 ? " (a target of 90% is 0.9)" : ""));
-    } else if (v) {
-      sweep.metric.target = *v;
-    }
+    sweep.metric.target = read_metric_value(r, *n, "metric.target", sweep.metric.name, "target");
   }
 }
 
@@ -657,8 +663,8 @@ void load_constraints(YamlReader& r, const YAML::Node& root, const ModelSpec* mo
         c.name = *s;
       }
     }
-    if (auto n = r.child(item, path, "min", false)) c.min = r.read_number(*n, path + ".min");
-    if (auto n = r.child(item, path, "max", false)) c.max = r.read_number(*n, path + ".max");
+    if (auto n = r.child(item, path, "min", false)) c.min = read_metric_value(r, *n, path + ".min", c.name, "bound");
+    if (auto n = r.child(item, path, "max", false)) c.max = read_metric_value(r, *n, path + ".max", c.name, "bound");
     if (!item["min"] && !item["max"]) {
       r.error(item, path, "a constraint bounds its metric: give max, min or both");
     } else if (c.min && c.max && !(*c.min < *c.max)) {

@@ -326,6 +326,10 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
                                                     : std::string())
         << "; results.json lists the Pareto front of the trials that finish training\n";
   }
+  if (!sweep.constraints.empty()) {
+    out << "note: results outside the constraints rank after every result within them (then by the least "
+           "violation), and are never best\n";
+  }
   for (const auto& note : suspect_settings(sweep)) out << note << "\n";
   return out.str();
 }

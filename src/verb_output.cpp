@@ -104,7 +104,9 @@ std::string pareto_summary(const nlohmann::json& results) {
   const auto& front = results.at("pareto_front");
   std::ostringstream out;
   out << "\nPareto front (" << joined(goals) << "): " << front.size() << (front.size() == 1 ? " trial" : " trials")
-      << (front.empty() ? std::string(" (none trained to budget.max") + (results.value("finished", true) ? ")" : " yet)")
+      << (front.empty() ? std::string(" (none trained to budget.max") +
+                              (results.contains("constraints") ? " within the constraints" : "") +
+                              (results.value("finished", true) ? ")" : " yet)")
                         : std::string())
       << "\n";
   // Columns as wide as their widest cell, so that the rows line up.

@@ -1,6 +1,7 @@
 // hfta-tune status: the progress of a running, stopped or finished sweep.
 #include "verbs.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -119,6 +120,14 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
         << number(best.at("metric"));
     if (best.contains("test")) out << "; on the test split: " << test_summary(best.at("test"));
     out << "\n";
+  }
+  if (results->contains("constraints")) {
+    const auto& all = results->at("trials");
+    const auto outside = std::count_if(all.begin(), all.end(), [](const nlohmann::json& t) {
+      return t.value("feasible", true) == false;
+    });
+    out << outside << " of " << all.size() << " trials ended outside the constraints (never best)"
+        << (results->at("best").is_null() ? ": no trial is best" : "") << "\n";
   }
   out << pareto_summary(*results);
   return kExitOk;

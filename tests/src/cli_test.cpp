@@ -2942,6 +2942,10 @@ TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\\([0-9]+ trials ended outside the constraints: never best\\)"))) << r.out;
   const Result csv = run("export " + dir_ + "/whole --format csv");
   EXPECT_NE(csv.out.find(",feasible\n"), std::string::npos) << csv.out;
+  const Result status = run("status " + dir_ + "/whole");
+  EXPECT_TRUE(std::regex_search(status.out, std::regex("[0-9]+ of " + std::to_string(by_id.size()) +
+                                                        " trials ended outside the constraints \\(never best\\)\n")))
+      << status.out;
   // Alone, and cut and resumed (each rung's violation kept in trial.json): the same.
   ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
   expect_same_results(dir_ + "/alone", dir_ + "/whole");

@@ -148,6 +148,10 @@ TEST(ConstrainedSweep, RefusesBoundsThatMeanNothing) {
                   "constraints[1].name", "params, min", "'params' is bounded already");
   expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: val_fid, max: 9}\n"}}), "constraints[0].name",
                   "val_fid", "is not one of val_accuracy, val_loss, train_loss or params");
+  expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: val_accuracy, min: 90}\n"}}),
+                  "constraints[0].min", "min: 90", "val_accuracy lies in [0, 1] (a bound of 90% is 0.9)");
+  expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: params, max: -1}\n"}}),
+                  "constraints[0].max", "max: -1", "params lies in [0, infinity)");
   expect_rejected(sweep_yaml({{"constraints", "constraints: {name: params, max: 9}\n"}}), "constraints", "constraints",
                   "expected a list of 1 to 8 bounds");
   expect_rejected(sweep_yaml({{"constraints", kSmall},
