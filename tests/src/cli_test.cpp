@@ -2779,6 +2779,14 @@ std::string tiny_two_objective_sweep() {
   return text + "  width: {values: [16, 32]}\n";
 }
 
+// A trial's validation accuracy at a step of its history (NaN where it has none).
+double accuracy_at(const nlohmann::json& trial, std::int64_t step) {
+  for (const auto& e : trial.at("history")) {
+    if (e.at("step") == step) return e.at("val_accuracy");
+  }
+  return NAN;
+}
+
 // Whether objectives a (accuracy, size) dominate b's: no worse in both, better in one.
 bool dominates_accuracy_size(const nlohmann::json& a, const nlohmann::json& b) {
   const double acc_a = a.at("val_accuracy"), acc_b = b.at("val_accuracy");
@@ -2809,10 +2817,7 @@ TEST_F(Cli, SeveralObjectivesPromoteParetoFrontsAndReportTheFront) {
   for (std::int64_t id = 0; id < 9; ++id) {
     const auto& t = by_id.at(id);
     if (t.at("budget").get<double>() > 10) promoted.insert(id);
-    double at_10 = NAN;
-    for (const auto& e : t.at("history")) {
-      if (e.at("step") == 10) at_10 = e.at("val_accuracy");
-    }
+    const double at_10 = accuracy_at(t, 10);
     if (t.at("budget").get<double>() < 10 || (t.at("budget").get<double>() == 10 && t.at("status") != "completed")) continue;
     accurate.push_back({-at_10, id});
     if (t.at("params").at("width") == 16) small.push_back({-at_10, id});
@@ -2924,10 +2929,7 @@ TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
   for (std::int64_t id = 0; id < 9; ++id) {
     const auto& t = by_id.at(id);
     narrow += t.at("params").at("width") == 16;
-    double at_10 = NAN;
-    for (const auto& e : t.at("history")) {
-      if (e.at("step") == 10) at_10 = e.at("val_accuracy");
-    }
+    const double at_10 = accuracy_at(t, 10);
     if (t.at("params").at("width") == 32) best_wide = std::max(best_wide, at_10);
     if (t.at("budget").get<double>() > 10) {
       EXPECT_EQ(t.at("params").at("width"), 16) << id;
