@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "hfta/search/brackets.h"
 #include "hfta/search/param_value.h"
 #include "hfta/trainers/catalog.h"
+#include "hfta/trainers/footprint.h"
 
 namespace hfta::core {
 namespace {
@@ -106,6 +108,100 @@ std::vector<std::string> decay_notes(const SweepConfig& sweep, std::int64_t fewe
   return out;
 }
 
+namespace {
+
+// The parameter counts of the space's shapes, one per choice of its shape
+// parameters (footprint.h counts them exactly, checked against the modules,
+// for every model but the language models, whose vocabulary comes from their
+// corpus); nullopt where a shape parameter is drawn from a range, or the
+// shapes number over 4096.
+std::optional<std::vector<double>> shape_sizes(const SweepConfig& sweep) {
+  const trainers::ModelSpec* model = trainers::find_model(sweep.task.model);
+  if (!model || model->kind == trainers::TaskKind::kLanguageModel || model->kind == trainers::TaskKind::kMaskedLanguageModel) {
+    return std::nullopt;
+  }
+  // Each shape parameter's values (a branched one's, all its branches').
+  std::map<std::string, std::vector<search::ParamValue>> shapes;
+  for (const auto& p : sweep.parameters) {
+    const auto option = std::find_if(model->options.begin(), model->options.end(),
+                                     [&](const trainers::OptionSpec& o) { return o.name == p.name; });
+    if (option == model->options.end() || !option->structural) continue;
+    const bool listed = p.distribution == search::Distribution::kChoice || p.distribution == search::Distribution::kGrid ||
+                        p.distribution == search::Distribution::kConst;
+    if (!listed) return std::nullopt;
+    auto& values = shapes[p.name];
+    values.insert(values.end(), p.values.begin(), p.values.end());
+  }
+  std::vector<search::Config> combos{{}};
+  for (const auto& [name, values] : shapes) {
+    std::vector<search::Config> more;
+    for (const auto& c : combos) {
+      for (const auto& v : values) {
+        more.push_back(c);
+        more.back()[name] = v;
+      }
+    }
+    combos = std::move(more);
+    if (combos.size() > 4096) return std::nullopt;
+  }
+  std::vector<double> sizes;
+  for (const auto& combo : combos) {
+    std::map<std::string, double> numeric;
+    std::map<std::string, std::string> texts;
+    for (const auto* options : {&sweep.task.options, &combo}) {
+      for (const auto& [name, value] : *options) {
+        if (search::is_numeric(value)) numeric[name] = search::as_double(value);
+        if (const bool* b = std::get_if<bool>(&value)) numeric[name] = *b ? 1 : 0;
+        if (const std::string* t = std::get_if<std::string>(&value)) texts[name] = *t;
+      }
+    }
+    const auto f = trainers::estimate_footprint(sweep.task.model, numeric, texts);
+    if (!f) return std::nullopt;
+    sizes.push_back(f->parameters);
+  }
+  return sizes;
+}
+
+// params as an objective that no parameter changes, and params bounds that
+// some or all of the space's shapes break (they train, and rank last).
+std::vector<std::string> size_notes(const SweepConfig& sweep, const std::vector<MetricOptions>& metrics) {
+  std::vector<std::string> out;
+  const bool sized = std::any_of(metrics.begin(), metrics.end(), [](const MetricOptions& m) { return m.name == "params"; });
+  const auto bounded = std::find_if(sweep.constraints.begin(), sweep.constraints.end(),
+                                    [](const ConstraintOptions& c) { return c.name == "params"; });
+  if (!sized && bounded == sweep.constraints.end()) return out;
+  const auto sizes = shape_sizes(sweep);
+  if (!sizes) return out;
+  const auto count = [](double v) {
+    std::ostringstream text;
+    text << std::setprecision(12) << v;
+    return text.str();
+  };
+  const auto [least, most] = std::minmax_element(sizes->begin(), sizes->end());
+  if (sized && *least == *most) {
+    out.push_back("note: params, an objective, is " + count(*least) +
+                  " in every trial: no parameter changes the model's size (tune a shape option, such as width, for a "
+                  "trade-off of size)");
+  }
+  if (bounded != sweep.constraints.end()) {
+    const auto outside = std::count_if(sizes->begin(), sizes->end(), [&](double v) { return bounded->violation(v) > 0; });
+    const std::string which = "constraints[" + std::to_string(bounded - sweep.constraints.begin()) + "] (" +
+                              (bounded->min ? count(*bounded->min) + " <= " : std::string()) + "params" +
+                              (bounded->max ? " <= " + count(*bounded->max) : std::string()) + "; the shapes have " +
+                              count(*least) + (*least == *most ? "" : " to " + count(*most)) + " parameters)";
+    if (outside == static_cast<std::ptrdiff_t>(sizes->size())) {
+      out.push_back("note: no shape of the space meets " + which + ": every trial ranks by its violation, and none is best");
+    } else if (outside > 0) {
+      out.push_back("note: " + std::to_string(outside) + " of the space's " + std::to_string(sizes->size()) +
+                    " shapes break " + which + ": their trials train and rank after every trial within it (restrict "
+                    "the space to skip them)");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
   std::vector<std::string> out;
   // Accuracy is better higher; losses, perplexity, FID and size lower. (A GAN's
@@ -125,19 +221,7 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                     "(did you mean goal: " + (higher_is_better ? "maximize" : "minimize") + "?)");
     }
   }
-  // The size as an objective, where no tuned parameter changes it: a constant.
-  const bool sized = std::any_of(metrics.begin(), metrics.end(), [](const MetricOptions& m) { return m.name == "params"; });
-  const trainers::ModelSpec* model = trainers::find_model(sweep.task.model);
-  const bool shape_tuned = model && std::any_of(sweep.parameters.begin(), sweep.parameters.end(), [&](const auto& p) {
-    const auto option = std::find_if(model->options.begin(), model->options.end(),
-                                     [&](const trainers::OptionSpec& o) { return o.name == p.name; });
-    return option != model->options.end() && option->structural && p.distribution != search::Distribution::kConst &&
-           !(p.distribution == search::Distribution::kChoice && p.values.size() < 2);
-  });
-  if (sized && !shape_tuned) {
-    out.push_back("note: params, an objective, is the same in every trial: no parameter tunes the model's shape "
-                  "(tune a shape option, such as width, for a trade-off of size)");
-  }
+  for (auto& note : size_notes(sweep, metrics)) out.push_back(std::move(note));
   // Accuracy in steps of 1/N: on a handful of examples most trials tie, and
   // the best is whichever the tie-break names.
   constexpr std::int64_t kFewest = 100;

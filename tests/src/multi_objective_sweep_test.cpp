@@ -67,7 +67,10 @@ TEST(MultiObjectiveSweep, NotesAConstantSizeAndAGoalBackwards) {
   };
   const std::string lr = "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n";
   const std::string width = lr + "  width: {values: [16, 32]}\n";
-  EXPECT_NE(notes(kTwo, lr).find("note: params, an objective, is the same in every trial"), std::string::npos);
+  EXPECT_NE(notes(kTwo, lr).find("note: params, an objective, is 269322 in every trial"), std::string::npos) << notes(kTwo, lr);
+  // A shape option that changes no parameter count is no trade-off either.
+  const std::string activation = lr + "  activation: {values: [relu, gelu]}\n";
+  EXPECT_NE(notes(kTwo, activation).find("note: params, an objective, is 269322 in every trial"), std::string::npos);
   EXPECT_EQ(notes(kTwo, width), "");
   EXPECT_NE(notes("metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: maximize}\n", width)
                 .find("note: params is better lower, and metric[1].goal maximize makes the best trial the worst model"),
@@ -137,6 +140,28 @@ TEST(ConstrainedSweep, LoadsBoundsAndSaysThem) {
   EXPECT_EQ(to_json(s).at("constraints"),
             nlohmann::json::parse(R"([{"name": "params", "max": 20000.0}, {"name": "val_loss", "min": 0.1, "max": 2.5}])"));
   EXPECT_NE(s, load_sweep_string(sweep_yaml(), "sweep.yaml"));
+}
+
+// A size bound that some shapes of the space break, or all: said before training.
+TEST(ConstrainedSweep, NotesShapesThatBreakASizeBound) {
+  const auto notes = [](const std::string& bound) {
+    std::string all;
+    const std::string parameters = "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"
+                                   "  width: {values: [16, 32]}\n  depth: {values: [1, 2]}\n";
+    for (const auto& n : suspect_settings(load_sweep_string(
+             sweep_yaml({{"constraints", "constraints:\n  - " + bound + "\n"}, {"parameters", parameters}}), "sweep.yaml"))) {
+      all += n + "\n";
+    }
+    return all;
+  };
+  // 784 w + w + (depth - 1)(w^2 + w) + 10 w + 10: 12730, 13002, 25450 and 26506.
+  EXPECT_EQ(notes("{name: params, max: 20000}"),
+            "note: 2 of the space's 4 shapes break constraints[0] (params <= 20000; the shapes have 12730 to 26506 "
+            "parameters): their trials train and rank after every trial within it (restrict the space to skip them)\n");
+  EXPECT_EQ(notes("{name: params, min: 30000}"),
+            "note: no shape of the space meets constraints[0] (30000 <= params; the shapes have 12730 to 26506 "
+            "parameters): every trial ranks by its violation, and none is best\n");
+  EXPECT_EQ(notes("{name: params, max: 30000}"), "");
 }
 
 TEST(ConstrainedSweep, RefusesBoundsThatMeanNothing) {
