@@ -69,10 +69,8 @@ TEST(BatchStream, SeeksToAnyStepForwardOrBack) {
 
 TEST(BatchStream, PreparesUpToItsCountAheadWithoutBeingAsked) {
   BatchStream stream(rows(), 10, 7, at::kCPU, 3);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (stream.prepared() < 3 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  // (At most 30,000 naps, a guard against a thread that never prepares: no clock is read.)
+  for (int nap = 0; nap < 30000 && stream.prepared() < 3; ++nap) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(stream.prepared(), 3);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(stream.prepared(), 3);  // and no more
