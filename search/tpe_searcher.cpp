@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 
+#include "hfta/search/param_scale.h"
 #include "hfta/search/pareto.h"
 #include "hfta/search/searcher.h"
 
@@ -15,26 +16,6 @@ constexpr double kBandwidthFactor = 3;  // BOHB's: candidates are drawn this muc
 // BOHB's random fraction: this share of proposals is random search's, so that
 // regions no good result is near are still explored.
 constexpr double kRandomFraction = 1.0 / 3.0;
-
-bool log_scale(const ParameterSpec& p) {
-  return p.distribution == Distribution::kLogUniform ||
-         p.distribution == Distribution::kIntLogUniform || p.log;
-}
-
-// The numeric range in the space TPE models it in (log space for log distributions).
-std::pair<double, double> model_range(const ParameterSpec& p) {
-  const bool integer = p.distribution == Distribution::kIntUniform ||
-                       p.distribution == Distribution::kIntLogUniform;
-  // Integers own the unit interval around them, and a linear grid's points
-  // the step around them, so the ends are as likely as the middle.
-  const double half = integer ? 0.5 : p.distribution == Distribution::kQuantized && !p.log ? p.q / 2 : 0.0;
-  const double lo = p.min - half;
-  const double hi = half > 0 && !integer ? p.min + quantized_steps(p) * p.q + half : p.max + half;
-  if (log_scale(p)) return {std::log(std::max(lo, p.min * 0.5)), std::log(hi)};
-  return {lo, hi};
-}
-
-double to_model(const ParameterSpec& p, double x) { return log_scale(p) ? std::log(x) : x; }
 
 ParamValue from_model(const ParameterSpec& p, double t) {
   const double x = log_scale(p) ? std::exp(t) : t;
@@ -88,7 +69,7 @@ struct Dimension {
     auto values = [&](const std::vector<const Config*>& group) {
       std::vector<double> out;
       for (const Config* c : group) {
-        if (holds(*c)) out.push_back(is_categorical(p->distribution) ? 0.0 : to_model(*p, as_double(c->at(p->name))));
+        if (holds(*c)) out.push_back(is_categorical(p->distribution) ? 0.0 : to_scale(*p, as_double(c->at(p->name))));
       }
       return out;
     };
@@ -96,7 +77,7 @@ struct Dimension {
     modelled = p->distribution != Distribution::kConst && g.size() >= 2 && !b.empty() &&
                !(is_categorical(p->distribution) && p->values.size() < 2);
     if (!modelled || is_categorical(p->distribution)) return;
-    std::tie(lo, hi) = model_range(*p);
+    std::tie(lo, hi) = scaled_range(*p);
     if (!(hi > lo)) {  // min == max: one value, nothing to model
       modelled = false;
       return;
@@ -118,8 +99,8 @@ struct Dimension {
       return std::log(same(x, point.at(p->name)) ? kKeep : (1 - kKeep) / (m - 1));
     }
     if (!holds(point)) return -std::log(hi - lo);
-    const double mu = to_model(*p, as_double(point.at(p->name)));
-    const double d = (to_model(*p, as_double(x)) - mu) / width;
+    const double mu = to_scale(*p, as_double(point.at(p->name)));
+    const double d = (to_scale(*p, as_double(x)) - mu) / width;
     const double mass = normal_cdf((hi - mu) / width) - normal_cdf((lo - mu) / width);
     return -0.5 * d * d - std::log(width * std::sqrt(2.0 * M_PI) * std::max(mass, 1e-12));
   }
@@ -131,7 +112,7 @@ struct Dimension {
       if (rng.uniform() < kKeep) return centre;
       return p->values[rng.below(p->values.size())];
     }
-    const double mu = to_model(*p, as_double(centre));
+    const double mu = to_scale(*p, as_double(centre));
     for (int attempt = 0; attempt < 64; ++attempt) {
       const double t = mu + kBandwidthFactor * good_bandwidth * rng.normal();
       if (t >= lo && t <= hi) return from_model(*p, t);

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "hfta/core/sweep_importance.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/trial_export.h"
 #include "hfta/search/pareto.h"
@@ -180,6 +181,7 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
       out["pareto_front"].push_back(entry);
     }
   }
+  out["importance"] = importance_json(sweep, result.trials);
   if (sweep.metric.target && result.finished) {  // (so far: not known yet)
     const auto& reached = result.target_reached;
     out["target_reached"] = reached ? nlohmann::json{{"id", reached->id}, {"metric", reached->metric},

@@ -179,6 +179,7 @@ StoredTrial read_trial(const nlohmann::json& j) {
     t.record.objectives = t.rungs.back().objectives;
     t.record.violation = t.rungs.back().violation;
     t.record.status = t.rungs.back().status;
+    t.record.rung_metrics = rung_metrics(t.rungs);
   }
   return t;
 }
@@ -189,6 +190,14 @@ std::size_t own_rungs(const StoredTrial& trial) {
   const double inherited = trial.record.parent ? trial.record.parent->budget : -1;
   return static_cast<std::size_t>(
       std::count_if(trial.rungs.begin(), trial.rungs.end(), [&](const RungResult& r) { return r.budget > inherited; }));
+}
+
+std::map<double, double> rung_metrics(const std::vector<RungResult>& rungs) {
+  std::map<double, double> out;
+  for (const auto& r : rungs) {
+    if (r.status != "failed") out[r.budget] = r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric;
+  }
+  return out;
 }
 
 double reached_budget(const std::vector<RungResult>& rungs) {

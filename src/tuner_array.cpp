@@ -324,6 +324,9 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
     Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};
     r.objectives = objectives_of(m, saved.model);
     r.violation = violation_of(m, saved.model);
+    if (!(repairing_ && r.status != "completed")) {  // (as the rung written below)
+      r.rung_metrics[array.to_budget] = r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric;
+    }
     // A lost rung trained again that stopped early this time (only where
     // training is not deterministic) is not written: repaired_or_failed
     // writes the trial's failure instead, in one step, as it does for one

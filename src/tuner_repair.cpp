@@ -112,6 +112,7 @@ bool Tuner::repaired_or_failed(std::int64_t id, double from, double to) {
   r.metric = std::numeric_limits<double>::quiet_NaN();
   r.objectives.clear();
   r.violation = 0;
+  r.rung_metrics = rung_metrics(rungs);
   check_directory();
   store_.save_failure(r, rungs, to);
   rungs_.at(id).push_back({to, r.metric, r.status, 0, 0});

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <thread>
 
@@ -131,6 +132,30 @@ std::string pareto_summary(const nlohmann::json& results) {
     }
     out << "\n";
   }
+  return out.str();
+}
+
+// results.json's importance, as run and status end: "parameter importance
+// (fANOVA of val_accuracy at budget 3, 8 trials): lr 0.62, dropout 0.21, ...".
+std::string importance_summary(const nlohmann::json& results) {
+  if (!results.contains("importance")) return "";  // (a results.json written before it)
+  const auto& importance = results.at("importance");
+  std::ostringstream out;
+  out << "\nparameter importance";
+  if (importance.contains("why")) {
+    out << ": not judged (" << importance.at("why").get<std::string>() << ")\n";
+    return out.str();
+  }
+  out << " (fANOVA of " << importance.at("metric").get<std::string>() << " at budget "
+      << number(importance.at("budget")) << ", " << importance.at("results") << " trials):";
+  out << std::fixed << std::setprecision(2);
+  bool first = true;
+  for (const auto& p : importance.at("params")) {
+    out << (first ? " " : ", ") << p.at("name").get<std::string>() << " " << p.at("importance").get<double>();
+    first = false;
+  }
+  out << std::setprecision(0) << "; alone they explain " << 100 * importance.at("main_effects").get<double>()
+      << "% of its variance, the rest is their interactions\n";
   return out.str();
 }
 

@@ -160,7 +160,8 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit + (seconds ? " s" : "")) << " reached: stopped after a checkpoint, with " << rungs << " of "
           << options.totals.results << " rung results";
       print_best(sweep, so_far.trials, /*finished=*/false, out);
-      out << pareto_summary(results_json(sweep, so_far, dir));
+      const nlohmann::json results = results_json(sweep, so_far, dir);
+      out << pareto_summary(results) << importance_summary(results);
       out << "continue with hfta-tune resume " << shell_word(dir) << "; hfta-tune export " << shell_word(dir)
           << " writes the trials so far\n";
       return kExitOk;
@@ -205,6 +206,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   }
   print_best(sweep, result.trials, /*finished=*/true, out);
   out << pareto_summary(results);
+  out << importance_summary(results);
   out << target_summary(results);
   if (results.at("best").contains("test")) {
     out << "best trial " << results.at("best").at("id") << " on the test split: "

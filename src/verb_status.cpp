@@ -130,6 +130,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
         << (results->at("best").is_null() ? ": no trial is best" : "") << "\n";
   }
   out << pareto_summary(*results);
+  out << importance_summary(*results);
   return kExitOk;
 }
 

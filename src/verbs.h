@@ -87,6 +87,8 @@ std::string number(const nlohmann::json& v);
 std::string test_summary(const nlohmann::json& test);
 /// results.json's pareto_front as a table (empty with one metric).
 std::string pareto_summary(const nlohmann::json& results);
+/// results.json's importance as a line: each parameter's share, or why none is judged.
+std::string importance_summary(const nlohmann::json& results);
 /// With metric.target, how the sweep ended: "trial 3 reached the target ...: the
 /// sweep ended after that round" (or that none reached it), a line; "" without one.
 std::string target_summary(const nlohmann::json& results);

@@ -107,6 +107,7 @@ class Cli : public ::testing::Test {
       }
     }
     EXPECT_EQ(again.at("best"), whole.at("best"));
+    EXPECT_EQ(again.at("importance"), whole.at("importance"));  // (from the rungs trial.json kept)
   }
 
   // The files results.json names are the trials' as trial.json records them:
@@ -466,6 +467,30 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
     EXPECT_EQ(last.at(t.at("id")).at("metric"), t.at("metric")) << t.at("id");
     EXPECT_EQ(last.at(t.at("id")).at("status"), "completed") << t.at("id");
   }
+  {  // Parameter importance, of the results at the largest budget that 8 trials reached (30 steps here).
+    std::map<double, int> at_budget;
+    for (const auto& told : state.at("scheduler").at("results")) at_budget[told.at("budget").get<double>()]++;
+    ASSERT_EQ(at_budget.at(30.0), 8);
+    ASSERT_LT(at_budget.at(90.0), 8);
+    const auto& importance = results.at("importance");
+    EXPECT_EQ(importance.at("method"), "fanova");
+    EXPECT_EQ(importance.at("budget"), 30.0);
+    EXPECT_EQ(importance.at("results"), 8);
+    ASSERT_EQ(importance.at("params").size(), 2u);
+    std::set<std::string> names;
+    double sum = 0;
+    for (const auto& p : importance.at("params")) {
+      names.insert(p.at("name").get<std::string>());
+      sum += p.at("importance").get<double>();
+    }
+    EXPECT_EQ(names, (std::set<std::string>{"lr", "momentum"}));
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+    EXPECT_GE(importance.at("params")[0].at("importance"), importance.at("params")[1].at("importance"));  // largest first
+    EXPECT_NE(r.out.find("parameter importance (fANOVA of val_accuracy at budget 30, 8 trials): " +
+                         importance.at("params")[0].at("name").get<std::string>() + " "),
+              std::string::npos)
+        << r.out;
+  }
 
   // --fusion off trains each trial alone with the same math: the same metrics.
   ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
@@ -484,6 +509,8 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const Result status = run("status " + dir_ + "/fused");
   EXPECT_EQ(status.code, 0) << status.err;
   EXPECT_NE(status.out.find("finished, 17 trials (17 completed)"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("parameter importance (fANOVA of val_accuracy at budget 30, 8 trials): "), std::string::npos)
+      << status.out;
   const Result csv = run("export " + dir_ + "/fused --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict,error,checkpoint,"

@@ -27,6 +27,9 @@ struct TrialRecord {
   double metric = 0;                 ///< the sweep's metric at that budget
   std::vector<double> objectives;    ///< with several objectives, each one's value at that budget
   double violation = 0;              ///< how far it breaks the sweep's constraints there (0: meets them)
+  /// The metric at the end of each rung it trained (NaN where it diverged), by
+  /// the rung's budget: what parameter importance compares trials by.
+  std::map<double, double> rung_metrics;
   nlohmann::json history = nlohmann::json::array();  ///< every evaluation
   /// Population based training: the trial whose state at a budget this one
   /// started from (its history and rungs up to there are the parent's).

@@ -53,6 +53,9 @@ struct StoredTrial {
 /// The budget a trial reached: the most its rungs that did not fail reached (0: none did).
 double reached_budget(const std::vector<RungResult>& rungs);
 
+/// TrialRecord::rung_metrics of a trial's rungs (those that did not fail).
+std::map<double, double> rung_metrics(const std::vector<RungResult>& rungs);
+
 /// The rungs a trial trained itself: all but a PBT clone's up to its parent's
 /// budget, which are the parent's (and counted there).
 std::size_t own_rungs(const StoredTrial& trial);
