@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hfta/search/param_importance.h"
+#include "hfta/search/rng.h"
 #include "hfta/search/scheduler.h"
 
 namespace hfta::core {
@@ -48,6 +49,17 @@ nlohmann::json importance_json(const SweepConfig& sweep, const std::vector<Trial
     if (!std::isfinite(v)) v = worst;
   }
   out["budget"] = budget;
+  if (values.size() > kImportanceMostResults) {  // a seeded sample: the first of a partial shuffle
+    out["sampled_from"] = values.size();
+    search::Rng rng(sweep.seed, search::hash_string("importance"));
+    for (std::size_t i = 0; i < kImportanceMostResults; ++i) {
+      const std::size_t j = i + static_cast<std::size_t>(rng.below(values.size() - i));
+      std::swap(configs[i], configs[j]);
+      std::swap(values[i], values[j]);
+    }
+    configs.resize(kImportanceMostResults);
+    values.resize(kImportanceMostResults);
+  }
   out["results"] = values.size();
   std::string why;
   const auto importance = std::isnan(worst) ? std::nullopt

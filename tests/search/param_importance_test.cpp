@@ -102,7 +102,7 @@ TEST(ParamImportance, ACategoricalParametersShareConvergesToItsTrueShare) {
   // y = 2u + (0, 1, 0, 1)[c], u uniform on [0, 1], c each of 4 values alike:
   // variances 4/12 and 1/4, shares 4/7 and 3/7 exactly. Each value owns an
   // equal cell, so the measure is the true one (Optuna's one-hot columns
-  // average over combinations no trial can take: about 0.73 and 0.27 here,
+  // average over combinations no trial can take: c 0.27 to 0.35 on such points,
   // experiments/importance_vs_optuna.sh).
   const std::vector<ParameterSpec> space{
       range("u", Distribution::kUniform, 0, 1),

@@ -89,6 +89,23 @@ TEST(SweepImportance, ADivergedResultCountsAsTheWorstThereByTheGoal) {
   }
 }
 
+TEST(SweepImportance, JudgesASeededSampleOfAtMostFiveThousandResults) {
+  const SweepConfig s = sweep();
+  std::vector<TrialRecord> trials;
+  for (std::int64_t t = 0; t < 5200; ++t) {
+    TrialRecord r = trial(s, t, {});
+    r.rung_metrics[9] = -lr_of(r);
+    trials.push_back(r);
+  }
+  const auto j = importance_json(s, trials);
+  EXPECT_EQ(j.at("results"), 5000);
+  EXPECT_EQ(j.at("sampled_from"), 5200);
+  EXPECT_EQ(j.at("params")[0].at("name"), "lr");
+  EXPECT_EQ(importance_json(s, trials), j);  // the same sample every time
+  trials.resize(5000);
+  EXPECT_FALSE(importance_json(s, trials).contains("sampled_from"));
+}
+
 TEST(SweepImportance, SaysWhyWhereItCannotJudge) {
   const SweepConfig s = sweep();
   std::vector<TrialRecord> few;
