@@ -62,4 +62,9 @@ double as_double(const ParamValue& value) {
   throw std::invalid_argument("not a number: " + to_string(value));
 }
 
+bool same(const ParamValue& a, const ParamValue& b) {
+  if (is_numeric(a) && is_numeric(b)) return as_double(a) == as_double(b);
+  return a == b;
+}
+
 }  // namespace hfta::search

@@ -13,10 +13,6 @@
 namespace hfta::search {
 namespace {
 
-bool same(const ParamValue& a, const ParamValue& b) {
-  if (is_numeric(a) && is_numeric(b)) return as_double(a) == as_double(b);
-  return a == b;
-}
 
 // Dependencies first; among parameters free to go next, the smallest name.
 // A name's branches go together, in their order.

@@ -46,10 +46,6 @@ double bandwidth(const std::vector<double>& points, double lo, double hi, std::s
   return std::max(1.06 * std::sqrt(var) * std::pow(n, -1.0 / (4.0 + static_cast<double>(dims))), (hi - lo) * 1e-3);
 }
 
-bool same(const ParamValue& a, const ParamValue& b) {
-  if (is_numeric(a) && is_numeric(b)) return as_double(a) == as_double(b);
-  return a == b;
-}
 
 // A categorical parameter's kernel: its own value this likely, the others sharing the rest.
 constexpr double kKeep = 0.8;

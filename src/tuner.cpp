@@ -243,6 +243,7 @@ bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to)
   }
   r.budget = rung.reached, r.metric = rung.metric, r.status = rung.status, r.objectives = rung.objectives;
   r.violation = rung.violation;
+  r.rung_metrics = rung_metrics({rung});  // (as trial.json's rungs give it on resume)
   if (options_.dir.empty()) {
     rungs_[child] = {rung};
     saved_[child] = std::move(state);

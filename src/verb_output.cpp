@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "hfta/core/sweep_json.h"
+#include "hfta/core/sweep_summary.h"
 
 namespace hfta::core::verbs {
 
@@ -136,18 +137,26 @@ std::string pareto_summary(const nlohmann::json& results) {
 }
 
 // results.json's importance, as run and status end: "parameter importance
-// (fANOVA of val_accuracy at budget 3, 8 trials): lr 0.62, dropout 0.21, ...".
+// (fANOVA of val_accuracy at 3 epochs, 8 trials): lr 0.62, dropout 0.21, ...".
 std::string importance_summary(const nlohmann::json& results) {
   if (!results.contains("importance")) return "";  // (a results.json written before it)
   const auto& importance = results.at("importance");
+  std::string left_out;
+  for (const auto& p : importance.value("left_out", nlohmann::json::array())) {
+    left_out += (left_out.empty() ? "" : ", ") + p.at("name").get<std::string>() + " (" + p.at("why").get<std::string>() + ")";
+  }
+  if (!left_out.empty()) left_out = "; left out: " + left_out;
   std::ostringstream out;
   out << "\nparameter importance";
   if (importance.contains("why")) {
-    out << ": not judged (" << importance.at("why").get<std::string>() << ")\n";
+    out << ": not judged (" << importance.at("why").get<std::string>() << ")" << left_out << "\n";
     return out.str();
   }
-  out << " (fANOVA of " << importance.at("metric").get<std::string>() << " at budget "
-      << number(importance.at("budget")) << ", " << importance.at("results") << " trials):";
+  out << " (fANOVA of " << importance.at("metric").get<std::string>() << " at "
+      << budget_text(importance.at("budget").get<double>(), importance.value("unit", "budget")) << ", "
+      << importance.at("results") << " trials"
+      << (importance.contains("sampled_from") ? " of " + importance.at("sampled_from").dump() + ", a seeded sample" : "")
+      << "):";
   out << std::fixed << std::setprecision(2);
   bool first = true;
   for (const auto& p : importance.at("params")) {
@@ -155,7 +164,7 @@ std::string importance_summary(const nlohmann::json& results) {
     first = false;
   }
   out << std::setprecision(0) << "; alone they explain " << 100 * importance.at("main_effects").get<double>()
-      << "% of its variance, the rest is their interactions\n";
+      << "% of its variance, the rest is their interactions" << left_out << "\n";
   return out.str();
 }
 

@@ -1,12 +1,15 @@
 // hfta-tune status: the progress of a running, stopped or finished sweep.
 #include "verbs.h"
 
+#include "hfta/core/sweep_importance.h"
+
 #include <algorithm>
 #include <map>
 #include <sstream>
 
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/resume_checks.h"
+#include "hfta/core/sweep_importance.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/fusion/device_list.h"
@@ -70,6 +73,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
       err << problems.str();
       return kExitFailure;
     }
+    SweepResult so_far;
     if (sweep) {
       std::size_t planned = 0;
       for (const auto& bracket : make_plan(*sweep, true, "cpu", 1e18).brackets) {
@@ -77,7 +81,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
       }
       out << " of " << planned << " planned";
       // Ranked as run ranks them at the end: each trial at the budget it reached.
-      const SweepResult so_far = trials_so_far(a.dir, *sweep);
+      so_far = trials_so_far(a.dir, *sweep);
       if (so_far.best >= 0) {
         const TrialRecord& best = so_far.trials[static_cast<std::size_t>(so_far.best)];
         out << ", best " << sweep->metric.name << " so far " << best.metric << " (trial " << best.id << " at "
@@ -102,6 +106,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     if (partial > 0) out << ", " << partial << " checkpointed mid-rung";
     if (!running) out << "; " << how_to_continue(a.dir, *sweep);
     out << "\n";
+    if (sweep) out << importance_summary({{"importance", importance_json(*sweep, so_far.trials)}});
     return kExitOk;
   }
   std::map<std::string, int> by_status;

@@ -58,6 +58,7 @@ TEST(ParamImportance, ThePartsEveryTrialHoldsThatVaryAreJudgedAndTheirSharesSumT
   const auto r = results_of(optimizer_space(), 150, [](const Config& c) { return -std::pow(log10_lr(c) + 2.5, 2); });
   const ParamImportance p = importance(optimizer_space(), r);
   // momentum exists only under sgd (its condition, optimizer, stands for it) and activation is constant.
+  EXPECT_EQ(p.left_out, (std::vector<std::pair<std::string, std::string>>{{"momentum", "conditional: some results lack it"}}));
   auto sorted = names(p);
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<std::string>{"dropout", "lr", "optimizer", "width"}));
@@ -130,6 +131,32 @@ TEST(ParamImportance, ANameWithNumericBranchesIsJudgedOverTheirRanges) {
   const ParamImportance p = importance(space, r);
   EXPECT_EQ(p.params[0].first, "lr");
   EXPECT_EQ(p.params.size(), 3u);
+  EXPECT_TRUE(p.left_out.empty());
+
+  // Branches on two scales are judged on the linear one (a result of lr alone still names it);
+  // branches of listed values and of a range cannot be one feature: left out, saying so.
+  std::vector<ParameterSpec> mixed = space;
+  mixed[1].distribution = Distribution::kUniform;
+  const auto linear = results_of(mixed, 150, [](const Config& c) { return std::get<double>(c.at("lr")); });
+  EXPECT_EQ(importance(mixed, linear).params[0].first, "lr");
+  mixed[2] = listed("lr", Distribution::kChoice, {1e-4, 1e-3});
+  mixed[2].when = adam_lr.when;
+  mixed[2].branch = 1;
+  const auto listed_and_range = results_of(mixed, 150, [](const Config& c) { return std::get<double>(c.at("dropout")); });
+  const ParamImportance q = importance(mixed, listed_and_range);
+  EXPECT_EQ(q.left_out, (std::vector<std::pair<std::string, std::string>>{{"lr", "its branches mix listed values and ranges"}}));
+  EXPECT_EQ(q.params[0].first, "dropout");
+  // Where every parameter that varies is left out, why says so and left_out names them.
+  ParameterSpec momentum = range("momentum", Distribution::kUniform, 0.5, 0.99);
+  momentum.when = {{"optimizer", {ParamValue{std::string("sgd")}}}};
+  const std::vector<ParameterSpec> only_conditional{
+      listed("optimizer", Distribution::kChoice, {std::string("sgd"), std::string("adam")}), momentum};
+  const std::vector<Config> configs{{{"optimizer", std::string("adam")}}, {{"optimizer", std::string("adam")}}};
+  std::string why;
+  std::vector<std::pair<std::string, std::string>> left_out;
+  EXPECT_FALSE(param_importance(only_conditional, configs, {1.0, 2.0}, 0, why, &left_out).has_value());
+  EXPECT_EQ(why, "no parameter judged takes more than one value in these results");
+  EXPECT_EQ(left_out, (std::vector<std::pair<std::string, std::string>>{{"momentum", "conditional: some results lack it"}}));
 }
 
 TEST(ParamImportance, IsAPureFunctionOfItsSeedAndSaysWhyWhereThereIsNothingToJudge) {
@@ -146,7 +173,7 @@ TEST(ParamImportance, IsAPureFunctionOfItsSeedAndSaysWhyWhereThereIsNothingToJud
                                          range("width", Distribution::kIntUniform, 64, 64)};
   const auto none = results_of(fixed, 20, [](const Config&) { return 1.0; });
   EXPECT_FALSE(param_importance(fixed, none.configs, none.values, 0, why).has_value());
-  EXPECT_EQ(why, "no parameter that every trial holds takes more than one value");
+  EXPECT_EQ(why, "no parameter takes more than one value");
 }
 
 }  // namespace

@@ -486,7 +486,7 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
     EXPECT_EQ(names, (std::set<std::string>{"lr", "momentum"}));
     EXPECT_NEAR(sum, 1.0, 1e-12);
     EXPECT_GE(importance.at("params")[0].at("importance"), importance.at("params")[1].at("importance"));  // largest first
-    EXPECT_NE(r.out.find("parameter importance (fANOVA of val_accuracy at budget 30, 8 trials): " +
+    EXPECT_NE(r.out.find("parameter importance (fANOVA of val_accuracy at 30 steps, 8 trials): " +
                          importance.at("params")[0].at("name").get<std::string>() + " "),
               std::string::npos)
         << r.out;
@@ -509,7 +509,7 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const Result status = run("status " + dir_ + "/fused");
   EXPECT_EQ(status.code, 0) << status.err;
   EXPECT_NE(status.out.find("finished, 17 trials (17 completed)"), std::string::npos) << status.out;
-  EXPECT_NE(status.out.find("parameter importance (fANOVA of val_accuracy at budget 30, 8 trials): "), std::string::npos)
+  EXPECT_NE(status.out.find("parameter importance (fANOVA of val_accuracy at 30 steps, 8 trials): "), std::string::npos)
       << status.out;
   const Result csv = run("export " + dir_ + "/fused --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;

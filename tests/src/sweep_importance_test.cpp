@@ -50,6 +50,8 @@ TEST(SweepImportance, JudgesTheLargestBudgetThatEightTrialsReachedByTheirResults
   const auto j = importance_json(s, trials);
   EXPECT_EQ(j.at("method"), "fanova");
   EXPECT_EQ(j.at("metric"), "val_accuracy");
+  EXPECT_EQ(j.at("unit"), "epochs");
+  EXPECT_EQ(j.at("left_out"), nlohmann::json::array());
   EXPECT_EQ(j.at("budget"), 3.0);
   EXPECT_EQ(j.at("results"), 9);
   EXPECT_FALSE(j.contains("why"));
@@ -106,6 +108,21 @@ TEST(SweepImportance, JudgesASeededSampleOfAtMostFiveThousandResults) {
   EXPECT_FALSE(importance_json(s, trials).contains("sampled_from"));
 }
 
+TEST(SweepImportance, NeedsTwiceAsManyResultsAsVaryingParametersWhereThatIsMoreThanEight) {
+  SweepConfig s = sweep();
+  EXPECT_EQ(importance_results_needed(s), 8u);
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    search::ParameterSpec p = s.parameters[0];
+    p.name = name;
+    s.parameters.push_back(p);
+  }
+  search::ParameterSpec constant;
+  constant.name = "optimizer";
+  constant.values = {std::string("adam")};
+  s.parameters.push_back(constant);  // (const: not counted)
+  EXPECT_EQ(importance_results_needed(s), 14u);
+}
+
 TEST(SweepImportance, SaysWhyWhereItCannotJudge) {
   const SweepConfig s = sweep();
   std::vector<TrialRecord> few;
@@ -122,7 +139,7 @@ TEST(SweepImportance, SaysWhyWhereItCannotJudge) {
     diverged.push_back(trial(s, t, {{1, NAN}}));
     flat.push_back(trial(s, t, {{1, 0.25}}));
   }
-  EXPECT_EQ(importance_json(s, diverged).at("why"), "every result there diverged");
+  EXPECT_EQ(importance_json(s, diverged).at("why"), "every result at 1 epoch diverged");
   j = importance_json(s, flat);
   EXPECT_EQ(j.at("why"), "the metric is the same in every result");
   EXPECT_EQ(j.at("budget"), 1.0);

@@ -11,18 +11,24 @@
 
 namespace hfta::core {
 
-/// Results of at least this many trials at one budget are needed to judge importance.
+/// Results of at least this many trials at one budget are needed to judge
+/// importance, and of twice the parameters that vary.
 constexpr std::size_t kImportanceResults = 8;
 /// At most this many are judged (a seeded sample of them): the forest of
 /// 5000 takes about a second here, of 20,000 five.
 constexpr std::size_t kImportanceMostResults = 5000;
 
-/// {"method": "fanova", "metric", "budget", "results", "main_effects",
-/// "params": [{"name", "importance"}, ...] largest first}, over the trials'
-/// results at one budget, so that none is judged by less training than
-/// another: the largest rung budget at which at least kImportanceResults
-/// trials have one (a diverged result counts as the worst there, as TPE
-/// counts it; a failed trial has none), at most kImportanceMostResults of
+/// The results importance_json needs at one budget: kImportanceResults, or
+/// twice the parameters that are not constant where that is more.
+std::size_t importance_results_needed(const SweepConfig& sweep);
+
+/// {"method": "fanova", "metric", "budget", "unit", "results", "main_effects",
+/// "params": [{"name", "importance"}, ...] largest first, "left_out": [{"name",
+/// "why"}, ...]}, over the trials' results at one budget, the rung ranks them
+/// by: the largest at which importance_results_needed() trials have one (a
+/// trial stopped early counts with its result where it stopped, as its rung
+/// ranks it; a diverged result counts as the worst there, as TPE counts it;
+/// a failed rung has none), at most kImportanceMostResults of
 /// them ("sampled_from": how many there were, where more). With several
 /// objectives, of the first. Where it cannot be judged, "params" is empty and
 /// "why" says why.

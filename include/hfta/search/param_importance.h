@@ -21,17 +21,22 @@ struct ParamImportance {
   /// The main effects together, as a share of the metric's variance (the
   /// rest is the parameters' interactions).
   double main_effects = 0;
+  /// The parameters not judged, each with why, by name (constants aside).
+  std::vector<std::pair<std::string, std::string>> left_out;
 };
 
 /// The importance of the parameters of `space` that every configuration
 /// holds and that can take more than one value, from results `values[i]` of
-/// `configs[i]` (finite numbers). A parameter is seen on its scale
-/// (param_scale.h: log space for log distributions; a name's numeric branches
-/// over the union of their ranges); a categorical one as the index of its
-/// value, each as wide. Nullopt, with `why`, where there is no parameter to
-/// judge or the results do not vary. Deterministic in `seed`.
+/// `configs[i]` (finite numbers); the others but constants are left_out. A parameter is
+/// seen on its scale (param_scale.h: log space for log distributions; a
+/// name's numeric branches over the union of their ranges, in log space where
+/// all are log, else linear); a listed one as the index of its value, each
+/// as wide. Nullopt, with `why`, where there is no parameter to judge or the
+/// results do not vary (`left_out` says which were left out, and why).
+/// Deterministic in `seed`.
 std::optional<ParamImportance> param_importance(const std::vector<ParameterSpec>& space,
                                                 const std::vector<Config>& configs, const std::vector<double>& values,
-                                                std::uint64_t seed, std::string& why);
+                                                std::uint64_t seed, std::string& why,
+                                                std::vector<std::pair<std::string, std::string>>* left_out = nullptr);
 
 }  // namespace hfta::search

@@ -29,4 +29,7 @@ bool is_numeric(const ParamValue& value);
 /// The value as a double; integers convert, other types throw std::invalid_argument.
 double as_double(const ParamValue& value);
 
+/// True for equal values, an integer and a real number of the same value included (1 and 1.0).
+bool same(const ParamValue& a, const ParamValue& b);
+
 }  // namespace hfta::search
