@@ -22,7 +22,7 @@ if not imp or not imp["params"]:
 with open(sys.argv[2], "w") as f:
     for i, p in enumerate(reversed(imp["params"])):
         f.write(f'{i} {p["importance"]} "{p["name"]}"\n')
-print(f'{res["name"]}: importance for {imp["metric"]}\\n(fANOVA, {imp["results"]} trials at budget {imp["budget"]:g}; '
+print(f'{res["name"]}: importance for {imp["metric"]}\\n(fANOVA, {imp["results"]} trials at {imp["budget"]:g} {imp.get("unit", "budget units")}; '
       f'alone the parameters explain {100 * imp["main_effects"]:.0f}% of its variance)')
 PY
 )
@@ -38,6 +38,7 @@ set xlabel "share of the main effects"
 set xrange [0:1]
 set yrange [-0.6:$rows - 0.4]
 set ytics scale 0
+set lmargin 16
 set grid x
 set style fill solid 0.8
 unset key
