@@ -139,7 +139,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "would, after a checkpoint, print the best trials so far and exit 0; resume continues";
   run_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
 
-  auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep");
+  auto* resume_cmd = app.add_subcommand("resume", "Continue an interrupted sweep, or one its sweep.yaml grew (more trials, repeats or iterations)");
   resume_cmd->add_option("dir", a.dir, "The experiment directory")->required();
   resume_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   resume_cmd->add_option("--workers", a.workers, workers_help)->check(count);

@@ -88,6 +88,44 @@ SweepEdits sweep_edits(const SweepConfig& recorded, SweepConfig given, bool seed
   return edits;
 }
 
+std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const SweepConfig& given, const SweepEdits& edits,
+                                        std::string& why) {
+  why.clear();
+  const auto& was = recorded.search;
+  SweepGrowth g;
+  switch (was.method) {
+    case SearchMethod::kRandom:
+    case SearchMethod::kAsha: g = {"search.trials", was.trials, given.search.trials}; break;
+    case SearchMethod::kGrid: g = {"search.repeats", was.repeats, given.search.repeats}; break;
+    case SearchMethod::kHyperband: g = {"search.iterations", was.iterations, given.search.iterations}; break;
+    default: return std::nullopt;  // sha sizes its rungs by its trials, pbt its generations by its population
+  }
+  const auto& changed = edits.changed;
+  if (std::find(changed.begin(), changed.end(), g.key) == changed.end()) return std::nullopt;
+  if (changed.size() > 1) {
+    std::string others;
+    for (const auto& k : changed) {
+      if (k != g.key) others += (others.empty() ? "" : ", ") + k;
+    }
+    why = g.key + " along with " + others + ": resume grows a sweep by " + g.key + " alone, all else as the run "
+          "started (sweep.json)";
+    return std::nullopt;
+  }
+  const std::string what = g.key + " from " + std::to_string(g.from) + " to " + std::to_string(g.to);
+  if (g.to < g.from) {
+    why = what + " would drop trials the sweep has: it can grow, not shrink";
+  } else if (was.method != SearchMethod::kHyperband && was.searcher == Searcher::kTpe) {
+    why = what + ": TPE started the trials so far in waves sized by their count, which the larger count would "
+                 "size otherwise; grow a TPE sweep by search.iterations of Hyperband, or start another sweep";
+  } else if (was.stopping != Stopping::kNone) {
+    why = what + ": search.stopping " + to_string(was.stopping) + " trains the trials together, step by step; start "
+                 "another sweep";
+  } else {
+    return g;
+  }
+  return std::nullopt;
+}
+
 // Two sweeps' files mixed, or sweep.json's seed edited along with
 // sweep.yaml's: resuming would train one sweep's trials under the other's
 // batch order. (Not the configurations: how values are drawn may change

@@ -1,4 +1,4 @@
-// hfta-tune resume: an interrupted sweep continued where it stopped.
+// hfta-tune resume: an interrupted sweep continued where it stopped, or a sweep grown by its file.
 #include "verbs.h"
 
 #include <sys/stat.h>
@@ -39,17 +39,13 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   std::string damaged;
-  if (results_or_damage(a.dir, damaged)) {
-    out << a.dir << " is finished; see hfta-tune status " << shell_word(a.dir) << "\n";
-    return kExitOk;
-  }
+  const bool finished = results_or_damage(a.dir, damaged).has_value();
   // Every rung's result is in trials/: the replay writes results.json again.
   struct stat results {};
   if (!damaged.empty() && ::lstat((a.dir + "/results.json").c_str(), &results) == 0 && !S_ISREG(results.st_mode)) {
     err << "hfta-tune resume: " << damaged << "; remove it, and resume writes it again from the trials' files\n";
     return kExitFailure;
   }
-  if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
   auto recorded = recorded_sweep(a.dir, "resume", err);
   if (!recorded) return kExitFailure;
   // A sweep recorded before search.waves existed started every trial at once:
@@ -62,14 +58,26 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   nlohmann::json& run_options = *options;
-  // The sweep file in the directory may have been edited since: refuse changes to the trials.
+  // The sweep file in the directory may have been edited since: refuse changes
+  // to the trials, but for more of them (a finished sweep goes on then too).
   const auto edited = edited_sweep(a.dir, *recorded, run_options, before_waves, err);
   if (!edited) return kExitUsage;
-  if (!edited->edits.changed.empty()) {
+  std::string not_grown;
+  const auto growth = edited->given ? sweep_growth(*recorded, *edited->given, edited->edits, not_grown) : std::nullopt;
+  if (!not_grown.empty()) {
+    err << "hfta-tune resume: " << a.dir << "/sweep.yaml changes " << not_grown << "\n";
+    return kExitUsage;
+  }
+  if (!growth && !edited->edits.changed.empty()) {
     err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
         << "what would change its trials: " << joined(edited->edits.changed) << "\n";
     return kExitUsage;
   }
+  if (finished && !growth) {
+    out << a.dir << " is finished; see hfta-tune status " << shell_word(a.dir) << "\n";
+    return kExitOk;
+  }
+  if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
   if (const auto mixed = trials_of_another_sweep(a.dir, *recorded); !mixed.empty()) {
     err << "hfta-tune resume: " << mixed << "\n";
     return kExitUsage;
@@ -78,6 +86,10 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   const bool renamed = edited->edits.renamed;
   if (!repacked.empty()) recorded->fusion = edited->given->fusion;
   if (renamed) recorded->name = edited->given->name;
+  if (growth) {
+    auto& s = recorded->search;
+    (growth->key == "search.trials" ? s.trials : growth->key == "search.repeats" ? s.repeats : s.iterations) = growth->to;
+  }
   const bool fuse = run_options.value("fusion", "auto") == "auto";
   // --device, --workers and --keep-checkpoints as the run was given them,
   // unless given now (and then kept for later resumes). Directories from
@@ -109,11 +121,25 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   const auto lock = lock_or_refuse(a.dir, "resume", err, refused);
   if (!lock) return refused;
   // What train() refuses with exit code 2, refused before anything is written.
-  if ((!repacked.empty() || renamed || given_now) &&
+  if ((!repacked.empty() || renamed || given_now || growth) &&
       !precision_fits(*recorded, a.dir + "/sweep.json", devices_of(as_run), "resume", err)) {
     return kExitUsage;
   }
-  if (!repacked.empty() || renamed) {
+  if (growth) {
+    // The old results first: a crash before sweep.json records the growth
+    // leaves an unfinished sweep that the edited file grows again.
+    if (finished) std::filesystem::remove(a.dir + "/results.json");
+    const std::int64_t more = growth->to - growth->from;
+    out << "sweep.yaml's " << growth->key << " grows from " << growth->from << " to " << growth->to
+        << ": the trials so far are kept, "
+        << (growth->key == "search.iterations" ? "and Hyperband runs its brackets " + std::to_string(more) +
+                                                     (more == 1 ? " more time" : " more times") + ", with new trials"
+            : growth->key == "search.repeats"  ? "and each grid point runs " + std::to_string(more) + " more " +
+                                                     (more == 1 ? "time" : "times") + ", with new seeds"
+                                               : std::to_string(more) + " more train")
+        << "\n";
+  }
+  if (!repacked.empty() || renamed || growth) {
     write_atomically(a.dir + "/sweep.json", to_json(*recorded).dump(2) + "\n");
     if (!repacked.empty()) {
       out << "sweep.yaml's " << repacked << " changed: how trials are packed, not their numbers; packing by it now\n";

@@ -1570,6 +1570,95 @@ TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndRes
   // Stopped in the first pass, and in the second (ten pieces of training in all).
   expect_cut_and_resumed_as_whole(twice, "whole", "cut");
   expect_cut_and_resumed_as_whole(twice, "whole", "cut-late", "8");
+  // The finished one-pass sweep, grown by a pass in its sweep.yaml, ends as the two-pass one.
+  std::ofstream(dir_ + "/once/sweep.yaml") << text;
+  const Result grown = run("resume " + dir_ + "/once");
+  ASSERT_EQ(grown.code, 0) << grown.err;
+  EXPECT_NE(grown.out.find("sweep.yaml's search.iterations grows from 1 to 2: the trials so far are kept, and Hyperband "
+                           "runs its brackets 1 more time, with new trials\n"),
+            std::string::npos)
+      << grown.out;
+  expect_same_results(dir_ + "/once", dir_ + "/whole");
+}
+
+// A finished random search whose sweep.yaml asks for more trials trains only
+// the new ones, and ends as a run of them all; a grid grows by repeats alike.
+// What cannot grow is refused, with nothing written.
+TEST_F(Cli, ResumeGrowsAFinishedSweepByMoreTrialsAsIfRunWithThemAll) {
+  const std::string four = R"(name: grow
+seed: 1
+task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, max: 30}
+search: {method: random, trials: 4}
+parameters:
+  lr: {distribution: log_uniform, min: 0.01, max: 0.5}
+  momentum: {distribution: uniform, min: 0.0, max: 0.9}
+)";
+  auto with = [&](const std::string& from, const std::string& to) { return std::regex_replace(four, std::regex(from), to); };
+  ASSERT_EQ(run("run " + write_sweep("four.yaml", four) + " --out " + dir_ + "/grown").code, 0);
+  ASSERT_EQ(run("run " + write_sweep("seven.yaml", with("trials: 4", "trials: 7")) + " --out " + dir_ + "/whole").code, 0);
+  const std::string before = slurp(dir_ + "/grown/results.json"), recorded = slurp(dir_ + "/grown/sweep.json");
+  const std::string edited = dir_ + "/grown/sweep.yaml";
+  struct Refusal {
+    std::string text, says;
+  };
+  for (const Refusal& r : {Refusal{with("trials: 4", "trials: 3"), "/sweep.yaml changes search.trials from 4 to 3 would drop "
+                                                                    "trials the sweep has: it can grow, not shrink\n"},
+                           Refusal{with("trials: 4", "trials: 7").replace(four.find("max: 0.5"), 8, "max: 0.6"),
+                                   "/sweep.yaml changes search.trials along with parameters.lr.max: resume grows a sweep "
+                                   "by search.trials alone, all else as the run started (sweep.json)\n"}}) {
+    std::ofstream(edited) << r.text;
+    const Result refused = run("resume " + dir_ + "/grown");
+    EXPECT_EQ(refused.code, 2);
+    EXPECT_NE(refused.err.find(r.says), std::string::npos) << refused.err;
+    EXPECT_EQ(slurp(dir_ + "/grown/results.json"), before);  // nothing written
+    EXPECT_EQ(slurp(dir_ + "/grown/sweep.json"), recorded);
+  }
+  std::ofstream(edited) << with("trials: 4", "trials: 7");
+  const Result grown = run("resume " + dir_ + "/grown");
+  ASSERT_EQ(grown.code, 0) << grown.err;
+  EXPECT_NE(grown.out.find("sweep.yaml's search.trials grows from 4 to 7: the trials so far are kept, 3 more train\n"),
+            std::string::npos)
+      << grown.out;
+  EXPECT_NE(grown.out.find("rung 0: 7 trials to 30 steps"), std::string::npos) << grown.out;  // the plan: the sweep grown
+  expect_same_results(dir_ + "/grown", dir_ + "/whole");
+  EXPECT_EQ(results(dir_ + "/grown").at("finished"), true);
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/grown/sweep.json")).at("search").at("trials"), 7);
+  EXPECT_NE(run("resume " + dir_ + "/grown").out.find("is finished"), std::string::npos);
+
+  // A grid, by repeats: each point once more, with new seeds.
+  const std::string grid = R"(name: grow-grid
+seed: 1
+task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, max: 30}
+search: {method: grid}
+parameters:
+  lr: {values: [0.05, 0.2]}
+)";
+  ASSERT_EQ(run("run " + write_sweep("grid.yaml", grid) + " --out " + dir_ + "/grid").code, 0);
+  const std::string twice = std::regex_replace(grid, std::regex("\\{method: grid\\}"), "{method: grid, repeats: 2}");
+  ASSERT_EQ(run("run " + write_sweep("grid2.yaml", twice) + " --out " + dir_ + "/grid-whole").code, 0);
+  std::ofstream(dir_ + "/grid/sweep.yaml") << twice;
+  const Result repeated = run("resume " + dir_ + "/grid");
+  ASSERT_EQ(repeated.code, 0) << repeated.err;
+  EXPECT_NE(repeated.out.find("sweep.yaml's search.repeats grows from 1 to 2: the trials so far are kept, and each grid "
+                              "point runs 1 more time, with new seeds\n"),
+            std::string::npos)
+      << repeated.out;
+  expect_same_results(dir_ + "/grid", dir_ + "/grid-whole");
+  EXPECT_EQ(results(dir_ + "/grid").at("trials").size(), 4u);
+
+  // TPE started its trials in waves sized by their count: refused.
+  const std::string tpe = with("trials: 4\\}", "trials: 4, searcher: tpe}");
+  ASSERT_EQ(run("run " + write_sweep("tpe.yaml", tpe) + " --out " + dir_ + "/tpe").code, 0);
+  std::ofstream(dir_ + "/tpe/sweep.yaml") << std::regex_replace(tpe, std::regex("trials: 4"), "trials: 7");
+  const Result tpe_refused = run("resume " + dir_ + "/tpe");
+  EXPECT_EQ(tpe_refused.code, 2);
+  EXPECT_NE(tpe_refused.err.find("search.trials from 4 to 7: TPE started the trials so far in waves sized by their count"),
+            std::string::npos)
+      << tpe_refused.err;
 }
 
 TEST_F(Cli, PercentileStoppingStopsWhatItsRuleSaysFromTheGraceOnAndResumesAsOneRun) {

@@ -36,6 +36,22 @@ struct SweepEdits {
 /// search.waves existed, which the file cannot name (it goes on with 1).
 SweepEdits sweep_edits(const SweepConfig& recorded, SweepConfig given, bool seed_given, bool before_waves);
 
+/// A sweep that its file makes larger, all else the same (as Optuna's
+/// study.optimize called again): more trials of a random search or ASHA, more
+/// repeats of a grid, more passes of Hyperband. The trials so far keep their
+/// ids, configurations and results; the new ones follow them.
+struct SweepGrowth {
+  std::string key;  ///< "search.trials", "search.repeats" or "search.iterations"
+  std::int64_t from = 0, to = 0;
+};
+
+/// The growth `edits` (of `recorded` into `given`) stand for. Nullopt where
+/// they are not one: `why` then says why the growth key's edit cannot be
+/// taken (a smaller count, TPE's waves, a stopping rule, other keys edited
+/// with it), or is empty where the edits leave it as it was.
+std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const SweepConfig& given, const SweepEdits& edits,
+                                        std::string& why);
+
 /// Where the directory's trials are not the recorded sweep's (its seed gives
 /// each trial its seed): what says so, else "".
 std::string trials_of_another_sweep(const std::string& dir, const SweepConfig& recorded);
