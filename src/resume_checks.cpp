@@ -92,34 +92,40 @@ std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const Sweep
                                         std::string& why) {
   why.clear();
   const auto& was = recorded.search;
+  const auto& changed = edits.changed;
+  auto edited = [&](const std::string& key) { return std::find(changed.begin(), changed.end(), key) != changed.end(); };
   SweepGrowth g;
   switch (was.method) {
     case SearchMethod::kRandom:
     case SearchMethod::kAsha: g = {"search.trials", was.trials, given.search.trials}; break;
     case SearchMethod::kGrid: g = {"search.repeats", was.repeats, given.search.repeats}; break;
     case SearchMethod::kHyperband: g = {"search.iterations", was.iterations, given.search.iterations}; break;
-    default: return std::nullopt;  // sha sizes its rungs by its trials, pbt its generations by its population
+    case SearchMethod::kSha:
+      if (edited("search.trials")) why = "search.trials: successive halving sizes every rung by it, so the rungs so far would have kept other trials; start another sweep";
+      return std::nullopt;
+    case SearchMethod::kPbt:
+      if (edited("search.population")) why = "search.population: population based training's generations replace members by their ranks in it; start another sweep";
+      return std::nullopt;
   }
-  const auto& changed = edits.changed;
-  if (std::find(changed.begin(), changed.end(), g.key) == changed.end()) return std::nullopt;
-  if (changed.size() > 1) {
+  if (!edited(g.key)) return std::nullopt;
+  const std::string what = g.key + " from " + std::to_string(g.from) + " to " + std::to_string(g.to);
+  if (g.to < g.from) {
+    why = what + ": a sweep can grow, not shrink (sweep.json records " + std::to_string(g.from) +
+          ": the sweep as run, or as a resume grew it)";
+  } else if (was.method != SearchMethod::kHyperband && was.searcher == Searcher::kTpe) {
+    // (Before the other keys: TPE's default waves follow the count, and change with it.)
+    why = what + ": TPE started the trials so far in waves sized by their count, which the larger count would "
+                 "size otherwise; grow a TPE sweep by search.iterations of Hyperband, or start another sweep";
+  } else if (was.stopping != Stopping::kNone) {
+    why = what + ": search.stopping " + to_string(was.stopping) + " trains the trials together, step by step; start "
+                 "another sweep";
+  } else if (changed.size() > 1) {
     std::string others;
     for (const auto& k : changed) {
       if (k != g.key) others += (others.empty() ? "" : ", ") + k;
     }
     why = g.key + " along with " + others + ": resume grows a sweep by " + g.key + " alone, all else as the run "
           "started (sweep.json)";
-    return std::nullopt;
-  }
-  const std::string what = g.key + " from " + std::to_string(g.from) + " to " + std::to_string(g.to);
-  if (g.to < g.from) {
-    why = what + " would drop trials the sweep has: it can grow, not shrink";
-  } else if (was.method != SearchMethod::kHyperband && was.searcher == Searcher::kTpe) {
-    why = what + ": TPE started the trials so far in waves sized by their count, which the larger count would "
-                 "size otherwise; grow a TPE sweep by search.iterations of Hyperband, or start another sweep";
-  } else if (was.stopping != Stopping::kNone) {
-    why = what + ": search.stopping " + to_string(was.stopping) + " trains the trials together, step by step; start "
-                 "another sweep";
   } else {
     return g;
   }

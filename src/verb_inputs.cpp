@@ -222,6 +222,17 @@ std::function<void(const std::string&)> left_out(std::ostream& err, const std::s
   };
 }
 
+std::optional<TargetReached> target_reached_on_disk(const std::string& dir, const SweepConfig& sweep) {
+  if (!sweep.metric.target) return std::nullopt;
+  std::vector<TargetReached> measured;
+  for (const auto& [id, t] : TrialStore(dir).load_all()) {
+    for (const auto& r : t.rungs) {
+      if ((r.status == "completed" || r.status == "stopped") && r.violation == 0) measured.push_back({id, r.metric, r.budget});
+    }
+  }
+  return reaching_target(measured, *sweep.metric.target, sweep.metric.goal);
+}
+
 // An unfinished sweep's trials, each at the budget it reached, and the best of
 // them; `rungs`, when given, counts their finished rungs.
 SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std::size_t* rungs,

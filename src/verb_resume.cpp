@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
@@ -27,6 +28,22 @@ void remove_temporary_files(const std::string& dir) {
   }
 }
 
+// Whether the directory's sweep.yaml grows its sweep's growth key (sweep_growth
+// takes it, or says why not). A finished sweep whose file does anything else
+// (or does not load) is finished, as ever.
+bool growing(const std::string& dir) {
+  std::ostringstream quiet;
+  auto recorded = recorded_sweep(dir, "resume", quiet);
+  const auto options = run_options_of(dir);
+  if (!recorded || !options) return false;
+  const bool before_waves = recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
+  if (before_waves) recorded->search.waves = 1;
+  const auto edited = edited_sweep(dir, *recorded, *options, before_waves, quiet);
+  if (!edited || !edited->given) return false;
+  std::string why;
+  return sweep_growth(*recorded, *edited->given, edited->edits, why).has_value() || !why.empty();
+}
+
 }  // namespace
 
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
@@ -40,6 +57,10 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   std::string damaged;
   const bool finished = results_or_damage(a.dir, damaged).has_value();
+  if (finished && !growing(a.dir)) {
+    out << a.dir << " is finished; see hfta-tune status " << shell_word(a.dir) << "\n";
+    return kExitOk;
+  }
   // Every rung's result is in trials/: the replay writes results.json again.
   struct stat results {};
   if (!damaged.empty() && ::lstat((a.dir + "/results.json").c_str(), &results) == 0 && !S_ISREG(results.st_mode)) {
@@ -73,9 +94,13 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
         << "what would change its trials: " << joined(edited->edits.changed) << "\n";
     return kExitUsage;
   }
-  if (finished && !growth) {
-    out << a.dir << " is finished; see hfta-tune status " << shell_word(a.dir) << "\n";
-    return kExitOk;
+  if (growth) {
+    if (const auto reached = target_reached_on_disk(a.dir, *recorded)) {
+      err << "hfta-tune resume: " << a.dir << "/sweep.yaml grows " << growth->key << ", but trial " << reached->id
+          << " reached the sweep's metric.target " << *recorded->metric.target << " (" << reached->metric
+          << "), which ends it: no new trial would train; start another sweep\n";
+      return kExitUsage;
+    }
   }
   if (!damaged.empty()) out << damaged << "; writing it again from the trials' files\n";
   if (const auto mixed = trials_of_another_sweep(a.dir, *recorded); !mixed.empty()) {
@@ -136,7 +161,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
                                                      (more == 1 ? " more time" : " more times") + ", with new trials"
             : growth->key == "search.repeats"  ? "and each grid point runs " + std::to_string(more) + " more " +
                                                      (more == 1 ? "time" : "times") + ", with new seeds"
-                                               : std::to_string(more) + " more train")
+                                               : std::to_string(more) + (more == 1 ? " more trial trains" : " more trials train"))
         << "\n";
   }
   if (!repacked.empty() || renamed || growth) {

@@ -32,6 +32,13 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
     return dir + "/sweep.yaml does not load (hfta-tune validate " + dir +
            "/sweep.yaml says why), and resume reads it: mend it, then " + resume;
   }
+  std::string not_grown;
+  const auto growth = edited->given ? sweep_growth(recorded, *edited->given, edited->edits, not_grown) : std::nullopt;
+  if (!not_grown.empty()) return dir + "/sweep.yaml changes " + not_grown + ", which resume refuses: mend it, then " + resume;
+  if (growth) {
+    return dir + "/sweep.yaml grows " + growth->key + " from " + std::to_string(growth->from) + " to " +
+           std::to_string(growth->to) + ": " + resume + ", which grows it";
+  }
   if (!edited->edits.changed.empty()) {
     return dir + "/sweep.yaml was edited in what would change its trials (" + joined(edited->edits.changed) +
            "), which resume refuses: restore them, then " + resume;
@@ -90,13 +97,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
       if (!sweep->objectives.empty()) out << ", " << so_far.pareto.size() << " on the Pareto front so far";
       // Killed after the round that reached metric.target, before results.json.
       if (sweep->metric.target) {
-        std::vector<TargetReached> measured;
-        for (const auto& [id, t] : trials) {
-          for (const auto& r : t.rungs) {
-            if ((r.status == "completed" || r.status == "stopped") && r.violation == 0) measured.push_back({id, r.metric, r.budget});
-          }
-        }
-        if (const auto reached = reaching_target(measured, *sweep->metric.target, sweep->metric.goal)) {
+        if (const auto reached = target_reached_on_disk(a.dir, *sweep)) {
           out << ", trial " << reached->id << " reached the target " << sweep->metric.name << " "
               << *sweep->metric.target << " (" << reached->metric << " at " << reached->budget << " "
               << to_string(sweep->budget.unit) << "): resume ends the sweep after that round";

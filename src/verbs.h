@@ -79,6 +79,8 @@ struct EditedSweep {
 std::optional<EditedSweep> edited_sweep(const std::string& dir, const SweepConfig& recorded,
                                         const nlohmann::json& run_options, bool before_waves, std::ostream& err);
 std::function<void(const std::string&)> left_out(std::ostream& err, const std::string& verb);
+/// With metric.target, the rung result on disk that reached it, if one did.
+std::optional<TargetReached> target_reached_on_disk(const std::string& dir, const SweepConfig& sweep);
 SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std::size_t* rungs = nullptr,
                           const std::function<void(const std::string&)>& damaged = nullptr);
 

@@ -1603,8 +1603,9 @@ parameters:
   struct Refusal {
     std::string text, says;
   };
-  for (const Refusal& r : {Refusal{with("trials: 4", "trials: 3"), "/sweep.yaml changes search.trials from 4 to 3 would drop "
-                                                                    "trials the sweep has: it can grow, not shrink\n"},
+  for (const Refusal& r : {Refusal{with("trials: 4", "trials: 3"), "/sweep.yaml changes search.trials from 4 to 3: a sweep can grow, "
+                                                                    "not shrink (sweep.json records 4: the sweep as run, or as "
+                                                                    "a resume grew it)\n"},
                            Refusal{with("trials: 4", "trials: 7").replace(four.find("max: 0.5"), 8, "max: 0.6"),
                                    "/sweep.yaml changes search.trials along with parameters.lr.max: resume grows a sweep "
                                    "by search.trials alone, all else as the run started (sweep.json)\n"}}) {
@@ -1618,7 +1619,7 @@ parameters:
   std::ofstream(edited) << with("trials: 4", "trials: 7");
   const Result grown = run("resume " + dir_ + "/grown");
   ASSERT_EQ(grown.code, 0) << grown.err;
-  EXPECT_NE(grown.out.find("sweep.yaml's search.trials grows from 4 to 7: the trials so far are kept, 3 more train\n"),
+  EXPECT_NE(grown.out.find("sweep.yaml's search.trials grows from 4 to 7: the trials so far are kept, 3 more trials train\n"),
             std::string::npos)
       << grown.out;
   EXPECT_NE(grown.out.find("rung 0: 7 trials to 30 steps"), std::string::npos) << grown.out;  // the plan: the sweep grown
@@ -1649,6 +1650,15 @@ parameters:
       << repeated.out;
   expect_same_results(dir_ + "/grid", dir_ + "/grid-whole");
   EXPECT_EQ(results(dir_ + "/grid").at("trials").size(), 4u);
+
+  // A sweep its metric.target ended would train no new trial: refused.
+  const std::string target = with("goal: maximize\\}", "goal: maximize, target: 0.3}");
+  ASSERT_EQ(run("run " + write_sweep("target.yaml", target) + " --out " + dir_ + "/target").code, 0);
+  std::ofstream(dir_ + "/target/sweep.yaml") << std::regex_replace(target, std::regex("trials: 4"), "trials: 7");
+  const Result ended = run("resume " + dir_ + "/target");
+  EXPECT_EQ(ended.code, 2);
+  EXPECT_NE(ended.err.find("/sweep.yaml grows search.trials, but trial "), std::string::npos) << ended.err;
+  EXPECT_NE(ended.err.find("reached the sweep's metric.target 0.3"), std::string::npos) << ended.err;
 
   // TPE started its trials in waves sized by their count: refused.
   const std::string tpe = with("trials: 4\\}", "trials: 4, searcher: tpe}");

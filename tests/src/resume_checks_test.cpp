@@ -28,6 +28,48 @@ TEST(ResumeChecks, EditsThatChangeTheTrialsAreNamedByTheirKeys) {
             Strings{"task.batch_size"});
 }
 
+// What resume takes as a sweep grown (sweep_growth), and why it refuses the rest.
+TEST(ResumeChecks, ASweepGrowsByItsMethodsCountAloneAndSaysWhyNotOtherwise) {
+  auto growth = [](const std::string& from, const std::string& to, std::string& why) {
+    // (A grid takes listed values.)
+    const std::string listed = "parameters:\n  lr: {values: [0.01, 0.1]}\n";
+    const SweepConfig a = sweep({{"search", from}, {"parameters", listed}}), b = sweep({{"search", to}, {"parameters", listed}});
+    return sweep_growth(a, b, sweep_edits(a, b, false, false), why);
+  };
+  std::string why;
+  const auto random = growth("search: {method: random, trials: 4}\n", "search: {method: random, trials: 9}\n", why);
+  ASSERT_TRUE(random.has_value()) << why;
+  EXPECT_EQ(random->key, "search.trials");
+  EXPECT_EQ(random->from, 4);
+  EXPECT_EQ(random->to, 9);
+  EXPECT_EQ(growth("search: {method: asha, trials: 4}\n", "search: {method: asha, trials: 5}\n", why)->key, "search.trials");
+  EXPECT_EQ(growth("search: {method: grid}\n", "search: {method: grid, repeats: 3}\n", why)->key, "search.repeats");
+  EXPECT_EQ(growth("search: {method: hyperband, searcher: tpe}\n", "search: {method: hyperband, searcher: tpe, iterations: 2}\n", why)->key,
+            "search.iterations");
+  // Not a growth, nothing to say: no edit, or edits of other keys.
+  EXPECT_FALSE(growth("search: {method: random, trials: 4}\n", "search: {method: random, trials: 4}\n", why));
+  EXPECT_EQ(why, "");
+  EXPECT_FALSE(growth("search: {method: asha, trials: 4}\n", "search: {method: asha, trials: 4, eta: 4}\n", why));
+  EXPECT_EQ(why, "");
+  // Refused, saying why.
+  const std::pair<std::string, std::string> refused[] = {
+      {"search: {method: random, trials: 4}\n", "search: {method: random, trials: 3}\n"},
+      {"search: {method: asha, trials: 4}\n", "search: {method: asha, trials: 8, eta: 4}\n"},
+      // TPE's default waves follow the count (1 for 4 trials, more for 12): the reason is TPE's, not the waves'.
+      {"search: {method: random, trials: 4, searcher: tpe}\n", "search: {method: random, trials: 12, searcher: tpe}\n"},
+      {"search: {method: random, trials: 4, stopping: median}\n", "search: {method: random, trials: 8, stopping: median}\n"},
+      {"search: {method: sha, trials: 9}\n", "search: {method: sha, trials: 27}\n"}};
+  const char* says[] = {"search.trials from 4 to 3: a sweep can grow, not shrink",
+                        "search.trials along with search.eta: resume grows a sweep by search.trials alone",
+                        "search.trials from 4 to 12: TPE started the trials so far in waves sized by their count",
+                        "search.trials from 4 to 8: search.stopping median trains the trials together",
+                        "search.trials: successive halving sizes every rung by it"};
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_FALSE(growth(refused[i].first, refused[i].second, why)) << i;
+    EXPECT_EQ(why.rfind(says[i], 0), 0u) << why;
+  }
+}
+
 // Objectives added or changed are named by their item; the one that stays is not.
 TEST(ResumeChecks, ObjectivesAreNamedByTheirPlaceInTheList) {
   const std::string two = "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: minimize}\n";
