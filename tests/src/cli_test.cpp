@@ -1579,6 +1579,19 @@ TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndRes
             std::string::npos)
       << grown.out;
   expect_same_results(dir_ + "/once", dir_ + "/whole");
+  // A stopped one grows alike, and status says that resume grows it.
+  {
+    const ScopedEnv first_piece("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + once + " --out " + dir_ + "/stopped --workers 1").code, 0);
+  }
+  ASSERT_FALSE(exists(dir_ + "/stopped/results.json"));
+  std::ofstream(dir_ + "/stopped/sweep.yaml") << text;
+  const Result status = run("status " + dir_ + "/stopped");
+  EXPECT_NE(status.out.find("/stopped/sweep.yaml grows search.iterations from 1 to 2: continue with hfta-tune resume "),
+            std::string::npos)
+      << status.out;
+  ASSERT_EQ(run("resume " + dir_ + "/stopped").code, 0);
+  expect_same_results(dir_ + "/stopped", dir_ + "/whole");
 }
 
 // A finished random search whose sweep.yaml asks for more trials trains only
