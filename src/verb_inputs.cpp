@@ -197,8 +197,10 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
   return false;
 }
 
-std::optional<EditedSweep> edited_sweep(const std::string& dir, const SweepConfig& recorded,
-                                        const nlohmann::json& run_options, bool before_waves, std::ostream& err) {
+std::optional<EditedSweep> edited_sweep(const std::string& dir, SweepConfig& recorded,
+                                        const nlohmann::json& run_options, std::ostream& err) {
+  const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
+  if (before_waves) recorded.search.waves = 1;
   EditedSweep out;
   struct stat info {};
   if (::stat((dir + "/sweep.yaml").c_str(), &info) != 0) return out;

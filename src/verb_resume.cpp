@@ -36,9 +36,7 @@ bool growing(const std::string& dir) {
   auto recorded = recorded_sweep(dir, "resume", quiet);
   const auto options = run_options_of(dir);
   if (!recorded || !options) return false;
-  const bool before_waves = recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
-  if (before_waves) recorded->search.waves = 1;
-  const auto edited = edited_sweep(dir, *recorded, *options, before_waves, quiet);
+  const auto edited = edited_sweep(dir, *recorded, *options, quiet);
   if (!edited || !edited->given) return false;
   std::string why;
   return sweep_growth(*recorded, *edited->given, edited->edits, why).has_value() || !why.empty();
@@ -69,10 +67,6 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   auto recorded = recorded_sweep(a.dir, "resume", err);
   if (!recorded) return kExitFailure;
-  // A sweep recorded before search.waves existed started every trial at once:
-  // it goes on so (and its sweep.yaml, which cannot name waves, is read so).
-  const bool before_waves = recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(a.dir);
-  if (before_waves) recorded->search.waves = 1;
   auto options = run_options_of(a.dir);
   if (!options) {
     err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options as run writes them)\n";
@@ -81,7 +75,8 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   nlohmann::json& run_options = *options;
   // The sweep file in the directory may have been edited since: refuse changes
   // to the trials, but for more of them (a finished sweep goes on then too).
-  const auto edited = edited_sweep(a.dir, *recorded, run_options, before_waves, err);
+  // (edited_sweep reads a TPE sweep from before search.waves with one wave.)
+  const auto edited = edited_sweep(a.dir, *recorded, run_options, err);
   if (!edited) return kExitUsage;
   std::string not_grown;
   const auto growth = edited->given ? sweep_growth(*recorded, *edited->given, edited->edits, not_grown) : std::nullopt;

@@ -24,10 +24,8 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   if (const std::string lock = ExperimentLock::foreign(dir); !lock.empty()) return lock + ", then " + resume;
   const auto run_options = run_options_of(dir);
   if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options as run writes them), and resume reads it";
-  const bool before_waves = recorded.search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
-  if (before_waves) recorded.search.waves = 1;
   std::ostringstream problems;
-  const auto edited = edited_sweep(dir, recorded, *run_options, before_waves, problems);
+  const auto edited = edited_sweep(dir, recorded, *run_options, problems);
   if (!edited) {
     return dir + "/sweep.yaml does not load (hfta-tune validate " + dir +
            "/sweep.yaml says why), and resume reads it: mend it, then " + resume;

@@ -76,8 +76,12 @@ struct EditedSweep {
   SweepEdits edits;
 };
 
-std::optional<EditedSweep> edited_sweep(const std::string& dir, const SweepConfig& recorded,
-                                        const nlohmann::json& run_options, bool before_waves, std::ostream& err);
+/// The directory's sweep.yaml against `recorded` as resume compares them. A
+/// TPE sweep recorded before search.waves existed started every trial at
+/// once: it goes on so (`recorded` is set to one wave, and its sweep.yaml,
+/// which cannot name waves, is read so).
+std::optional<EditedSweep> edited_sweep(const std::string& dir, SweepConfig& recorded,
+                                        const nlohmann::json& run_options, std::ostream& err);
 std::function<void(const std::string&)> left_out(std::ostream& err, const std::string& verb);
 /// With metric.target, the rung result on disk that reached it, if one did.
 std::optional<TargetReached> target_reached_on_disk(const std::string& dir, const SweepConfig& sweep);
