@@ -135,6 +135,16 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   }
   out << pareto_summary(*results);
   out << importance_summary(*results);
+  // Its sweep.yaml edited to grow it since: resume would.
+  std::ostringstream quiet;
+  auto recorded = recorded_sweep(a.dir, "status", quiet);
+  const auto run_options = run_options_of(a.dir);
+  const auto edited = recorded && run_options ? edited_sweep(a.dir, *recorded, *run_options, quiet) : std::nullopt;
+  std::string why;
+  if (const auto growth = edited && edited->given ? sweep_growth(*recorded, *edited->given, edited->edits, why) : std::nullopt) {
+    out << a.dir << "/sweep.yaml grows " << growth->key << " from " << growth->from << " to " << growth->to
+        << ": hfta-tune resume " << shell_word(a.dir) << " grows the sweep\n";
+  }
   return kExitOk;
 }
 

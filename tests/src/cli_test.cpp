@@ -1630,6 +1630,10 @@ parameters:
     EXPECT_EQ(slurp(dir_ + "/grown/sweep.json"), recorded);
   }
   std::ofstream(edited) << with("trials: 4", "trials: 7");
+  const Result finished = run("status " + dir_ + "/grown");  // finished, and the file would grow it
+  EXPECT_NE(finished.out.find("finished, 4 trials"), std::string::npos) << finished.out;
+  EXPECT_NE(finished.out.find("/grown/sweep.yaml grows search.trials from 4 to 7: hfta-tune resume "), std::string::npos)
+      << finished.out;
   const Result grown = run("resume " + dir_ + "/grown");
   ASSERT_EQ(grown.code, 0) << grown.err;
   EXPECT_NE(grown.out.find("sweep.yaml's search.trials grows from 4 to 7: the trials so far are kept, 3 more trials train\n"),
