@@ -71,6 +71,7 @@ InjectedFaults InjectedFaults::from_environment() {
   f.exit_after_checkpoints = count("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
   f.interrupt_after_pieces = count("HFTA_TUNE_SIGINT_AFTER_PIECES");
   f.time_up_after_pieces = count("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  f.time_up_at_start = count("HFTA_TUNE_TIME_UP_AT_START") > 0;
   f.oom_after_reports = count("HFTA_TUNE_OOM_AFTER_REPORTS");
   return f;
 }

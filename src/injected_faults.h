@@ -26,6 +26,9 @@ struct InjectedFaults {
   /// The process sends itself SIGINT, or its time limit passes, after this
   /// many pieces of training (inside a rung, for sure).
   int interrupt_after_pieces = 0, time_up_after_pieces = 0;
+  /// The time limit has passed as the sweep starts (HFTA_TUNE_TIME_UP_AT_START=1):
+  /// a limit shorter than start-up, without reading a clock.
+  bool time_up_at_start = false;
   /// An array runs out of memory after reporting this many trials of a rung past the first.
   int oom_after_reports = 0;
 

@@ -70,6 +70,7 @@ Tuner::Tuner(const SweepConfig& sweep, const TunerOptions& options)
 
 SweepResult Tuner::run() {
   const auto start = std::chrono::steady_clock::now();
+  if (faults_.time_up_at_start) stop_after(1e-9);
   while (!done()) {
     stop_if_interrupted();
     const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

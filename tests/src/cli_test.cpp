@@ -340,13 +340,14 @@ TEST_F(Cli, RunSaysADatasetThatIsNotInstalledBeforeWritingAnything) {
 }
 
 TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
-  // Stopped at once by a time limit: each command prints where it trains, then stops.
+  const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // each run stops as it starts: no clock is read
+  // Stopped at once by a time limit (passed as each run starts): each command prints where it trains, then stops.
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
-  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 0.001s").code, 0);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 1h").code, 0);
   auto recorded = [&] { return nlohmann::json::parse(slurp(dir + "/run.json")); };
   EXPECT_EQ(recorded().at("device"), "cpu");
   EXPECT_EQ(recorded().at("workers"), 1);
-  const Result again = run("resume " + dir + " --time-limit 0.001s");
+  const Result again = run("resume " + dir + " --time-limit 1h");
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_NE(again.out.find(", 1 worker on cpu"), std::string::npos) << again.out;
   // A device the run was given and this machine lacks: refused before anything
@@ -354,7 +355,7 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
   auto options = recorded();
   options["device"] = "cuda:99";
   std::ofstream(dir + "/run.json") << options.dump();
-  const Result elsewhere = run("resume " + dir + " --time-limit 0.001s");
+  const Result elsewhere = run("resume " + dir + " --time-limit 1h");
   EXPECT_EQ(elsewhere.code, 2);
   EXPECT_NE(elsewhere.err.find("the run's --device (run.json): device 'cuda:99'"), std::string::npos) << elsewhere.err;
   EXPECT_EQ(recorded().at("device"), "cuda:99");
@@ -362,7 +363,7 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
   EXPECT_NE(told.out.find("the run's --device cuda:99 is not here"), std::string::npos) << told.out;
   EXPECT_NE(told.out.find("continue with hfta-tune resume " + dir + " --device cpu"), std::string::npos) << told.out;
   // Given to resume, they replace the recorded ones, for later resumes too.
-  const Result moved = run("resume " + dir + " --device cpu --workers 2 --threads 3 --time-limit 0.001s");
+  const Result moved = run("resume " + dir + " --device cpu --workers 2 --threads 3 --time-limit 1h");
   ASSERT_EQ(moved.code, 0) << moved.err;
   EXPECT_NE(moved.out.find(", 2 workers on cpu"), std::string::npos) << moved.out;
   EXPECT_EQ(recorded().at("device"), "cpu");
@@ -374,7 +375,7 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
   options.erase("device");
   options.erase("workers");
   std::ofstream(dir + "/run.json") << options.dump();
-  const Result old = run("resume " + dir + " --time-limit 0.001s");
+  const Result old = run("resume " + dir + " --time-limit 1h");
   ASSERT_EQ(old.code, 0) << old.err;
   EXPECT_NE(old.out.find(" on cpu"), std::string::npos) << old.out;
   EXPECT_FALSE(recorded().contains("device"));
@@ -1957,18 +1958,19 @@ TEST_F(Cli, AReaderThatQuitsOrAHangUpUnderNohupDoesNotStopTheSweep) {
   ASSERT_TRUE(exists(piped + "/results.json"));
   EXPECT_EQ(results(piped).at("finished"), true);
   // A hang-up it was told to ignore (nohup) leaves it training.
-  const std::string dir = dir_ + "/nohup";
+  // The hang-up lands after its first array, paced by the sweep's own log.
+  const std::string dir = dir_ + "/nohup", log = dir_ + "/nohup.out";
   const pid_t pid = fork();
   if (pid == 0) {
     std::signal(SIGHUP, SIG_IGN);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
-    execl(HFTA_TUNE_BINARY, "hfta-tune", "run", sweep.c_str(), "--out", dir.c_str(), static_cast<char*>(nullptr));
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(out, STDERR_FILENO);
+    execl(HFTA_TUNE_BINARY, "hfta-tune", "run", sweep.c_str(), "--out", dir.c_str(), "--workers", "1",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
-  for (int wait = 0; wait < 3000 && !exists(dir + "/sweep.json"); ++wait) usleep(10000);
-  usleep(300000);
+  ASSERT_FALSE(await_arrays(pid, log, 1).has_value()) << "it ended before the hang-up: " << slurp(log);
   kill(pid, SIGHUP);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -2090,16 +2092,20 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
   EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
   expect_same_results(dir_ + "/limited", dir_ + "/whole");
 
-  // On the clock: a limit shorter than start-up stops before the first array,
-  // and each resume under it too; then one without ends as one run.
-  const Result at_once = run("run " + sweep + " --out " + dir_ + "/at-once --time-limit 0.001s");
-  ASSERT_EQ(at_once.code, 0) << at_once.err;
-  EXPECT_NE(at_once.out.find("time limit of 0.001s reached: stopped after a checkpoint, with 0 of 22 rung results"),
-            std::string::npos)
-      << at_once.out;
-  EXPECT_NE(at_once.out.find("none yet (failed and diverged trials do not count)"), std::string::npos) << at_once.out;
-  ASSERT_EQ(run("resume " + dir_ + "/at-once --time-limit 0.001").code, 0);
-  EXPECT_FALSE(exists(dir_ + "/at-once/results.json"));
+  // A limit that has passed as the sweep starts (as one shorter than start-up)
+  // stops before the first array, and each resume under it too; then one
+  // without ends as one run.
+  {
+    const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");
+    const Result at_once = run("run " + sweep + " --out " + dir_ + "/at-once --time-limit 1h");
+    ASSERT_EQ(at_once.code, 0) << at_once.err;
+    EXPECT_NE(at_once.out.find("time limit of 1h reached: stopped after a checkpoint, with 0 of 22 rung results"),
+              std::string::npos)
+        << at_once.out;
+    EXPECT_NE(at_once.out.find("none yet (failed and diverged trials do not count)"), std::string::npos) << at_once.out;
+    ASSERT_EQ(run("resume " + dir_ + "/at-once --time-limit 1h").code, 0);
+    EXPECT_FALSE(exists(dir_ + "/at-once/results.json"));
+  }
   ASSERT_EQ(run("resume " + dir_ + "/at-once --time-limit 2h").code, 0);
   expect_same_results(dir_ + "/at-once", dir_ + "/whole");
 
@@ -2118,17 +2124,18 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
 }
 
 TEST_F(Cli, ASweepReadFromAPipeIsKeptAsGiven) {
+  const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // each run stops as it starts: no clock is read
   // Read once: a pipe has nothing left for a second read, and an empty
   // sweep.yaml would leave the directory unresumable.
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/piped";
   const std::string cmd = "cat '" + sweep + "' | " + HFTA_TUNE_BINARY + " run /dev/stdin --out '" + dir +
-                          "' --time-limit 0.001s >/dev/null 2>&1";
+                          "' --time-limit 1h >/dev/null 2>&1";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_EQ(slurp(dir + "/sweep.yaml"), kTinySweep);
-  const Result resumed = run("resume " + dir + " --time-limit 0.001s");
+  const Result resumed = run("resume " + dir + " --time-limit 1h");
   EXPECT_EQ(resumed.code, 0) << resumed.err;
-  EXPECT_NE(resumed.out.find("time limit of 0.001s reached"), std::string::npos) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("time limit of 1h reached"), std::string::npos) << resumed.out << resumed.err;
 }
 
 TEST_F(Cli, AKillMidRungResumesFromTheLastCheckpoint) {
@@ -2650,19 +2657,21 @@ TEST_F(Cli, AFifoInTheExperimentDirectoryIsNamedNotWaitedOn) {
 // The resume command printed for a directory whose name a shell would split
 // pastes back as one word.
 TEST_F(Cli, TheResumeCommandPrintedQuotesADirectoryAShellWouldSplit) {
+  const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // each run stops as it starts: no clock is read
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/exp 1's";
-  const Result r = run("run " + sweep + " --out \"" + dir + "\" --workers 1 --time-limit 0.001s");
+  const Result r = run("run " + sweep + " --out \"" + dir + "\" --workers 1 --time-limit 1h");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("continue with hfta-tune resume '" + dir_ + "/exp 1'\\''s'"), std::string::npos) << r.out;
   const int pasted =
-      std::system((std::string(HFTA_TUNE_BINARY) + " resume '" + dir_ + "/exp 1'\\''s' --time-limit 0.001s >/dev/null").c_str());
+      std::system((std::string(HFTA_TUNE_BINARY) + " resume '" + dir_ + "/exp 1'\\''s' --time-limit 1h >/dev/null").c_str());
   EXPECT_TRUE(WIFEXITED(pasted) && WEXITSTATUS(pasted) == 0);
 }
 
 // A file name within NAME_MAX whose NAME.tmp is not: the temporary is cut to fit.
 TEST_F(Cli, ExportWritesAFileWhoseNameIsNearTheLongestAllowed) {
+  const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // each run stops as it starts: no clock is read
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
-  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 0.001s").code, 0);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 1h").code, 0);
   const std::string name = dir_ + "/" + std::string(250, 'f') + ".json";
   const Result r = run("export " + dir + " --output " + name);
   EXPECT_EQ(r.code, 0) << r.err;
@@ -2674,8 +2683,9 @@ TEST_F(Cli, ExportWritesAFileWhoseNameIsNearTheLongestAllowed) {
 
 // An experiment inside another's directory would mix with its files.
 TEST_F(Cli, AnOutInsideAnotherExperimentIsRefused) {
+  const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // each run stops as it starts: no clock is read
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/outer";
-  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 0.001s").code, 0);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1 --time-limit 1h").code, 0);
   for (const std::string inner : {dir + "/trials/99", dir + "/trials/0/sub", dir + "/inner"}) {
     const Result r = run("run " + sweep + " --out " + inner);
     EXPECT_EQ(r.code, 2) << inner;
@@ -2687,9 +2697,10 @@ TEST_F(Cli, AnOutInsideAnotherExperimentIsRefused) {
 
 // A quoted ~ reaches run as it is, and names ./~: said, and the run goes on.
 TEST_F(Cli, AnOutWithAnUnexpandedTildeIsNoted) {
+  const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // each run stops as it starts: no clock is read
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), out = dir_ + "/tilde.out";
   ASSERT_EQ(shell("cd " + dir_ + " && " + std::string(HFTA_TUNE_BINARY) + " run " + sweep +
-                  " --out \"~/exp\" --workers 1 --time-limit 0.001s >" + out),
+                  " --out \"~/exp\" --workers 1 --time-limit 1h >" + out),
             0);
   EXPECT_NE(slurp(out).find("note: --out ~/exp begins with a ~ that no shell expanded (it was quoted): the directory is "
                             "./~/exp, not one in your home directory"),

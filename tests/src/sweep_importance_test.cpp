@@ -67,7 +67,9 @@ TEST(SweepImportance, JudgesTheLargestBudgetThatEightTrialsReachedByTheirResults
   std::string why;
   const auto direct = search::param_importance(s.parameters, configs, values, s.seed, why);
   ASSERT_TRUE(direct.has_value()) << why;
-  EXPECT_EQ(j.at("params")[0].at("importance"), direct->params[0].second);
+  const auto& [name, share] = direct->params[0];
+  EXPECT_EQ(j.at("params")[0].at("name"), name);
+  EXPECT_EQ(j.at("params")[0].at("importance"), share);
   EXPECT_EQ(j.at("main_effects"), direct->main_effects);
 }
 
