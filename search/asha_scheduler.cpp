@@ -8,10 +8,10 @@ namespace hfta::search {
 
 AshaScheduler::AshaScheduler(std::int64_t trials, std::int64_t max_budget,
                              std::int64_t min_budget, std::int64_t eta, Goals goals,
-                             double promotion_wait, std::int64_t waves)
-    : trials_(trials), eta_(eta), goals_(std::move(goals)), wait_(promotion_wait), waves_(std::min(waves, trials)) {
+                             double promotion_wait, Waves waves)
+    : trials_(trials), eta_(eta), goals_(std::move(goals)), wait_(promotion_wait), waves_(waves) {
   if (trials < 1) throw std::invalid_argument("ASHA needs at least one trial");
-  if (waves < 1) throw std::invalid_argument("ASHA needs at least one wave");
+  if (waves.count < 1) throw std::invalid_argument("ASHA needs at least one wave");
   const int k_max = hyperband_s_max(max_budget, min_budget, eta);
   for (int k = 0; k <= k_max; ++k) {
     Rung rung;
@@ -51,13 +51,13 @@ std::vector<RungJob> AshaScheduler::next_jobs(std::size_t capacity, double now) 
   // A wave starts once the trials before it have bottom-rung results; one cut
   // short by `capacity` goes on at the next call.
   const bool bottom_running = std::any_of(running_.begin(), running_.end(), [](const auto& r) { return r.second == 0; });
-  const std::int64_t begin = wave_ == 0 ? 0 : wave_end(trials_, waves_, wave_ - 1);
-  const std::int64_t end = wave_end(trials_, waves_, wave_);
+  const std::int64_t begin = wave_ == 0 ? 0 : waves_.end(trials_, wave_ - 1);
+  const std::int64_t end = waves_.end(trials_, wave_);
   const bool wave_starts = started_ < end && (wave_ == 0 || started_ > begin || !bottom_running);
   // Held promotions go with a new wave, whatever the wait: which round they
   // train in must not depend on how long the last one took (a resume replays
   // rounds in no time).
-  const double wait = wave_starts && waves_ > 1 ? 0.0 : wait_;
+  const double wait = wave_starts && waves_.among(trials_) > 1 ? 0.0 : wait_;
   // Highest rung first: finishing promising trials beats starting new ones.
   for (std::size_t k = rungs_.size() - 1; k-- > 0;) {
     Rung& rung = rungs_[k];

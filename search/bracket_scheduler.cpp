@@ -8,9 +8,9 @@
 namespace hfta::search {
 
 BracketScheduler::BracketScheduler(std::vector<BracketPlan> brackets, Goals goals,
-                                   std::int64_t first_trial_id, std::int64_t waves)
+                                   std::int64_t first_trial_id, Waves waves)
     : brackets_(std::move(brackets)), goals_(std::move(goals)), waves_(waves) {
-  if (waves < 1) throw std::invalid_argument("a rung needs at least one wave");
+  if (waves.count < 1) throw std::invalid_argument("a rung needs at least one wave");
   std::int64_t next_id = first_trial_id;
   for (std::size_t b = 0; b < brackets_.size(); ++b) {
     BracketState st;
@@ -43,7 +43,7 @@ std::vector<RungJob> BracketScheduler::next_jobs(std::size_t /*capacity*/, doubl
     const auto n = static_cast<std::int64_t>(st.trials.size());
     auto end = static_cast<std::size_t>(n);
     if (st.rung == 0) {  // the next wave that is not empty (a rung may hold fewer trials than waves)
-      do end = static_cast<std::size_t>(wave_end(n, waves_, st.wave++)); while (end == st.handed);
+      do end = static_cast<std::size_t>(waves_.end(n, st.wave++)); while (end == st.handed);
     }
     jobs.push_back({static_cast<int>(b), st.rung, brackets_[b].rungs[st.rung].r,
                     std::vector<TrialJob>(st.trials.begin() + static_cast<std::ptrdiff_t>(st.handed),

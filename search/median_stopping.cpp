@@ -65,10 +65,10 @@ bool MedianStopping::should_stop(std::int64_t trial_id, double budget) const {
 
 MedianStoppingScheduler::MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget,
                                                  std::int64_t min_budget, Goal goal, StoppingRule rule,
-                                                 std::int64_t waves)
-    : trials_(trials), waves_(std::min(waves, trials)), rule_(goal, rule) {
+                                                 Waves waves)
+    : trials_(trials), waves_(waves), rule_(goal, rule) {
   if (trials < 1) throw std::invalid_argument("median stopping needs at least one trial");
-  if (waves < 1) throw std::invalid_argument("median stopping needs at least one wave");
+  if (waves.count < 1) throw std::invalid_argument("median stopping needs at least one wave");
   if (min_budget < 1 || max_budget < min_budget) throw std::invalid_argument("median stopping needs 1 <= min <= max");
   budgets_ = lockstep_budgets(min_budget, max_budget);
   start_wave();
@@ -77,7 +77,7 @@ MedianStoppingScheduler::MedianStoppingScheduler(std::int64_t trials, std::int64
 void MedianStoppingScheduler::start_wave() {
   step_ = 0;
   alive_.clear();
-  for (std::int64_t id = wave_ ? wave_end(trials_, waves_, wave_ - 1) : 0; id < wave_end(trials_, waves_, wave_); ++id) {
+  for (std::int64_t id = wave_ ? waves_.end(trials_, wave_ - 1) : 0; id < waves_.end(trials_, wave_); ++id) {
     alive_.push_back(id);
   }
 }
@@ -105,14 +105,14 @@ void MedianStoppingScheduler::report(const TrialResult& result) {
   results_.clear();
   handed_out_ = false;
   ++step_;
-  if ((step_ >= budgets_.size() || alive_.empty()) && ++wave_ < waves_) start_wave();
+  if ((step_ >= budgets_.size() || alive_.empty()) && ++wave_ < waves_.among(trials_)) start_wave();
 }
 
-bool MedianStoppingScheduler::finished() const { return wave_ >= waves_; }
+bool MedianStoppingScheduler::finished() const { return wave_ >= waves_.among(trials_); }
 
 bool MedianStoppingScheduler::may_train_again(std::int64_t trial_id) const {
-  if (finished() || trial_id < (wave_ ? wave_end(trials_, waves_, wave_ - 1) : 0)) return false;
-  if (trial_id >= wave_end(trials_, waves_, wave_)) return trial_id < trials_;  // a later wave's
+  if (finished() || trial_id < (wave_ ? waves_.end(trials_, wave_ - 1) : 0)) return false;
+  if (trial_id >= waves_.end(trials_, wave_)) return trial_id < trials_;  // a later wave's
   return std::find(alive_.begin(), alive_.end(), trial_id) != alive_.end();
 }
 

@@ -22,4 +22,16 @@ std::pair<double, double> scaled_range(const ParameterSpec& p) {
 
 double to_scale(const ParameterSpec& p, double x) { return log_scale(p) ? std::log(x) : x; }
 
+ParamValue from_scale(const ParameterSpec& p, double t) {
+  const double x = log_scale(p) ? std::exp(t) : t;
+  switch (p.distribution) {
+    case Distribution::kIntUniform:
+    case Distribution::kIntLogUniform:
+      return std::clamp<std::int64_t>(std::llround(x), static_cast<std::int64_t>(p.min),
+                                      static_cast<std::int64_t>(p.max));
+    case Distribution::kQuantized: return quantize(std::clamp(x, p.min, p.max), p);
+    default: return std::clamp(x, p.min, p.max);
+  }
+}
+
 }  // namespace hfta::search

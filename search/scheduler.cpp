@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "hfta/search/pareto.h"
 
@@ -10,6 +11,26 @@ namespace hfta::search {
 std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k) {
   if (waves <= 1 || k + 1 >= waves) return n;
   return (n * (k + 1) + waves - 1) / waves;
+}
+
+Waves Waves::sized(std::int64_t lead, std::int64_t size) {
+  if (size < 1 || lead < 0) throw std::invalid_argument("waves of a size need a positive size");
+  Waves w;
+  w.lead = lead;
+  w.size = size;
+  return w;
+}
+
+std::int64_t Waves::among(std::int64_t n) const {
+  if (size == 0) return std::max<std::int64_t>(1, std::min(count, n));
+  const std::int64_t after = std::max<std::int64_t>(0, n - lead);
+  return std::max<std::int64_t>(1, (lead > 0 ? 1 : 0) + (after + size - 1) / size);
+}
+
+std::int64_t Waves::end(std::int64_t n, std::int64_t k) const {
+  if (k + 1 >= among(n)) return n;
+  if (size == 0) return wave_end(n, count, k);
+  return std::min(n, lead > 0 ? lead + k * size : (k + 1) * size);
 }
 
 std::vector<double> lockstep_budgets(std::int64_t min_budget, std::int64_t max_budget) {

@@ -17,18 +17,6 @@ constexpr double kBandwidthFactor = 3;  // BOHB's: candidates are drawn this muc
 // regions no good result is near are still explored.
 constexpr double kRandomFraction = 1.0 / 3.0;
 
-ParamValue from_model(const ParameterSpec& p, double t) {
-  const double x = log_scale(p) ? std::exp(t) : t;
-  switch (p.distribution) {
-    case Distribution::kIntUniform:
-    case Distribution::kIntLogUniform:
-      return std::clamp<std::int64_t>(std::llround(x), static_cast<std::int64_t>(p.min),
-                                      static_cast<std::int64_t>(p.max));
-    case Distribution::kQuantized: return quantize(std::clamp(x, p.min, p.max), p);
-    default: return std::clamp(x, p.min, p.max);
-  }
-}
-
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
 // The normal reference bandwidth of a kernel density of `points` over [lo,
@@ -111,9 +99,9 @@ struct Dimension {
     const double mu = to_scale(*p, as_double(centre));
     for (int attempt = 0; attempt < 64; ++attempt) {
       const double t = mu + kBandwidthFactor * good_bandwidth * rng.normal();
-      if (t >= lo && t <= hi) return from_model(*p, t);
+      if (t >= lo && t <= hi) return from_scale(*p, t);
     }
-    return from_model(*p, std::clamp(mu, lo, hi));
+    return from_scale(*p, std::clamp(mu, lo, hi));
   }
 };
 

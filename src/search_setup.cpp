@@ -24,6 +24,10 @@ std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
       return std::make_unique<search::GridSearcher>(make_search_space(sweep), sweep.search.repeats);
     case Searcher::kTpe:
       return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed, sweep.goals());
+    case Searcher::kCmaEs:
+      return std::make_unique<search::CmaEsSearcher>(make_search_space(sweep), sweep.seed, sweep.metric.goal,
+                                                     static_cast<std::size_t>(sweep.search.population),
+                                                     static_cast<std::int64_t>(sweep.search.points.size()));
     case Searcher::kRandom:
     case Searcher::kQmc: break;  // (make_search_space samples quasi-randomly)
   }
@@ -39,9 +43,12 @@ std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
                                                        make_search_space(sweep), sweep.seed);
 }
 
-std::int64_t trial_waves(const SweepConfig& sweep) {
+search::Waves trial_waves(const SweepConfig& sweep) {
   const auto& s = sweep.search;
   const bool one_bracket = s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha || s.method == SearchMethod::kRandom;
+  if (s.searcher == Searcher::kCmaEs && one_bracket && s.population >= 4) {
+    return search::Waves::sized(static_cast<std::int64_t>(s.points.size()), s.population);
+  }
   if (s.searcher != Searcher::kTpe || !one_bracket || s.trials < 1) return 1;
   if (s.waves > 0) return std::min(s.waves, s.trials);
   const auto needs = static_cast<std::int64_t>(

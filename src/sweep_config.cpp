@@ -23,7 +23,7 @@ const std::vector<std::string>& enum_names<SearchMethod>() {
 }
 template <>
 const std::vector<std::string>& enum_names<Searcher>() {
-  static const std::vector<std::string> names{"random", "tpe", "grid", "qmc"};
+  static const std::vector<std::string> names{"random", "tpe", "grid", "qmc", "cmaes"};
   return names;
 }
 template <>

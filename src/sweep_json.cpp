@@ -137,8 +137,9 @@ json to_json(const SweepConfig& s) {
   }
   // As resolved (trial_waves), so that a later default never changes a recorded sweep.
   if (s.search.searcher == Searcher::kTpe && s.search.method != SearchMethod::kHyperband) {
-    search["waves"] = trial_waves(s);
+    search["waves"] = trial_waves(s).count;
   }
+  if (s.search.searcher == Searcher::kCmaEs) search["population"] = s.search.population;  // as resolved
   if (!s.search.points.empty()) {
     json points = json::array();
     for (const auto& point : s.search.points) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <cctype>
 #include <cerrno>
@@ -413,12 +414,13 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
     switch (m) {
       case SearchMethod::kRandom:
-        return {"searcher", "trials", "stopping", "waves", "points_to_evaluate", "grace_period", "min_samples",
-                "percentile"};
+        return {"searcher", "trials", "stopping", "waves", "population", "points_to_evaluate", "grace_period",
+                "min_samples", "percentile"};
       case SearchMethod::kGrid: return {"repeats"};
       case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets", "iterations", "points_to_evaluate"};
-      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "points_to_evaluate"};
-      case SearchMethod::kAsha: return {"searcher", "eta", "trials", "waves", "promotion_wait", "points_to_evaluate"};
+      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "population", "points_to_evaluate"};
+      case SearchMethod::kAsha:
+        return {"searcher", "eta", "trials", "waves", "population", "promotion_wait", "points_to_evaluate"};
       case SearchMethod::kPbt:
         return {"searcher", "population", "quantile_fraction", "resample_probability", "perturbation_factors",
                 "explore", "burn_in_period", "points_to_evaluate"};
@@ -478,12 +480,16 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (s.method == SearchMethod::kGrid) {
     s.searcher = Searcher::kGrid;
   } else if (auto n = r.child(*node, "search", "searcher", false)) {
-    if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe", "qmc"})) {
-      s.searcher = *i == 0 ? Searcher::kRandom : *i == 1 ? Searcher::kTpe : Searcher::kQmc;
-      if (s.method == SearchMethod::kPbt && s.searcher == Searcher::kTpe) {
+    if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe", "qmc", "cmaes"})) {
+      s.searcher = std::array{Searcher::kRandom, Searcher::kTpe, Searcher::kQmc, Searcher::kCmaEs}.at(*i);
+      if (s.method == SearchMethod::kPbt && (s.searcher == Searcher::kTpe || s.searcher == Searcher::kCmaEs)) {
         r.error(*n, "search.searcher",
                 "population based training draws its population with searcher random or qmc; it learns from "
-                "results by its exploit and explore steps, not by a model of them (tpe)");
+                "results by its exploit and explore steps, not by a model of them (" + to_string(s.searcher) + ")");
+      } else if (s.method == SearchMethod::kHyperband && s.searcher == Searcher::kCmaEs) {
+        r.error(*n, "search.searcher",
+                "CMA-ES ranks each generation at one budget, and Hyperband's brackets start their trials at "
+                "different budgets: write method sha or asha (one bracket) for CMA-ES, or searcher tpe (BOHB)");
       }
     }
   }
@@ -516,13 +522,28 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
     read_int_in(r, r.child(*node, "search", "iterations", false), "search.iterations", 1, 1000,
                 "times Hyperband runs its brackets, with new trials each time", s.iterations);
   }
+  if (has("population") && s.method != SearchMethod::kPbt) {
+    if (auto n = r.child(*node, "search", "population", false)) {
+      if (s.searcher != Searcher::kCmaEs) {
+        r.error(*n, "search.population",
+                "search.population is the size of CMA-ES's generations (searcher: cmaes) or of population based "
+                "training's (method: pbt)");
+      } else {
+        read_int_in(r, n, "search.population", 4, kMaxTrials,
+                    "trials in each CMA-ES generation (by default 4 + 3 ln of the parameters it searches)",
+                    s.population);
+      }
+    }
+  }
   if (has("waves")) {
     if (auto n = r.child(*node, "search", "waves", false)) {
       read_int_in(r, n, "search.waves", 1, 1000, "parts the new trials start in", s.waves);
       if (s.searcher != Searcher::kTpe) {
         r.error(*n, "search.waves",
-                "waves are for searcher: tpe (random and qmc search propose the same trials whatever the results, "
-                "so waves would only make the arrays narrower)");
+                s.searcher == Searcher::kCmaEs
+                    ? "CMA-ES starts each generation (search.population trials) as a wave of its own"
+                    : "waves are for searcher: tpe (random and qmc search propose the same trials whatever the "
+                      "results, so waves would only make the arrays narrower)");
       } else if (s.trials > 0 && s.waves > s.trials) {
         r.error(*n, "search.waves",
                 "expected at most search.trials (" + std::to_string(s.trials) + ") waves, got " +
@@ -689,7 +710,11 @@ void check_objectives(YamlReader& r, const YAML::Node& root, const SweepConfig& 
                 "them for those that do not; write hyperband, sha or asha to stop trials early");
   }
   if (sweep.objectives.empty()) return;
-  if (sweep.search.method == SearchMethod::kPbt) {
+  if (sweep.search.searcher == Searcher::kCmaEs) {
+    r.error(search["searcher"], "search.searcher",
+            "CMA-ES ranks a generation by one value (as Optuna's CmaEsSampler); several objectives need searcher "
+            "random, qmc or tpe (MOTPE)");
+  } else if (sweep.search.method == SearchMethod::kPbt) {
     r.error(search["method"], "search.method",
             "population based training copies the best members by one metric; several objectives need random, grid, "
             "hyperband, sha or asha");
@@ -698,6 +723,20 @@ void check_objectives(YamlReader& r, const YAML::Node& root, const SweepConfig& 
             "the " + to_string(sweep.search.stopping) +
                 " stopping rule compares one metric; with several objectives, write hyperband, sha or asha to stop "
                 "trials early (they rank rungs by Pareto fronts)");
+  }
+}
+
+// CMA-ES needs a numeric range that every trial has; its population defaults to Hansen's.
+void check_cmaes(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  if (sweep.search.searcher != Searcher::kCmaEs) return;
+  const auto space = make_search_space(sweep);
+  if (search::CmaEsSearcher::dimensions(space).empty()) {
+    r.error(root["search"]["searcher"], "search.searcher",
+            "CMA-ES searches numeric ranges (uniform, log_uniform, int_uniform, int_log_uniform, quantized) that "
+            "every trial has, and this sweep has none (a parameter with `when` or branches is drawn at random): "
+            "write searcher tpe or random");
+  } else if (sweep.search.population == 0) {
+    sweep.search.population = static_cast<std::int64_t>(search::CmaEsSearcher::default_population(space));
   }
 }
 
@@ -898,10 +937,11 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   if (r.ok()) check_trial_count(r, root, sweep);
   if (r.ok()) check_median_steps(r, root, sweep);
   if (r.ok()) check_pbt(r, root, sweep);
+  if (r.ok()) check_cmaes(r, root, sweep);
   if (r.ok()) check_objectives(r, root, sweep);
   if (r.ok()) check_rung_steps(r, root, sweep);
   if (!r.ok()) reject(r);
-  sweep.search.waves = trial_waves(sweep);  // as run will train it, whatever a later default
+  sweep.search.waves = trial_waves(sweep).count;  // as run will train it, whatever a later default
   std::sort(sweep.search.explore.begin(), sweep.search.explore.end());  // a set: its order changes no trial
   return sweep;
 }

@@ -55,12 +55,13 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
     keys_vary |= !p.fuse && p.distribution != search::Distribution::kConst && p.distribution != search::Distribution::kGrid;
   }
   // (Unfused too: each trial's array is its own, of the key TPE proposes.)
-  const bool learns = sweep.search.searcher == Searcher::kTpe && keys_vary;
+  const bool learns = (sweep.search.searcher == Searcher::kTpe || sweep.search.searcher == Searcher::kCmaEs) && keys_vary;
   const auto points = static_cast<std::int64_t>(sweep.search.points.size());
   auto searcher = make_searcher(sweep);
   const auto packer = make_packer(sweep, fuse);
   SweepConfig all_at_once = sweep;
   all_at_once.search.waves = 1;
+  all_at_once.search.searcher = Searcher::kRandom;  // (whose scheduler starts no waves: CMA-ES's generations are)
   // Every bracket's first rung in round 0, Hyperband's later iterations too.
   auto at_once = make_scheduler(all_at_once);
   if (sweep.search.method == SearchMethod::kHyperband) {
@@ -68,19 +69,19 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
     for (auto& b : flat) b.first_round = 0;
     at_once = std::make_unique<search::BracketScheduler>(std::move(flat), sweep.goals());
   }
-  const std::int64_t waves = trial_waves(sweep);
+  const search::Waves waves = trial_waves(sweep);
   auto capacity = [&](const std::string& key, const search::Config& c) { return sizer.capacity(key, c); };
   for (const auto& job : at_once->next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
     if (job.rung != 0) continue;
     const auto n = static_cast<std::int64_t>(job.trials.size());
     std::vector<PlannedArray> arrays;
     bool known = true;
-    for (std::int64_t wave = 0, begin = 0; wave < waves; begin = search::wave_end(n, waves, wave++)) {
+    for (std::int64_t wave = 0, begin = 0; wave < waves.among(n); begin = waves.end(n, wave++)) {
       const bool before_results = wave == 0 && plan.brackets[job.bracket].first_round == 0;
-      const auto last = job.trials.at(static_cast<std::size_t>(search::wave_end(n, waves, wave) - 1)).trial_id;
+      const auto last = job.trials.at(static_cast<std::size_t>(waves.end(n, wave) - 1)).trial_id;
       if (learns && !before_results && last >= points) known = false;  // (a wave of points only is known)
       std::vector<search::PackItem> items;
-      for (auto i = begin; i < search::wave_end(n, waves, wave); ++i) {
+      for (auto i = begin; i < waves.end(n, wave); ++i) {
         const auto& t = job.trials[static_cast<std::size_t>(i)];
         items.push_back({t.trial_id, searcher->suggest(t.trial_id), t.from_budget, job.budget});
       }
@@ -105,8 +106,8 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
     for (const auto& r : b.rungs) {
       // The round it (first) trains in: successive halving's later rungs wait for every wave of the first.
       const auto i = static_cast<std::int64_t>(rungs.size());
-      const std::int64_t waited = sweep.search.method == SearchMethod::kSha && i > 0 ? b.rungs[0].waves - 1 : 0;
-      json rung = {{"n", r.n}, {"r", r.r}, {"round", b.first_round + i + waited}, {"waves", r.waves}};
+      const std::int64_t waited = sweep.search.method == SearchMethod::kSha && i > 0 ? b.rungs[0].waves.among(b.rungs[0].n) - 1 : 0;
+      json rung = {{"n", r.n}, {"r", r.r}, {"round", b.first_round + i + waited}, {"waves", r.waves.among(r.n)}};
       if (r.arrays) {
         json arrays = json::array();
         for (const auto& a : *r.arrays) {
@@ -177,10 +178,10 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       const auto& r = b.rungs[i];
       out << (pbt ? "  generation " : "  rung ") << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
       if (plan.brackets.size() > 1) out << " in round " << b.first_round + i;
-      if (r.waves > 1) {
-        out << " in " << r.waves << " waves of";
-        for (std::int64_t w = 0; w < r.waves; ++w) {
-          out << (w ? ", " : " ") << search::wave_end(r.n, r.waves, w) - (w ? search::wave_end(r.n, r.waves, w - 1) : 0);
+      if (const auto waves = r.waves.among(r.n); waves > 1) {
+        out << " in " << waves << " waves of";
+        for (std::int64_t w = 0; w < waves; ++w) {
+          out << (w ? ", " : " ") << r.waves.end(r.n, w) - (w ? r.waves.end(r.n, w - 1) : 0);
         }
       }
       if (r.arrays) {
@@ -274,8 +275,17 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   }
   const bool rounds_of_new_trials =
       sweep.search.method == SearchMethod::kHyperband && (sweep.search.align_brackets || sweep.search.iterations > 1);
-  const std::int64_t waves = trial_waves(sweep);
-  if (sweep.search.searcher == Searcher::kTpe && waves > 1) {
+  const std::int64_t waves = trial_waves(sweep).among(sweep.search.trials);
+  if (sweep.search.searcher == Searcher::kCmaEs) {
+    const auto space = make_search_space(sweep);
+    std::string names;
+    for (const auto* p : search::CmaEsSearcher::dimensions(space)) names += (names.empty() ? "" : ", ") + p->name;
+    out << "note: CMA-ES draws each generation of " << sweep.search.population
+        << " new trials from a Gaussian over " << names
+        << " that the generations before it moved, ranked by their first results"
+        << (sweep.search.points.empty() ? "" : "; it starts at the best point to evaluate")
+        << "; other parameters are drawn as random search draws them\n";
+  } else if (sweep.search.searcher == Searcher::kTpe && waves > 1) {
     out << "note: TPE proposes each wave of new trials from the results of the waves before (the first "
            "wave, and any before some budget has "
         << search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points()

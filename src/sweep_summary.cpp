@@ -59,7 +59,11 @@ std::string search_line(const SweepConfig& s) {
       break;
     }
   }
-  if (const auto waves = trial_waves(s); waves > 1) out << ", new trials in " << waves << " waves";
+  if (s.search.searcher == Searcher::kCmaEs) {
+    out << ", CMA-ES generations of " << s.search.population;
+  } else if (const auto waves = trial_waves(s).among(s.search.trials); waves > 1) {
+    out << ", new trials in " << waves << " waves";
+  }
   if (const auto n = s.search.points.size(); n > 0) {
     out << ", " << (n == 1 ? "trial 0" : "trials 0-" + std::to_string(n - 1)) << " from points_to_evaluate";
   }

@@ -18,15 +18,16 @@ namespace hfta::core {
 /// The sweep's parameters as a search space.
 search::SearchSpace make_search_space(const SweepConfig& sweep);
 
-/// The searcher the sweep asks for (random, grid or TPE), after its points_to_evaluate.
+/// The searcher the sweep asks for (random, qmc, grid, TPE or CMA-ES), after its points_to_evaluate.
 std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep);
 
 /// The parts a sweep's new trials start in, so that TPE proposes each from the
 /// results of those before: search.waves, or when not given, as many (at most
 /// four) as leave each wave enough results for TPE's model and the first every
-/// point to evaluate. 1 for the random
-/// searcher, and for Hyperband (TPE learns across its brackets).
-std::int64_t trial_waves(const SweepConfig& sweep);
+/// point to evaluate. Under CMA-ES, the points to evaluate and then each
+/// generation of search.population. One wave for the random searcher, and for
+/// Hyperband (TPE learns across its brackets).
+search::Waves trial_waves(const SweepConfig& sweep);
 
 /// The scheduler the sweep's method runs: Hyperband, SHA, ASHA, or one rung at
 /// the full budget for random and grid search.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hfta/core/sweep_config.h"
+#include "hfta/search/scheduler.h"
 
 namespace hfta::core {
 
@@ -24,7 +25,7 @@ struct PlannedRung {
   std::int64_t n = 0;
   double r = 0;
   std::optional<std::vector<PlannedArray>> arrays;  ///< wave by wave
-  std::int64_t waves = 1;  ///< parts its trials start in, one after another (trial_waves)
+  search::Waves waves;  ///< parts its trials start in, one after another (trial_waves)
 };
 
 struct PlannedBracket {

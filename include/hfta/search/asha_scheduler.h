@@ -13,13 +13,13 @@ namespace hfta::search {
 /// K = s_max. Whenever asked for work it promotes, highest rung first, the best
 /// floor(|rung k| / eta) trials of rung k not yet promoted, and otherwise starts
 /// new trials at the bottom rung. With `waves` > 1 new trials start in that many
-/// parts (wave_end), each once every trial started before has a bottom-rung
+/// parts (Waves), each once every trial started before has a bottom-rung
 /// result, so a model-based searcher proposes the later waves from the earlier
 /// ones' results; promotions go on meanwhile.
 class AshaScheduler : public Scheduler {
  public:
   AshaScheduler(std::int64_t trials, std::int64_t max_budget, std::int64_t min_budget,
-                std::int64_t eta, Goals goals, double promotion_wait, std::int64_t waves = 1);
+                std::int64_t eta, Goals goals, double promotion_wait, Waves waves = 1);
 
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
   void report(const TrialResult& result) override;
@@ -65,7 +65,7 @@ class AshaScheduler : public Scheduler {
   /// rung up to k, and no lower rung has a promotion waiting.
   bool closed(std::size_t k) const;
   std::int64_t started_ = 0;
-  std::int64_t waves_ = 1;
+  Waves waves_;
   std::int64_t wave_ = 0;  ///< the next wave of new trials
   std::map<std::int64_t, std::size_t> running_;  ///< trial id -> rung it is training to
 };

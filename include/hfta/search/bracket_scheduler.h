@@ -13,13 +13,13 @@ namespace hfta::search {
 /// budget they reached. Brackets run side by side in rounds (BracketPlan::first_round):
 /// a rung is handed out once every rung of an earlier round has reported. Trial ids
 /// run consecutively through the brackets' first rungs. With `waves` > 1 a
-/// bracket's first rung is handed out in that many parts (wave_end), each once the
+/// bracket's first rung is handed out in that many parts (Waves), each once the
 /// one before has reported, so a model-based searcher proposes the later waves
 /// from the earlier ones' results; promotions are the same as all at once.
 class BracketScheduler : public Scheduler {
  public:
   BracketScheduler(std::vector<BracketPlan> brackets, Goals goals, std::int64_t first_trial_id = 0,
-                   std::int64_t waves = 1);
+                   Waves waves = 1);
 
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
   void report(const TrialResult& result) override;
@@ -45,7 +45,7 @@ class BracketScheduler : public Scheduler {
   std::vector<BracketPlan> brackets_;
   Goals goals_;
   std::int64_t trial_count_ = 0;
-  std::int64_t waves_ = 1;
+  Waves waves_;
   std::vector<BracketState> state_;
   std::map<std::int64_t, std::size_t> bracket_of_;
 };

@@ -52,17 +52,17 @@ class MedianStopping {
 /// is `rule.grace`: budget.min unless the sweep sets grace_period). Decided on whole steps, so the outcome does not depend on the order
 /// arrays finish in, on packing, or on interruptions. A stopped trial keeps
 /// the budget it reached, as a trial Hyperband does not promote. With `waves`
-/// > 1 the trials train in that many parts (wave_end), one after another, each
+/// > 1 the trials train in that many parts (Waves), one after another, each
 /// in steps as above; the rule compares a wave's trials with every trial before
 /// it too (the curves of finished trials, as Vizier's rule does).
 class MedianStoppingScheduler : public Scheduler {
  public:
   /// The median rule with grace min_budget, as Vizier's.
   MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget, std::int64_t min_budget, Goal goal,
-                          std::int64_t waves = 1)
+                          Waves waves = 1)
       : MedianStoppingScheduler(trials, max_budget, min_budget, goal, StoppingRule{double(min_budget), 3, 50}, waves) {}
   MedianStoppingScheduler(std::int64_t trials, std::int64_t max_budget, std::int64_t min_budget, Goal goal,
-                          StoppingRule rule, std::int64_t waves = 1);
+                          StoppingRule rule, Waves waves = 1);
   std::vector<RungJob> next_jobs(std::size_t capacity, double now) override;
   void report(const TrialResult& result) override;
   bool finished() const override;
@@ -76,7 +76,7 @@ class MedianStoppingScheduler : public Scheduler {
   std::vector<std::int64_t> alive_;  ///< trials training to budgets_[step_]
   std::map<std::int64_t, TrialResult> results_;  ///< this step's
   std::int64_t trials_;
-  std::int64_t waves_ = 1;
+  Waves waves_;
   std::int64_t wave_ = 0;            ///< the wave alive_ belongs to
   MedianStopping rule_;
 

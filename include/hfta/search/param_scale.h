@@ -20,4 +20,8 @@ std::pair<double, double> scaled_range(const ParameterSpec& p);
 /// A numeric value on the parameter's scale.
 double to_scale(const ParameterSpec& p, double x);
 
+/// The value at `t` on the parameter's scale: rounded to an integer or onto
+/// a quantized grid, and within [min, max].
+ParamValue from_scale(const ParameterSpec& p, double t);
+
 }  // namespace hfta::search

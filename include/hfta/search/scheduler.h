@@ -77,6 +77,23 @@ struct TrialResult {
 /// largest, so a model-based searcher has the most results for the second.
 std::int64_t wave_end(std::int64_t n, std::int64_t waves, std::int64_t k);
 
+/// How new trials start in waves, each once every trial before it has a
+/// result, so that a searcher that learns proposes a wave from the ones
+/// before: `count` parts of near-equal size (wave_end; TPE's), or a first part
+/// of `lead` trials and then parts of `size` (CMA-ES's points to evaluate,
+/// then its generations; the last part may be short).
+struct Waves {
+  Waves(std::int64_t count = 1) : count(count) {}  // NOLINT: implicit, a count is the usual case
+  static Waves sized(std::int64_t lead, std::int64_t size);
+  /// The waves among n trials (at least 1; fixed-size parts, or at most n).
+  std::int64_t among(std::int64_t n) const;
+  /// Where wave k ends among n trials (n for the last).
+  std::int64_t end(std::int64_t n, std::int64_t k) const;
+  bool operator==(const Waves& o) const { return count == o.count && lead == o.lead && size == o.size; }
+  std::int64_t count = 1;
+  std::int64_t lead = 0, size = 0;  ///< size > 0: parts of this size after the lead
+};
+
 /// The budgets of schedulers whose trials train in steps together (median
 /// stopping, population based training): min, 2 min, ... below max, then max.
 std::vector<double> lockstep_budgets(std::int64_t min_budget, std::int64_t max_budget);

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "hfta/search/cma_es.h"
 #include "hfta/search/scheduler.h"
 #include "hfta/search/search_space.h"
 
@@ -117,6 +119,55 @@ class TpeSearcher : public Searcher {
   std::uint64_t seed_;
   Goals goals_;
   std::map<double, std::map<std::int64_t, Observation>> by_budget_;
+};
+
+/// CMA-ES (cma_es.h) as Optuna's CmaEsSampler drives it: trials `first`,
+/// `first` + 1, ... form generations of `population`, each drawn from the
+/// Gaussian that the generations before it moved. It searches the numeric
+/// range parameters that every trial has (dimensions()), each scaled to
+/// [0, 1] on its own scale (log space for log distributions, an integer or
+/// grid point owning the interval around it), starting at the centre with
+/// sigma 1/6 (Optuna's range / 6); a draw outside [0, 1] is drawn again, up to
+/// 10 per dimension, then clipped (as Optuna). Every other parameter is what
+/// random search draws for the trial. A generation is ranked by each trial's
+/// first result (its first rung's; the constraints' least violation first,
+/// as TPE); a diverged trial, and one with no result (it failed), ranks last.
+/// With points to evaluate (trials 0 .. first - 1) the Gaussian starts at the
+/// best of their results. Generation g is drawn once every trial before it has
+/// a result: its trials form one wave (generation_waves).
+class CmaEsSearcher : public Searcher {
+ public:
+  CmaEsSearcher(SearchSpace space, std::uint64_t seed, Goal goal, std::size_t population, std::int64_t first = 0);
+  Config suggest(std::int64_t trial_id) override;
+  using Searcher::observe;
+  void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override;
+
+  /// The parameters CMA-ES moves: numeric ranges (not choices, grids or
+  /// constants) with no condition and no branches, in parameters() order.
+  static std::vector<const ParameterSpec*> dimensions(const SearchSpace& space);
+  /// Hansen's default population for the space's dimensions() (at least 4).
+  static std::size_t default_population(const SearchSpace& space);
+
+ private:
+  struct Result {
+    double budget, rank_value, violation;
+    std::vector<double> x;  ///< the trial's values, scaled (for the points to evaluate)
+  };
+  std::vector<double> scaled(const Config& config) const;
+  /// Trial `trial_id`'s configuration with CMA-ES's parameters at `x` (scaled).
+  Config config_at(std::int64_t trial_id, const std::vector<double>& x) const;
+  /// Trial `trial_id`'s draw from the Gaussian now (its generation's), scaled.
+  std::vector<double> draw(std::int64_t trial_id) const;
+  /// Tells the Gaussian every generation before `generation`.
+  void advance_to(std::int64_t generation);
+  SearchSpace space_;
+  std::uint64_t seed_;
+  Goal goal_;
+  std::size_t population_;
+  std::int64_t first_;
+  std::vector<const ParameterSpec*> dims_;
+  std::optional<CmaEs> es_;  ///< made at the first generation's first draw
+  std::map<std::int64_t, Result> first_results_;
 };
 
 }  // namespace hfta::search

@@ -1,0 +1,199 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "hfta/search/asha_scheduler.h"
+#include "hfta/search/bracket_scheduler.h"
+#include "hfta/search/searcher.h"
+#include "../support/parameter_specs.h"
+
+namespace hfta::search {
+namespace {
+
+using test::listed;
+using test::range;
+
+double at(const Config& c, const char* name) { return as_double(c.at(name)); }
+
+// Runs `trials` trials through a scheduler in CMA-ES's waves (one rung at the
+// full budget, as random search), each told `loss`; the mean loss of each generation.
+template <typename Loss>
+std::vector<double> generation_losses(CmaEsSearcher& es, std::int64_t trials, std::int64_t population, Loss loss,
+                                      std::map<std::int64_t, Config>* configs = nullptr) {
+  BracketScheduler scheduler({{0, {{trials, 1.0}}}}, Goal::kMinimize, 0, Waves::sized(0, population));
+  std::vector<double> means;
+  while (!scheduler.finished()) {
+    for (const auto& job : scheduler.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+      double sum = 0;
+      std::vector<std::pair<std::int64_t, Config>> drawn;
+      for (const auto& t : job.trials) drawn.push_back({t.trial_id, es.suggest(t.trial_id)});
+      for (const auto& [id, c] : drawn) {
+        const double l = loss(c);
+        sum += l;
+        es.observe(id, c, TrialResult{id, 1.0, l});
+        scheduler.report({id, 1.0, l});
+        if (configs) (*configs)[id] = c;
+      }
+      means.push_back(sum / static_cast<double>(drawn.size()));
+    }
+  }
+  return means;
+}
+
+TEST(CmaEsSearcher, ConvergesOnAnEllipsoidGenerationByGeneration) {
+  SearchSpace space({range("x", Distribution::kUniform, 0, 1), range("y", Distribution::kUniform, -5, 5)});
+  auto loss = [](const Config& c) {
+    return std::pow(at(c, "x") - 0.3, 2) + 10 * std::pow((at(c, "y") - 2) / 10, 2);
+  };
+  CmaEsSearcher es(space, 5, Goal::kMinimize, 6);
+  std::map<std::int64_t, Config> configs;
+  const auto means = generation_losses(es, 90, 6, loss, &configs);
+  ASSERT_EQ(means.size(), 15u);  // one wave a generation
+  EXPECT_LT(means.back(), 1e-3 * means.front()) << means.front() << " -> " << means.back();
+  for (std::int64_t id = 84; id < 90; ++id) {
+    EXPECT_NEAR(at(configs[id], "x"), 0.3, 0.05);
+    EXPECT_NEAR(at(configs[id], "y"), 2, 0.5);
+  }
+  // Random search over the same trials stays where it started.
+  RandomSearcher random(space, 5);
+  double random_late = 0;
+  for (std::int64_t id = 84; id < 90; ++id) random_late += loss(random.suggest(id)) / 6;
+  EXPECT_GT(random_late, 100 * means.back());
+}
+
+// Log distributions are searched in log space, integers and grids rounded, and a
+// maximised metric is climbed; choices are random search's draws.
+TEST(CmaEsSearcher, SearchesEachParameterOnItsScaleAndLeavesChoicesToRandomDraws) {
+  auto width = range("width", Distribution::kIntUniform, 16, 256);
+  auto lr = range("lr", Distribution::kLogUniform, 1e-5, 1);
+  auto wd = range("wd", Distribution::kQuantized, 0, 0.1);
+  wd.q = 0.01;
+  auto act = listed("act", Distribution::kChoice, {std::string("relu"), std::string("gelu")});
+  SearchSpace space({width, lr, wd, act});
+  ASSERT_EQ(CmaEsSearcher::dimensions(space).size(), 3u);
+  auto accuracy = [](const Config& c) {
+    return -std::pow(std::log10(at(c, "lr")) + 3, 2) - std::pow((at(c, "width") - 100) / 24.0, 2) -
+           std::pow((at(c, "wd") - 0.03) * 20, 2);
+  };
+  CmaEsSearcher climbs(space, 9, Goal::kMaximize, 8);
+  std::map<std::int64_t, Config> configs;
+  BracketScheduler scheduler({{0, {{160, 1.0}}}}, Goal::kMaximize, 0, Waves::sized(0, 8));
+  while (!scheduler.finished()) {
+    for (const auto& job : scheduler.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+      for (const auto& t : job.trials) configs[t.trial_id] = climbs.suggest(t.trial_id);
+      for (const auto& t : job.trials) {
+        climbs.observe(t.trial_id, configs[t.trial_id], TrialResult{t.trial_id, 1.0, accuracy(configs[t.trial_id])});
+        scheduler.report({t.trial_id, 1.0, accuracy(configs[t.trial_id])});
+      }
+    }
+  }
+  int relu = 0;
+  for (std::int64_t id = 152; id < 160; ++id) {
+    const Config& c = configs[id];
+    EXPECT_TRUE(std::holds_alternative<std::int64_t>(c.at("width")));
+    EXPECT_NEAR(std::log10(at(c, "lr")), -3, 0.3) << id;
+    EXPECT_NEAR(at(c, "width"), 100, 12) << id;
+    EXPECT_NEAR(at(c, "wd"), 0.03, 0.011) << id;
+    EXPECT_EQ(c.at("act"), RandomSearcher(space, 9).suggest(id).at("act"));
+    relu += c.at("act") == ParamValue(std::string("relu"));
+  }
+  EXPECT_GT(relu, 0);
+  EXPECT_LT(relu, 8);
+}
+
+// What a generation is drawn from depends on the results before it, not on
+// the order they came in; a trial with no result (it failed) and a diverged one rank last.
+TEST(CmaEsSearcher, DrawsAGenerationFromItsPredecessorsResultsWhateverTheirOrder) {
+  SearchSpace space({range("x", Distribution::kUniform, 0, 1), range("y", Distribution::kUniform, 0, 1)});
+  auto loss = [](const Config& c) { return std::pow(at(c, "x") - 0.9, 2) + std::pow(at(c, "y") - 0.1, 2); };
+  CmaEsSearcher forward(space, 3, Goal::kMinimize, 4), backward(space, 3, Goal::kMinimize, 4);
+  std::vector<Config> first;
+  for (std::int64_t id = 0; id < 4; ++id) {
+    first.push_back(forward.suggest(id));
+    EXPECT_EQ(first.back(), backward.suggest(id));
+  }
+  for (std::int64_t id = 0; id < 4; ++id) forward.observe(id, first[id], TrialResult{id, 1.0, loss(first[id])});
+  for (std::int64_t id = 3; id >= 0; --id) {
+    // A later rung's result does not re-rank it: its first does.
+    backward.observe(id, first[id], TrialResult{id, 3.0, -1.0});
+    backward.observe(id, first[id], TrialResult{id, 1.0, loss(first[id])});
+  }
+  for (std::int64_t id = 4; id < 8; ++id) EXPECT_EQ(forward.suggest(id), backward.suggest(id));
+
+  // The best of the first generation failed (no result) or diverged: the draws move elsewhere.
+  std::int64_t best = 0;
+  for (std::int64_t id = 1; id < 4; ++id) best = loss(first[id]) < loss(first[best]) ? id : best;
+  CmaEsSearcher failed(space, 3, Goal::kMinimize, 4), diverged(space, 3, Goal::kMinimize, 4);
+  for (std::int64_t id = 0; id < 4; ++id) {
+    failed.suggest(id);
+    diverged.suggest(id);
+    if (id != best) failed.observe(id, first[id], TrialResult{id, 1.0, loss(first[id])});
+    diverged.observe(id, first[id],
+                     TrialResult{id, 1.0, id == best ? std::numeric_limits<double>::quiet_NaN() : loss(first[id])});
+  }
+  EXPECT_EQ(failed.suggest(4), diverged.suggest(4));
+  EXPECT_NE(failed.suggest(4), forward.suggest(4));
+}
+
+// The points to evaluate come first, as a wave of their own; the Gaussian starts at the best of them.
+TEST(CmaEsSearcher, StartsAtTheBestPointToEvaluate) {
+  SearchSpace space({range("x", Distribution::kUniform, 0, 1), range("y", Distribution::kUniform, 0, 1)});
+  const std::vector<Config> points = {{{"x", 0.1}, {"y", 0.1}}, {{"x", 0.85}, {"y", 0.2}}};
+  PointsFirstSearcher es(std::make_unique<CmaEsSearcher>(space, 4, Goal::kMinimize, 6, 2), points, space, 4);
+  for (std::int64_t id = 0; id < 2; ++id) {
+    const Config c = es.suggest(id);
+    EXPECT_EQ(c, points[static_cast<std::size_t>(id)]);
+    es.observe(id, c, TrialResult{id, 1.0, id == 1 ? 0.5 : 2.0});
+  }
+  double x = 0, y = 0;
+  for (std::int64_t id = 2; id < 8; ++id) {
+    const Config c = es.suggest(id);
+    x += at(c, "x") / 6, y += at(c, "y") / 6;
+  }
+  EXPECT_NEAR(x, 0.85, 0.15);
+  EXPECT_NEAR(y, 0.2, 0.15);
+  // Waves: the two points, then generations of six.
+  const Waves waves = Waves::sized(2, 6);
+  EXPECT_EQ(waves.among(15), 4);
+  EXPECT_EQ(waves.end(15, 0), 2);
+  EXPECT_EQ(waves.end(15, 1), 8);
+  EXPECT_EQ(waves.end(15, 2), 14);
+  EXPECT_EQ(waves.end(15, 3), 15);
+  EXPECT_EQ(Waves::sized(0, 6).among(12), 2);
+  EXPECT_EQ(Waves::sized(0, 6).end(12, 0), 6);
+}
+
+TEST(CmaEsSearcher, NeedsANumericRangeEveryTrialHas) {
+  auto act = listed("act", Distribution::kChoice, {std::string("relu"), std::string("gelu")});
+  auto momentum = range("momentum", Distribution::kUniform, 0, 1);
+  momentum.when = {{"act", {std::string("relu")}}};
+  EXPECT_THROW(CmaEsSearcher(SearchSpace({act, momentum}), 1, Goal::kMinimize, 4), std::invalid_argument);
+  EXPECT_EQ(CmaEsSearcher::default_population(SearchSpace({act, momentum, range("lr", Distribution::kLogUniform, 1e-4, 1)})), 4u);
+}
+
+// ASHA holds each wave until the one before has its first-rung results, so the
+// generations are drawn from whole generations.
+TEST(CmaEsSearcher, AshaStartsAGenerationOnceTheOneBeforeHasReported) {
+  AshaScheduler asha(12, 9, 1, 3, Goal::kMinimize, 0, Waves::sized(0, 4));
+  auto jobs = asha.next_jobs(std::numeric_limits<std::size_t>::max(), 0);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].trials.size(), 4u);
+  for (const auto& t : jobs[0].trials) EXPECT_LT(t.trial_id, 4);
+  EXPECT_TRUE(asha.next_jobs(std::numeric_limits<std::size_t>::max(), 0).empty());
+  for (std::int64_t id = 0; id < 4; ++id) asha.report({id, 1.0, static_cast<double>(id)});
+  bool next = false;
+  for (const auto& job : asha.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
+    if (job.rung != 0) continue;
+    next = true;
+    ASSERT_EQ(job.trials.size(), 4u);
+    EXPECT_EQ(job.trials.front().trial_id, 4);
+  }
+  EXPECT_TRUE(next);
+}
+
+}  // namespace
+}  // namespace hfta::search
