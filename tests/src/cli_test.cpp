@@ -1542,6 +1542,60 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   expect_same_results(dir_ + "/before", dir_ + "/at-once");
 }
 
+// CMA-ES: each generation of search.population trials starts as a wave once
+// the one before has its first-rung results, and trains as an array; fused,
+// alone, cut and resumed, and grown runs all end alike.
+TEST_F(Cli, CmaEsTrainsEachGenerationAsAWaveAndResumesAsOneRun) {
+  const std::string text = tiny_sweep_searching("{method: asha, eta: 3, trials: 12, searcher: cmaes, population: 4}");
+  const std::string sweep = write_sweep("cmaes.yaml", text);
+  const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("rung 0: 12 trials to 10 steps in 3 waves of 4, 4, 4;"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find("note: CMA-ES draws each generation of 4 new trials from a Gaussian over lr, momentum "
+                           "that the generations before it moved"),
+            std::string::npos)
+      << whole.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/whole/sweep.json")).at("search").at("population"), 4);
+  // Not random search's trials, and in their ranges.
+  const std::string random = write_sweep("random.yaml", std::regex_replace(text, std::regex("searcher: cmaes, population: 4"), "searcher: random"));
+  ASSERT_EQ(run("run " + random + " --out " + dir_ + "/random").code, 0);
+  const auto cma_trials = results(dir_ + "/whole").at("trials"), random_trials = results(dir_ + "/random").at("trials");
+  ASSERT_EQ(cma_trials.size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_NE(cma_trials[i].at("params"), random_trials[i].at("params")) << i;
+    const double lr = cma_trials[i].at("params").at("lr"), momentum = cma_trials[i].at("params").at("momentum");
+    EXPECT_TRUE(lr >= 0.01 && lr <= 0.5 && momentum >= 0 && momentum <= 0.9) << cma_trials[i].at("params");
+  }
+  // Alone, the same trials and metrics.
+  ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
+  expect_same_results(dir_ + "/alone", dir_ + "/whole");
+  // Stopped inside a rung, and resumed: the later generations are drawn from the same results.
+  expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
+  // Grown from 8 trials, finished, to 12: as the run of 12.
+  const std::string eight = write_sweep("eight.yaml", std::regex_replace(text, std::regex("trials: 12"), "trials: 8"));
+  ASSERT_EQ(run("run " + eight + " --out " + dir_ + "/grown").code, 0);
+  std::ofstream(dir_ + "/grown/sweep.yaml") << text;
+  const Result grown = run("resume " + dir_ + "/grown");
+  ASSERT_EQ(grown.code, 0) << grown.err;
+  expect_same_results(dir_ + "/grown", dir_ + "/whole");
+  // A new population draws other generations: resume refuses it.
+  {
+    const ScopedEnv first_piece("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/stopped --workers 1 --time-limit 1h").code, 0);
+  }
+  std::ofstream(dir_ + "/stopped/sweep.yaml") << std::regex_replace(text, std::regex("population: 4"), "population: 5");
+  const Result edited = run("resume " + dir_ + "/stopped");
+  EXPECT_EQ(edited.code, 2);
+  EXPECT_NE(edited.err.find("search.population"), std::string::npos) << edited.err;
+  // By default Hansen's population (6 for two parameters), after the points to evaluate.
+  const Result plan = run("plan " + write_sweep("default.yaml", tiny_sweep_searching(
+      "{method: random, trials: 15, searcher: cmaes, points_to_evaluate: [{lr: 0.1, momentum: 0.5}]}")));
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("in 4 waves of 1, 6, 6, 2;"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("each generation of 6 new trials"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("it starts at the best point to evaluate"), std::string::npos) << plan.out;
+}
+
 TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndResumeAsOneRun) {
   const std::string once = write_sweep("once.yaml", tiny_sweep_searching("{method: hyperband, eta: 3, searcher: tpe}"));
   const std::string text = tiny_sweep_searching("{method: hyperband, eta: 3, searcher: tpe, iterations: 2}");

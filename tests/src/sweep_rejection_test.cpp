@@ -125,6 +125,31 @@ TEST(SweepRejection, WavesNeedTpeAndAtMostTheTrials) {
                   "search.waves", "waves:", "not used by method hyperband");
 }
 
+TEST(SweepRejection, CmaEsNeedsOneBracketOneObjectiveAndANumericRange) {
+  auto search = [](const std::string& keys) { return sweep_yaml({{"search", "search:\n" + keys}}); };
+  expect_rejected(search("  method: hyperband\n  searcher: cmaes\n"), "search.searcher", "cmaes",
+                  "Hyperband's brackets start their trials at different budgets: write method sha or asha");
+  expect_rejected(search("  method: pbt\n  population: 8\n  searcher: cmaes\n"), "search.searcher", "cmaes",
+                  "draws its population with searcher random or qmc");
+  expect_rejected(search("  method: asha\n  trials: 9\n  population: 4\n"), "search.population", "population",
+                  "the size of CMA-ES's generations (searcher: cmaes)");
+  expect_rejected(search("  method: asha\n  trials: 9\n  searcher: cmaes\n  population: 3\n"), "search.population",
+                  "population", "expected an integer in [4, 1000000]");
+  expect_rejected(search("  method: sha\n  trials: 9\n  searcher: cmaes\n  waves: 3\n"), "search.waves", "waves:",
+                  "CMA-ES starts each generation (search.population trials) as a wave of its own");
+  expect_rejected(search("  method: sha\n  trials: 9\n  searcher: cma-es\n"), "search.searcher", "cma-es",
+                  "CMA-ES is searcher: cmaes here");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: random\n  trials: 9\n  searcher: cmaes\n"},
+                              {"metric", "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: minimize}\n"}}),
+                  "search.searcher", "cmaes", "CMA-ES ranks a generation by one value");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: random\n  trials: 9\n  searcher: cmaes\n"},
+                              {"parameters", "parameters:\n  lr: {values: [0.1, 0.01]}\n"}}),
+                  "search.searcher", "cmaes", "CMA-ES searches numeric ranges");
+  // Accepted: the population defaults to Hansen's, 4 + floor(3 ln 1) for the one parameter.
+  const auto sweep = core::load_sweep_string(search("  method: random\n  trials: 9\n  searcher: cmaes\n"), "sweep.yaml");
+  EXPECT_EQ(sweep.search.population, 4);
+}
+
 TEST(SweepRejection, PointsToEvaluateHoldOnlyValuesTheirParametersCouldTake) {
   const std::string params =
       "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"
