@@ -75,17 +75,22 @@ void CmaEsSearcher::advance_to(std::int64_t generation) {
     if (best) mean = best->x;
     es_.emplace(mean, kSigma0, population_);
   }
-  while (es_->generation() < generation) {
-    const std::int64_t begin = first_ + static_cast<std::int64_t>(es_->generation()) * static_cast<std::int64_t>(population_);
+  for (; passed_ < generation; ++passed_) {
+    const std::int64_t begin = first_ + passed_ * static_cast<std::int64_t>(population_);
     // Ranked by (violation, value); a trial without a finite result after every one with.
     std::vector<std::pair<std::vector<double>, std::pair<double, double>>> members;
+    std::size_t measured = 0;
     for (std::int64_t id = begin; id < begin + static_cast<std::int64_t>(population_); ++id) {
       auto it = first_results_.find(id);
       const bool known = it != first_results_.end() && std::isfinite(it->second.rank_value);
       const double inf = std::numeric_limits<double>::infinity();
+      measured += known;
       members.push_back({scaled(config_at(id, draw(id))),
                          known ? std::make_pair(it->second.violation, it->second.rank_value) : std::make_pair(inf, inf)});
     }
+    // The mean moves to the best half: with fewer measured, part of it would go
+    // to trials ranked by their ids alone, so the Gaussian stays as it was.
+    if (measured < population_ / 2) continue;
     std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     std::vector<std::pair<std::vector<double>, double>> told;
     for (std::size_t k = 0; k < members.size(); ++k) told.push_back({members[k].first, static_cast<double>(k)});

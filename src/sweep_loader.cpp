@@ -530,7 +530,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
                 "training's (method: pbt)");
       } else {
         read_int_in(r, n, "search.population", 4, kMaxTrials,
-                    "trials in each CMA-ES generation; by default 4 + 3 ln of the parameters it searches",
+                    "trials in each CMA-ES generation; by default 4 + floor(3 ln d), d the parameters it searches",
                     s.population);
       }
     }

@@ -285,6 +285,21 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << " that the generations before it moved, ranked by their first results"
         << (sweep.search.points.empty() ? "" : "; it starts at the best point to evaluate")
         << "; other parameters are drawn as random search draws them\n";
+    const auto drawn = sweep.search.trials - static_cast<std::int64_t>(sweep.search.points.size());
+    if (drawn <= 0) {
+      out << "note: every trial is a point to evaluate, so CMA-ES draws none\n";
+    } else if (drawn <= sweep.search.population) {
+      out << "note: the " << drawn << " trials CMA-ES draws are at most one generation of " << sweep.search.population
+          << ", so its Gaussian never moves: raise search.trials or lower search.population\n";
+    }
+    std::string unfused;
+    for (const auto* p : search::CmaEsSearcher::dimensions(space)) {
+      if (!p->fuse) unfused += (unfused.empty() ? "" : ", ") + p->name;
+    }
+    if (!unfused.empty()) {
+      out << "note: CMA-ES searches " << unfused
+          << " (fuse: false), so a generation's trials differ in it and train in arrays of their own values\n";
+    }
   } else if (sweep.search.searcher == Searcher::kTpe && waves > 1) {
     out << "note: TPE proposes each wave of new trials from the results of the waves before (the first "
            "wave, and any before some budget has "

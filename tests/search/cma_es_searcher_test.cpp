@@ -137,6 +137,23 @@ TEST(CmaEsSearcher, DrawsAGenerationFromItsPredecessorsResultsWhateverTheirOrder
   }
   EXPECT_EQ(failed.suggest(4), diverged.suggest(4));
   EXPECT_NE(failed.suggest(4), forward.suggest(4));
+
+  // Fewer than half measured (3 of 4 diverged): the Gaussian stays at the start, and the
+  // next generation draws from it as a searcher that starts there at trial 4 would.
+  CmaEsSearcher poorly(space, 3, Goal::kMinimize, 4), starting(space, 3, Goal::kMinimize, 4, 4);
+  for (std::int64_t id = 0; id < 4; ++id) {
+    poorly.suggest(id);
+    poorly.observe(id, first[id],
+                   TrialResult{id, 1.0, id == 2 ? loss(first[id]) : std::numeric_limits<double>::quiet_NaN()});
+  }
+  for (std::int64_t id = 4; id < 8; ++id) EXPECT_EQ(poorly.suggest(id), starting.suggest(id)) << id;
+  // Half measured is enough to move it.
+  CmaEsSearcher half(space, 3, Goal::kMinimize, 4);
+  for (std::int64_t id = 0; id < 4; ++id) {
+    half.suggest(id);
+    half.observe(id, first[id], TrialResult{id, 1.0, id < 2 ? loss(first[id]) : std::numeric_limits<double>::quiet_NaN()});
+  }
+  EXPECT_NE(half.suggest(4), starting.suggest(4));
 }
 
 // The points to evaluate come first, as a wave of their own; the Gaussian starts at the best of them.

@@ -1594,6 +1594,17 @@ TEST_F(Cli, CmaEsTrainsEachGenerationAsAWaveAndResumesAsOneRun) {
   EXPECT_NE(plan.out.find("in 4 waves of 1, 6, 6, 2;"), std::string::npos) << plan.out;
   EXPECT_NE(plan.out.find("each generation of 6 new trials"), std::string::npos) << plan.out;
   EXPECT_NE(plan.out.find("it starts at the best point to evaluate"), std::string::npos) << plan.out;
+  // What CMA-ES cannot do with the sweep as written, plan says.
+  const Result one = run("plan " + write_sweep("one.yaml", tiny_sweep_searching("{method: sha, eta: 3, trials: 5, searcher: cmaes, population: 8}")));
+  EXPECT_NE(one.out.find("note: the 5 trials CMA-ES draws are at most one generation of 8, so its Gaussian never moves"),
+            std::string::npos)
+      << one.out;
+  std::string wide = tiny_sweep_searching("{method: random, trials: 12, searcher: cmaes}");
+  wide += "  width: {distribution: int_uniform, min: 16, max: 64, fuse: false}\n";
+  const Result unfused = run("plan " + write_sweep("unfused.yaml", wide));
+  EXPECT_NE(unfused.out.find("note: CMA-ES searches width (fuse: false), so a generation's trials differ in it"),
+            std::string::npos)
+      << unfused.out;
 }
 
 TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndResumeAsOneRun) {

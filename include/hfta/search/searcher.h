@@ -131,7 +131,9 @@ class TpeSearcher : public Searcher {
 /// 10 per dimension, then clipped (as Optuna). Every other parameter is what
 /// random search draws for the trial. A generation is ranked by each trial's
 /// first result (its first rung's; the constraints' least violation first,
-/// as TPE); a diverged trial, and one with no result (it failed), ranks last.
+/// as TPE); a diverged trial, and one with no result (it failed), ranks last,
+/// and a generation with fewer than half its trials measured so (the part
+/// CMA-ES moves the mean to) leaves the Gaussian as it was.
 /// With points to evaluate (trials 0 .. first - 1) the Gaussian starts at the
 /// best of their results. Generation g is drawn once every trial before it has
 /// a result: its trials form one wave (generation_waves).
@@ -167,6 +169,7 @@ class CmaEsSearcher : public Searcher {
   std::int64_t first_;
   std::vector<const ParameterSpec*> dims_;
   std::optional<CmaEs> es_;  ///< made at the first generation's first draw
+  std::int64_t passed_ = 0;  ///< generations before the one es_ draws (a generation too poorly measured tells it nothing)
   std::map<std::int64_t, Result> first_results_;
 };
 
