@@ -21,7 +21,8 @@ bool numeric_range(Distribution d) {
 std::vector<const ParameterSpec*> CmaEsSearcher::dimensions(const SearchSpace& space) {
   std::vector<const ParameterSpec*> out;
   for (const auto& p : space.parameters()) {
-    if (numeric_range(p.distribution) && p.when.empty() && p.branch < 0) out.push_back(&p);
+    // (A `when` that every trial meets, on a constant say, leaves it in every trial.)
+    if (numeric_range(p.distribution) && p.branch < 0 && always_present({&p}, space.parameters())) out.push_back(&p);
   }
   return out;
 }

@@ -733,7 +733,8 @@ void check_cmaes(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (search::CmaEsSearcher::dimensions(space).empty()) {
     r.error(root["search"]["searcher"], "search.searcher",
             "CMA-ES searches numeric ranges (uniform, log_uniform, int_uniform, int_log_uniform, quantized) that "
-            "every trial has, and this sweep has none (a parameter with `when` or branches is drawn at random): "
+            "every trial has, and this sweep has none (one that some trials lack, by its `when`, or with branches is drawn "
+            "at random): "
             "write searcher tpe or random");
   } else if (sweep.search.population == 0) {
     sweep.search.population = static_cast<std::int64_t>(search::CmaEsSearcher::default_population(space));

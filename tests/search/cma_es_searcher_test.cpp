@@ -189,6 +189,14 @@ TEST(CmaEsSearcher, NeedsANumericRangeEveryTrialHas) {
   auto momentum = range("momentum", Distribution::kUniform, 0, 1);
   momentum.when = {{"act", {std::string("relu")}}};
   EXPECT_THROW(CmaEsSearcher(SearchSpace({act, momentum}), 1, Goal::kMinimize, 4), std::invalid_argument);
+  // A condition every trial meets (on a constant) leaves it searched.
+  const auto sgd = listed("optimizer", Distribution::kConst, {std::string("sgd")});
+  auto always = range("momentum", Distribution::kUniform, 0, 1);
+  always.when = {{"optimizer", {std::string("sgd")}}};
+  const SearchSpace constant({sgd, always});
+  ASSERT_EQ(CmaEsSearcher::dimensions(constant).size(), 1u);
+  CmaEsSearcher searched(constant, 1, Goal::kMinimize, 4);
+  EXPECT_TRUE(searched.suggest(0).count("momentum"));
   EXPECT_EQ(CmaEsSearcher::default_population(SearchSpace({act, momentum, range("lr", Distribution::kLogUniform, 1e-4, 1)})), 4u);
 }
 

@@ -145,7 +145,8 @@ class CmaEsSearcher : public Searcher {
   void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override;
 
   /// The parameters CMA-ES moves: numeric ranges (not choices, grids or
-  /// constants) with no condition and no branches, in parameters() order.
+  /// constants) that every trial has (no condition, or one every trial meets:
+  /// always_present) and no branches, in parameters() order.
   static std::vector<const ParameterSpec*> dimensions(const SearchSpace& space);
   /// Hansen's default population for the space's dimensions() (at least 4).
   static std::size_t default_population(const SearchSpace& space);
