@@ -112,7 +112,7 @@ std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const Sweep
   if (g.to < g.from) {
     why = what + ": a sweep can grow, not shrink (sweep.json records " + std::to_string(g.from) +
           ": the sweep as run, or as a resume grew it)";
-  } else if (was.method != SearchMethod::kHyperband && was.searcher == Searcher::kTpe) {
+  } else if (was.method != SearchMethod::kHyperband && models_results(was.searcher)) {
     // (Before the other keys: TPE's default waves follow the count, and change with it.)
     why = what + ": TPE started the trials so far in waves sized by their count, which the larger count would "
                  "size otherwise; grow a TPE sweep by search.iterations of Hyperband, or start another sweep";

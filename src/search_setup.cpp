@@ -24,6 +24,8 @@ std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
       return std::make_unique<search::GridSearcher>(make_search_space(sweep), sweep.search.repeats);
     case Searcher::kTpe:
       return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed, sweep.goals());
+    case Searcher::kGp:
+      return std::make_unique<search::GpSearcher>(make_search_space(sweep), sweep.seed, sweep.metric.goal);
     case Searcher::kCmaEs:
       return std::make_unique<search::CmaEsSearcher>(make_search_space(sweep), sweep.seed, sweep.metric.goal,
                                                      static_cast<std::size_t>(sweep.search.population),
@@ -49,7 +51,7 @@ search::Waves trial_waves(const SweepConfig& sweep) {
   if (s.searcher == Searcher::kCmaEs && one_bracket && s.population >= 4) {
     return search::Waves::sized(static_cast<std::int64_t>(s.points.size()), s.population);
   }
-  if (s.searcher != Searcher::kTpe || !one_bracket || s.trials < 1) return 1;
+  if (!models_results(s.searcher) || !one_bracket || s.trials < 1) return 1;
   if (s.waves > 0) return std::min(s.waves, s.trials);
   const auto needs = static_cast<std::int64_t>(
       search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points());

@@ -23,7 +23,7 @@ const std::vector<std::string>& enum_names<SearchMethod>() {
 }
 template <>
 const std::vector<std::string>& enum_names<Searcher>() {
-  static const std::vector<std::string> names{"random", "tpe", "grid", "qmc", "cmaes"};
+  static const std::vector<std::string> names{"random", "tpe", "grid", "qmc", "cmaes", "gp"};
   return names;
 }
 template <>

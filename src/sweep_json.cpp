@@ -136,7 +136,7 @@ json to_json(const SweepConfig& s) {
       break;
   }
   // As resolved (trial_waves), so that a later default never changes a recorded sweep.
-  if (s.search.searcher == Searcher::kTpe && s.search.method != SearchMethod::kHyperband) {
+  if (models_results(s.search.searcher) && s.search.method != SearchMethod::kHyperband) {
     search["waves"] = trial_waves(s).count;
   }
   if (s.search.searcher == Searcher::kCmaEs) search["population"] = s.search.population;  // as resolved

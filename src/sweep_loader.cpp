@@ -480,9 +480,9 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (s.method == SearchMethod::kGrid) {
     s.searcher = Searcher::kGrid;
   } else if (auto n = r.child(*node, "search", "searcher", false)) {
-    if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe", "qmc", "cmaes"})) {
-      s.searcher = std::array{Searcher::kRandom, Searcher::kTpe, Searcher::kQmc, Searcher::kCmaEs}.at(*i);
-      if (s.method == SearchMethod::kPbt && (s.searcher == Searcher::kTpe || s.searcher == Searcher::kCmaEs)) {
+    if (auto i = r.read_enum(*n, "search.searcher", {"random", "tpe", "qmc", "cmaes", "gp"})) {
+      s.searcher = std::array{Searcher::kRandom, Searcher::kTpe, Searcher::kQmc, Searcher::kCmaEs, Searcher::kGp}.at(*i);
+      if (s.method == SearchMethod::kPbt && s.searcher != Searcher::kRandom && s.searcher != Searcher::kQmc) {
         r.error(*n, "search.searcher",
                 "population based training draws its population with searcher random or qmc; it learns from "
                 "results by its exploit and explore steps, not by a model of them (" + to_string(s.searcher) + ")");
@@ -538,11 +538,11 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (has("waves")) {
     if (auto n = r.child(*node, "search", "waves", false)) {
       read_int_in(r, n, "search.waves", 1, 1000, "parts the new trials start in", s.waves);
-      if (s.searcher != Searcher::kTpe) {
+      if (!models_results(s.searcher)) {
         r.error(*n, "search.waves",
                 s.searcher == Searcher::kCmaEs
                     ? "CMA-ES starts each generation (search.population trials) as a wave of its own"
-                    : "waves are for searcher: tpe (random and qmc search propose the same trials whatever the "
+                    : "waves are for searcher: tpe or gp (random and qmc search propose the same trials whatever the "
                       "results, so waves would only make the arrays narrower)");
       } else if (s.trials > 0 && s.waves > s.trials) {
         r.error(*n, "search.waves",
@@ -710,10 +710,12 @@ void check_objectives(YamlReader& r, const YAML::Node& root, const SweepConfig& 
                 "them for those that do not; write hyperband, sha or asha to stop trials early");
   }
   if (sweep.objectives.empty()) return;
-  if (sweep.search.searcher == Searcher::kCmaEs) {
+  if (sweep.search.searcher == Searcher::kCmaEs || sweep.search.searcher == Searcher::kGp) {
     r.error(search["searcher"], "search.searcher",
-            "CMA-ES ranks a generation by one value (as Optuna's CmaEsSampler); several objectives need searcher "
-            "random, qmc or tpe (MOTPE)");
+            std::string(sweep.search.searcher == Searcher::kCmaEs
+                            ? "CMA-ES ranks a generation by one value (as Optuna's CmaEsSampler)"
+                            : "the Gaussian process models one value") +
+                "; several objectives need searcher random, qmc or tpe (MOTPE)");
   } else if (sweep.search.method == SearchMethod::kPbt) {
     r.error(search["method"], "search.method",
             "population based training copies the best members by one metric; several objectives need random, grid, "

@@ -55,7 +55,7 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
     keys_vary |= !p.fuse && p.distribution != search::Distribution::kConst && p.distribution != search::Distribution::kGrid;
   }
   // (Unfused too: each trial's array is its own, of the key TPE proposes.)
-  const bool learns = (sweep.search.searcher == Searcher::kTpe || sweep.search.searcher == Searcher::kCmaEs) && keys_vary;
+  const bool learns = (models_results(sweep.search.searcher) || sweep.search.searcher == Searcher::kCmaEs) && keys_vary;
   const auto points = static_cast<std::int64_t>(sweep.search.points.size());
   auto searcher = make_searcher(sweep);
   const auto packer = make_packer(sweep, fuse);
@@ -300,17 +300,21 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       out << "note: CMA-ES searches " << unfused
           << " (fuse: false), so a generation's trials differ in it and train in arrays of their own values\n";
     }
-  } else if (sweep.search.searcher == Searcher::kTpe && waves > 1) {
-    out << "note: TPE proposes each wave of new trials from the results of the waves before (the first "
+  } else if (models_results(sweep.search.searcher) && waves > 1) {
+    const bool gp = sweep.search.searcher == Searcher::kGp;
+    out << "note: " << (gp ? "the Gaussian process" : "TPE")
+        << " proposes each wave of new trials from the results of the waves before (the first "
            "wave, and any before some budget has "
         << search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points()
-        << " results, as random search would)\n";
-  } else if (sweep.search.searcher == Searcher::kTpe && !rounds_of_new_trials) {
+        << " results, as random search would)"
+        << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior" : "")
+        << "\n";
+  } else if (models_results(sweep.search.searcher) && !rounds_of_new_trials) {
     const std::string across =
         sweep.search.method == SearchMethod::kHyperband ? "align_brackets: true" : "search.waves above 1";
-    out << "note: every trial starts in the first round, before any result, so TPE proposes what random "
-           "search would (it learns across rounds: "
-        << across << ")\n";
+    out << "note: every trial starts in the first round, before any result, so "
+        << (sweep.search.searcher == Searcher::kGp ? "the Gaussian process" : "TPE")
+        << " proposes what random search would (it learns across rounds: " << across << ")\n";
   }
   if (sweep.search.method == SearchMethod::kAsha && waves > 1) {
     out << "note: ASHA promotes the top 1/" << sweep.search.eta

@@ -1607,6 +1607,37 @@ TEST_F(Cli, CmaEsTrainsEachGenerationAsAWaveAndResumesAsOneRun) {
       << unfused.out;
 }
 
+// The Gaussian process, in waves as TPE: the first is random search's, the
+// later ones its proposals; fused, alone and cut-and-resumed runs end alike,
+// under successive halving and Hyperband's second pass.
+TEST_F(Cli, GaussianProcessProposesLaterWavesAndResumesAsOneRun) {
+  const std::string text = tiny_sweep_searching("{method: sha, eta: 3, trials: 12, searcher: gp, waves: 3}");
+  const std::string sweep = write_sweep("gp.yaml", text);
+  const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("rung 0: 12 trials to 10 steps in 3 waves of 4, 4, 4;"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find("note: the Gaussian process proposes each wave of new trials from the results of the waves "
+                           "before"),
+            std::string::npos)
+      << whole.out;
+  const std::string random = write_sweep("random.yaml", std::regex_replace(text, std::regex("searcher: gp, waves: 3"), "searcher: random"));
+  ASSERT_EQ(run("run " + random + " --out " + dir_ + "/random").code, 0);
+  const auto gp_trials = results(dir_ + "/whole").at("trials"), random_trials = results(dir_ + "/random").at("trials");
+  ASSERT_EQ(gp_trials.size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) {
+    // (Four results at 10 steps before the second wave: the model needs 4, the parameters + 2.)
+    if (i < 4) EXPECT_EQ(gp_trials[i].at("params"), random_trials[i].at("params")) << i;
+    if (i >= 4) EXPECT_NE(gp_trials[i].at("params"), random_trials[i].at("params")) << i;
+  }
+  ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
+  expect_same_results(dir_ + "/alone", dir_ + "/whole");
+  expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
+  // Hyperband's second pass is proposed from the first's results.
+  const std::string twice = write_sweep("twice.yaml", tiny_sweep_searching("{method: hyperband, eta: 3, searcher: gp, iterations: 2}"));
+  ASSERT_EQ(run("run " + twice + " --out " + dir_ + "/twice").code, 0);
+  expect_cut_and_resumed_as_whole(twice, "twice", "twice-cut", "8");
+}
+
 TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndResumeAsOneRun) {
   const std::string once = write_sweep("once.yaml", tiny_sweep_searching("{method: hyperband, eta: 3, searcher: tpe}"));
   const std::string text = tiny_sweep_searching("{method: hyperband, eta: 3, searcher: tpe, iterations: 2}");

@@ -150,6 +150,20 @@ TEST(SweepRejection, CmaEsNeedsOneBracketOneObjectiveAndANumericRange) {
   EXPECT_EQ(sweep.search.population, 4);
 }
 
+TEST(SweepRejection, GaussianProcessNeedsOneObjectiveAndNoPbt) {
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: pbt\n  population: 8\n  searcher: gp\n"}}),
+                  "search.searcher", "gp", "draws its population with searcher random or qmc");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: random\n  trials: 9\n  searcher: gp\n"},
+                              {"metric", "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: minimize}\n"}}),
+                  "search.searcher", "gp", "the Gaussian process models one value");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: sha\n  trials: 9\n  searcher: bayesopt\n"}}),
+                  "search.searcher", "bayesopt", "Bayesian optimisation with a Gaussian process is searcher: gp here");
+  // Waves as TPE's.
+  const auto sweep = core::load_sweep_string(
+      sweep_yaml({{"search", "search:\n  method: asha\n  trials: 9\n  searcher: gp\n  waves: 3\n"}}), "sweep.yaml");
+  EXPECT_EQ(sweep.search.waves, 3);
+}
+
 TEST(SweepRejection, PointsToEvaluateHoldOnlyValuesTheirParametersCouldTake) {
   const std::string params =
       "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.1}\n"
@@ -1114,7 +1128,7 @@ TEST(SweepRejection, OtherToolsNamesAreRefusedWithTheNameHere) {
                                          "  min_samples_required: 4\n"}}),
                   "search.min_samples_required", "min_samples_required", "are search.min_samples here");
   expect_rejected(sweep_yaml({{"search", "search:\n  method: bayes\n"}}), "search.method", "method: bayes",
-                  "(TPE (W&B's bayes) is search.searcher: tpe here");
+                  "(Bayesian optimisation with a Gaussian process (W&B's bayes, Ray Tune's BayesOptSearch) is search.searcher: gp ");
   expect_rejected(sweep_yaml({{"metric", "metric:\n  name: val_accuracy\n  goal: max\n"}}), "metric.goal",
                   "goal: max", "(write maximize)");
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  learning_rate:\n    values: [0.1]\n"}}),

@@ -17,7 +17,11 @@ namespace hfta::core {
 enum class BudgetUnit { kEpochs, kSteps, kSamples };
 using search::Goal;  // the scheduler ranks by it
 enum class SearchMethod { kRandom, kGrid, kHyperband, kSha, kAsha, kPbt };
-enum class Searcher { kRandom, kTpe, kGrid, kQmc, kCmaEs };
+enum class Searcher { kRandom, kTpe, kGrid, kQmc, kCmaEs, kGp };
+
+/// TPE and the Gaussian process: searchers that model the results so far,
+/// proposing new trials in waves (or across Hyperband's rounds) from them.
+inline bool models_results(Searcher s) { return s == Searcher::kTpe || s == Searcher::kGp; }
 enum class Stopping { kNone, kMedian, kPercentile };
 enum class FusionMode { kAuto, kOff };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hfta/search/cma_es.h"
+#include "hfta/search/gaussian_process.h"
 #include "hfta/search/scheduler.h"
 #include "hfta/search/search_space.h"
 
@@ -172,6 +173,52 @@ class CmaEsSearcher : public Searcher {
   std::optional<CmaEs> es_;  ///< made at the first generation's first draw
   std::int64_t passed_ = 0;  ///< generations before the one es_ draws (a generation too poorly measured tells it nothing)
   std::map<std::int64_t, Result> first_results_;
+};
+
+/// Gaussian-process Bayesian optimisation (gaussian_process.h; as Ray Tune's
+/// BayesOptSearch or Optuna's GPSampler) that proposes a wave at once by
+/// Thompson sampling (Kandasamy et al., AISTATS 2018): each trial takes the
+/// best of 256 candidates under its own draw of the posterior, so a wave's
+/// trials differ without waiting for each other's results. As TPE, it models
+/// the largest budget with enough results (min_points, two of them finite)
+/// and proposes what random search would until one has them. It models the
+/// parameters every trial has: numeric ranges scaled to [0, 1] as CMA-ES's,
+/// choices and booleans one-hot; conditional and branched ones are random
+/// search's draws. A diverged result, or one that breaks the constraints,
+/// counts as the worst at its budget; a failed trial tells it nothing.
+/// Hyperparameters are fitted on the latest 64 results, the posterior
+/// conditioned on the latest 256.
+class GpSearcher : public Searcher {
+ public:
+  GpSearcher(SearchSpace space, std::uint64_t seed, Goal goal);
+  Config suggest(std::int64_t trial_id) override;
+  using Searcher::observe;
+  void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override;
+
+  /// Results needed at one budget before the model is used (TPE's).
+  std::size_t min_points() const { return space_.parameters().size() + 2; }
+  /// The parameters the model sees.
+  static std::vector<const ParameterSpec*> modelled(const SearchSpace& space);
+
+ private:
+  struct Result {
+    Config values;     ///< the modelled parameters' values
+    double value;      ///< larger is better; NaN: diverged or breaks the constraints
+  };
+  std::vector<double> encode(const Config& values) const;
+  /// The GP of one budget's results (cached while they stay the same).
+  const GaussianProcess& model(double budget, const std::map<std::int64_t, Result>& results);
+  SearchSpace space_;
+  std::uint64_t seed_;
+  Goal goal_;
+  std::vector<const ParameterSpec*> modelled_;
+  std::map<double, std::map<std::int64_t, Result>> by_budget_;
+  struct Cached {
+    double budget = -1;
+    std::size_t results = 0;
+    std::optional<GaussianProcess> gp;
+    std::vector<std::int64_t> ids;  ///< the results it is conditioned on
+  } cached_;
 };
 
 }  // namespace hfta::search
