@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# Does hfta-tune's CMA-ES search as well as Optuna's CmaEsSampler? Runs both
-# (and random search in each, and Optuna's TPE) on benchmark functions over
+# Do hfta-tune's searchers search as well as Optuna's? Runs hfta-tune's
+# CMA-ES, Gaussian process, TPE and random search, and Optuna's CmaEsSampler,
+# TPESampler and RandomSampler, on benchmark functions over
 # [0, 1]^d (sphere, a 1000:1 ellipsoid, Rosenbrock's valley, Rastrigin's
 # bumps; optimum 0, off the centre), DIMS dimensions, TRIALS trials, for SEEDS
 # seeds. hfta-tune's searchers run as a sweep calls them
-# (experiments/cmaes_functions.cpp: a generation drawn whole, then told);
+# (experiments/searcher_functions.cpp: in waves of CMA-ES's population, each
+# proposed whole, then told);
 # Optuna's (Debian's python3-optuna 3.1 with python3-cmaes, installed here if
 # missing) ask and tell one trial at a time, with their defaults (the same
 # population, 4 + 3 ln d; CMA-ES's first trial random). Prints and writes
-# experiments/results/cmaes-vs-optuna-cpu.md and .json: per function and
+# experiments/results/searchers-vs-optuna-cpu.md and .json: per function and
 # dimension the median over seeds of the best value after a third of the
 # trials and after all of them, and the seeds where hfta-tune's CMA-ES ended
 # better than Optuna's.
-# Usage: experiments/cmaes_vs_optuna.sh   (SEEDS="1 ... 10", DIMS="2 6", TRIALS=150; OUT as sweep_bench.sh)
+# Usage: experiments/searchers_vs_optuna.sh   (SEEDS="1 ... 10", DIMS="2 6", TRIALS=150; OUT as sweep_bench.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bench=${HFTA_BUILD_DIR:-build}/experiments/cmaes_functions
+bench=${HFTA_BUILD_DIR:-build}/experiments/searcher_functions
 out=${OUT:-experiments/results}
 seeds=${SEEDS:-1 2 3 4 5 6 7 8 9 10}
 dims=${DIMS:-2 6}
@@ -30,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 
 for d in $dims; do
   for f in $functions; do
-    for s in cmaes random; do
+    for s in cmaes gp tpe random; do
       # shellcheck disable=SC2086
       "$bench" "$s" "$f" "$d" "$trials" $seeds >> "$work/hfta.jsonl"
     done
@@ -85,7 +87,7 @@ for d in dims:
         for name, make in samplers.items():
             curves[(name, f, d)] = {s: optuna_run(make(s), f, d, s) for s in seeds}
 
-columns = ["hfta cmaes", "optuna cmaes", "hfta random", "optuna random", "optuna tpe"]
+columns = ["hfta cmaes", "optuna cmaes", "hfta gp", "hfta tpe", "optuna tpe", "hfta random", "optuna random"]
 third = trials // 3
 rows, table = [], []
 for d in dims:
@@ -103,10 +105,10 @@ for d in dims:
 
 commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-header = [f"# CMA-ES against Optuna's CmaEsSampler: benchmark functions over [0, 1]^d",
+header = [f"# hfta-tune's searchers against Optuna's: benchmark functions over [0, 1]^d",
           "",
           f"{datetime.date.today()}, commit {commit}, {cpu}, Optuna {optuna.__version__}; {trials} trials, "
-          f"{len(seeds)} seeds (experiments/cmaes_vs_optuna.sh). Each cell: the median over seeds of the best value "
+          f"{len(seeds)} seeds (experiments/searchers_vs_optuna.sh). Each cell: the median over seeds of the best value "
           f"(0 is the optimum) after {third} trials / after {trials}; the last column, the seeds where hfta-tune's "
           "CMA-ES ended below Optuna's.",
           "",
@@ -114,7 +116,7 @@ header = [f"# CMA-ES against Optuna's CmaEsSampler: benchmark functions over [0,
           "|---|---|" + "---|" * len(columns) + "---|"]
 text = "\n".join(header + table) + "\n"
 print(text)
-path = os.path.join(out, "cmaes-vs-optuna-cpu.md")
+path = os.path.join(out, "searchers-vs-optuna-cpu.md")
 notes = ""
 if os.path.exists(path):
     old = open(path).read()
@@ -122,5 +124,5 @@ if os.path.exists(path):
         notes = old[old.index("\n## Notes"):]
 open(path, "w").write(text + notes)
 json.dump({"date": str(datetime.date.today()), "commit": commit, "cpu": cpu, "optuna": optuna.__version__,
-           "trials": trials, "seeds": seeds, "rows": rows}, open(os.path.join(out, "cmaes-vs-optuna-cpu.json"), "w"), indent=1)
+           "trials": trials, "seeds": seeds, "rows": rows}, open(os.path.join(out, "searchers-vs-optuna-cpu.json"), "w"), indent=1)
 PY

@@ -1,11 +1,12 @@
 // Runs hfta-tune's searchers on benchmark functions over [0, 1]^d, as a sweep
-// of `trials` trials would call them: CMA-ES's generations of its default
-// population, each drawn once the one before is told; random search's draws.
-// For each (function, seed) prints one JSON line: the best value found after
-// each trial. experiments/cmaes_vs_optuna.sh compares them with Optuna's
-// samplers. No LibTorch: only the search side.
-// Usage: cmaes_functions SEARCHER FUNCTION DIMS TRIALS SEED...
-//   SEARCHER: cmaes | random; FUNCTION: sphere | ellipsoid | rosenbrock | rastrigin
+// of `trials` trials would call them: in waves of CMA-ES's default population
+// (4 + 3 ln d), each proposed whole once the ones before are told (CMA-ES's
+// generations; the waves TPE and the Gaussian process propose from; random
+// search's draws). For each (function, seed) prints one JSON line: the best
+// value found after each trial. experiments/searchers_vs_optuna.sh compares
+// them with Optuna's samplers. No LibTorch: only the search side.
+// Usage: searcher_functions SEARCHER FUNCTION DIMS TRIALS SEED...
+//   SEARCHER: cmaes | gp | tpe | random; FUNCTION: sphere | ellipsoid | rosenbrock | rastrigin
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +48,7 @@ double value(const std::string& f, const std::vector<double>& u) {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s cmaes|random FUNCTION DIMS TRIALS SEED...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s cmaes|gp|tpe|random FUNCTION DIMS TRIALS SEED...\n", argv[0]);
     return 2;
   }
   const std::string searcher = argv[1], function = argv[2];
@@ -69,11 +70,14 @@ int main(int argc, char** argv) {
     std::unique_ptr<hfta::search::Searcher> s;
     if (searcher == "cmaes") {
       s = std::make_unique<hfta::search::CmaEsSearcher>(space, seed, hfta::search::Goal::kMinimize, population);
+    } else if (searcher == "gp") {
+      s = std::make_unique<hfta::search::GpSearcher>(space, seed, hfta::search::Goal::kMinimize);
+    } else if (searcher == "tpe") {
+      s = std::make_unique<hfta::search::TpeSearcher>(space, seed, hfta::search::Goal::kMinimize);
     } else {
       s = std::make_unique<hfta::search::RandomSearcher>(space, seed);
     }
-    // A generation is drawn whole, then told whole (as the tuner's waves do).
-    std::printf("{\"searcher\": \"%s\", \"function\": \"%s\", \"dims\": %d, \"seed\": %llu, \"best\": [", searcher.c_str(),
+      std::printf("{\"searcher\": \"%s\", \"function\": \"%s\", \"dims\": %d, \"seed\": %llu, \"best\": [", searcher.c_str(),
                 function.c_str(), dims, static_cast<unsigned long long>(seed));
     double best = INFINITY;
     for (std::int64_t begin = 0; begin < trials; begin += static_cast<std::int64_t>(population)) {
