@@ -43,8 +43,8 @@ std::vector<const ParameterSpec*> GpSearcher::modelled(const SearchSpace& space)
   return out;
 }
 
-GpSearcher::GpSearcher(SearchSpace space, std::uint64_t seed, Goal goal)
-    : space_(std::move(space)), seed_(seed), goal_(goal) {
+GpSearcher::GpSearcher(SearchSpace space, std::uint64_t seed, Goal goal, bool lockstep)
+    : space_(std::move(space)), seed_(seed), goal_(goal), lockstep_(lockstep) {
   modelled_ = modelled(space_);
 }
 
@@ -62,7 +62,14 @@ std::vector<double> GpSearcher::encode(const Config& values) const {
 }
 
 const GaussianProcess& GpSearcher::model(double budget, const std::map<std::int64_t, Result>& results) {
-  if (cached_.gp && cached_.budget == budget && cached_.results == results.size()) return *cached_.gp;
+  std::vector<std::pair<std::int64_t, double>> key;
+  for (const auto& [id, r] : results) key.push_back({id, r.value});
+  const bool same_results = std::equal(key.begin(), key.end(), cached_.results.begin(), cached_.results.end(),
+                                       [](const auto& a, const auto& b) {
+                                         return a.first == b.first && (a.second == b.second ||
+                                                                       (std::isnan(a.second) && std::isnan(b.second)));
+                                       });
+  if (cached_.gp && cached_.budget == budget && same_results) return *cached_.gp;
   // The latest results by trial id; a diverged one (or one outside the constraints) at the worst finite value.
   std::vector<std::int64_t> ids;
   for (auto it = results.rbegin(); it != results.rend() && ids.size() < kConditioned; ++it) ids.push_back(it->first);
@@ -87,23 +94,33 @@ const GaussianProcess& GpSearcher::model(double budget, const std::map<std::int6
   const std::size_t fitted = std::min(kFitted, x.size());
   const auto h = GaussianProcess::fit({x.end() - static_cast<std::ptrdiff_t>(fitted), x.end()},
                                       {y.end() - static_cast<std::ptrdiff_t>(fitted), y.end()});
-  cached_ = {budget, results.size(), GaussianProcess(x, y, h), ids};
+  cached_ = {budget, std::move(key), GaussianProcess(x, y, h), ids};
   return *cached_.gp;
 }
 
+std::map<std::int64_t, GpSearcher::Result> GpSearcher::at_budget(double budget) const {
+  std::map<std::int64_t, Result> out = by_budget_.at(budget);
+  if (!lockstep_) return out;
+  for (auto it = by_budget_.begin(); it != by_budget_.end() && it->first < budget; ++it) {
+    for (const auto& [id, r] : it->second) out.emplace(id, Result{r.values, std::numeric_limits<double>::quiet_NaN()});
+  }
+  return out;
+}
+
 Config GpSearcher::suggest(std::int64_t trial_id) {
-  const std::map<std::int64_t, Result>* results = nullptr;
-  double budget = 0;
-  for (auto it = by_budget_.rbegin(); it != by_budget_.rend(); ++it) {
-    const auto finite = std::count_if(it->second.begin(), it->second.end(),
+  std::map<std::int64_t, Result> chosen;
+  double budget = -1;
+  for (auto it = by_budget_.rbegin(); it != by_budget_.rend() && budget < 0; ++it) {
+    auto results = at_budget(it->first);
+    const auto finite = std::count_if(results.begin(), results.end(),
                                       [](const auto& r) { return std::isfinite(r.second.value); });
-    if (it->second.size() >= min_points() && finite >= 2) {
-      results = &it->second;
+    if (results.size() >= min_points() && finite >= 2) {
+      chosen = std::move(results);
       budget = it->first;
-      break;
     }
   }
-  if (!results || modelled_.empty()) return space_.sample(seed_, trial_id);
+  if (budget < 0 || modelled_.empty()) return space_.sample(seed_, trial_id);
+  const std::map<std::int64_t, Result>* results = &chosen;
   const GaussianProcess& gp = model(budget, *results);
 
   // Candidates: random search's draws under the trial's own keys, and draws around the best results.
@@ -130,7 +147,10 @@ Config GpSearcher::suggest(std::int64_t trial_id) {
         if (p->distribution == Distribution::kChoice) {
           values[p->name] = local.uniform() < 0.8 ? centre.at(p->name) : p->values[local.below(p->values.size())];
         } else {
-          values[p->name] = unscaled(*p, scaled(*p, centre.at(p->name)) + kLocalStep * local.normal());
+          // Reflected at the ends, so that no candidate piles up on a bound.
+          double u = scaled(*p, centre.at(p->name)) + kLocalStep * local.normal();
+          u = u < 0 ? -u : u > 1 ? 2 - u : u;
+          values[p->name] = unscaled(*p, u);
         }
       }
       candidates.push_back(std::move(values));

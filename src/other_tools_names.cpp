@@ -61,7 +61,7 @@ const std::vector<OtherName>& table() {
       {NameKind::kValue, "method", {"bayes", "bayesopt", "bayesian", "gp", "gaussian_process"},
        "Bayesian optimisation with a Gaussian process (W&B's bayes, Ray Tune's BayesOptSearch) is search.searcher: gp "
        "here, beside method random, sha, asha or hyperband; TPE is searcher: tpe"},
-      {NameKind::kValue, "searcher", {"bayes", "bayesopt", "bayesian", "gaussian_process", "gpsampler", "botorch", "skopt"},
+      {NameKind::kValue, "searcher", {"bayes", "bayesopt", "bayesian", "bo", "gaussian_process", "gpsampler", "botorch", "skopt"},
        "Bayesian optimisation with a Gaussian process is searcher: gp here"},
       {NameKind::kValue, "method", {"bohb"}, "BOHB is method hyperband with searcher: tpe here"},
       {NameKind::kValue, "method", {"qmc", "sobol", "halton", "quasi_random", "quasirandom"},

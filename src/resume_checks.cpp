@@ -113,9 +113,11 @@ std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const Sweep
     why = what + ": a sweep can grow, not shrink (sweep.json records " + std::to_string(g.from) +
           ": the sweep as run, or as a resume grew it)";
   } else if (was.method != SearchMethod::kHyperband && models_results(was.searcher)) {
-    // (Before the other keys: TPE's default waves follow the count, and change with it.)
-    why = what + ": TPE started the trials so far in waves sized by their count, which the larger count would "
-                 "size otherwise; grow a TPE sweep by search.iterations of Hyperband, or start another sweep";
+    // (Before the other keys: the default waves follow the count, and change with it.)
+    const std::string searcher = was.searcher == Searcher::kGp ? "the Gaussian process" : "TPE";
+    why = what + ": " + searcher + " started the trials so far in waves sized by their count, which the larger count "
+          "would size otherwise; grow a " + to_string(was.searcher) +
+          " sweep by search.iterations of Hyperband, or start another sweep";
   } else if (was.stopping != Stopping::kNone) {
     why = what + ": search.stopping " + to_string(was.stopping) + " trains the trials together, step by step; start "
                  "another sweep";

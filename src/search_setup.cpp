@@ -25,7 +25,8 @@ std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
     case Searcher::kTpe:
       return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed, sweep.goals());
     case Searcher::kGp:
-      return std::make_unique<search::GpSearcher>(make_search_space(sweep), sweep.seed, sweep.metric.goal);
+      return std::make_unique<search::GpSearcher>(make_search_space(sweep), sweep.seed, sweep.metric.goal,
+                                                  sweep.search.stopping != Stopping::kNone);
     case Searcher::kCmaEs:
       return std::make_unique<search::CmaEsSearcher>(make_search_space(sweep), sweep.seed, sweep.metric.goal,
                                                      static_cast<std::size_t>(sweep.search.population),
@@ -45,6 +46,11 @@ std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
                                                        make_search_space(sweep), sweep.seed);
 }
 
+std::size_t model_min_points(const SweepConfig& sweep) {
+  if (sweep.search.searcher == Searcher::kGp) return search::GpSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points();
+  return search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points();
+}
+
 search::Waves trial_waves(const SweepConfig& sweep) {
   const auto& s = sweep.search;
   const bool one_bracket = s.method == SearchMethod::kSha || s.method == SearchMethod::kAsha || s.method == SearchMethod::kRandom;
@@ -53,8 +59,7 @@ search::Waves trial_waves(const SweepConfig& sweep) {
   }
   if (!models_results(s.searcher) || !one_bracket || s.trials < 1) return 1;
   if (s.waves > 0) return std::min(s.waves, s.trials);
-  const auto needs = static_cast<std::int64_t>(
-      search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points());
+  const auto needs = static_cast<std::int64_t>(model_min_points(sweep));
   std::int64_t waves = std::clamp<std::int64_t>(s.trials / needs, 1, 4);
   // The points to evaluate wait for no result: all in the first wave.
   const auto points = static_cast<std::int64_t>(s.points.size());

@@ -305,10 +305,14 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << "note: " << (gp ? "the Gaussian process" : "TPE")
         << " proposes each wave of new trials from the results of the waves before (the first "
            "wave, and any before some budget has "
-        << search::TpeSearcher(make_search_space(sweep), sweep.seed, sweep.metric.goal).min_points()
-        << " results, as random search would)"
+        << model_min_points(sweep) << " results, as random search would)"
         << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior" : "")
         << "\n";
+    if (const auto first = trial_waves(sweep).end(sweep.search.trials, 0);
+        first < static_cast<std::int64_t>(model_min_points(sweep))) {
+      out << "note: the first wave's " << first << " results are fewer than the " << model_min_points(sweep)
+          << " the model needs, so the next wave is random search's too: fewer, larger waves learn sooner\n";
+    }
   } else if (models_results(sweep.search.searcher) && !rounds_of_new_trials) {
     const std::string across =
         sweep.search.method == SearchMethod::kHyperband ? "align_brackets: true" : "search.waves above 1";

@@ -100,6 +100,28 @@ TEST(GpSearcher, CountsDivergedResultsAsTheWorstWhateverTheirOrder) {
   }
 }
 
+// Under a stopping rule, a trial stopped below the budget the model sees
+// counts as the worst there: the survivors' trend (better towards small x)
+// must not lead the proposals into the region the rule stopped.
+TEST(GpSearcher, UnderAStoppingRuleCountsStoppedTrialsAsTheWorstWhereTheyStopped) {
+  SearchSpace space({range("x", Distribution::kUniform, 0, 1)});
+  auto below = [&](bool lockstep) {
+    GpSearcher gp(space, 2, Goal::kMaximize, lockstep);
+    for (std::int64_t id = 0; id < 16; ++id) {
+      const Config c = space.sample(2, id);
+      const double x = at(c, "x");
+      gp.observe(id, c, TrialResult{id, 1.0, x < 0.3 ? 0.1 : 0.5});
+      if (x >= 0.3) gp.observe(id, c, TrialResult{id, 3.0, 1 - x});  // survivors: the smaller, the better
+    }
+    int n = 0;
+    for (std::int64_t id = 16; id < 36; ++id) n += at(gp.suggest(id), "x") < 0.25;
+    return n;
+  };
+  const int with_rule = below(true), without = below(false);
+  EXPECT_LE(with_rule, 2) << "of 20 proposals where the rule stopped every trial";
+  EXPECT_GT(without, with_rule + 5);
+}
+
 TEST(GpSearcher, ModelsWhatEveryTrialHas) {
   auto opt = listed("optimizer", Distribution::kChoice, {std::string("sgd"), std::string("adam")});
   auto momentum = range("momentum", Distribution::kUniform, 0, 1);

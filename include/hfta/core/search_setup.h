@@ -21,6 +21,10 @@ search::SearchSpace make_search_space(const SweepConfig& sweep);
 /// The searcher the sweep asks for (random, qmc, grid, TPE or CMA-ES), after its points_to_evaluate.
 std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep);
 
+/// Results a model-based searcher (TPE, the Gaussian process) needs at one
+/// budget before it proposes from them: its min_points().
+std::size_t model_min_points(const SweepConfig& sweep);
+
 /// The parts a sweep's new trials start in, so that TPE proposes each from the
 /// results of those before: search.waves, or when not given, as many (at most
 /// four) as leave each wave enough results for TPE's model and the first every

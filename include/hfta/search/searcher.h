@@ -186,17 +186,20 @@ class CmaEsSearcher : public Searcher {
 /// choices and booleans one-hot; conditional and branched ones are random
 /// search's draws. A diverged result, or one that breaks the constraints,
 /// counts as the worst at its budget; a failed trial tells it nothing.
-/// Hyperparameters are fitted on the latest 64 results, the posterior
-/// conditioned on the latest 256.
+/// Under a stopping rule (`lockstep`: every trial of the waves before trains
+/// on until the rule stops it) a trial with no result at a budget counts as
+/// the worst there too, so the model of the survivors' budget knows where the
+/// rule stopped trials. Hyperparameters are fitted on the latest 64 results,
+/// the posterior conditioned on the latest 256.
 class GpSearcher : public Searcher {
  public:
-  GpSearcher(SearchSpace space, std::uint64_t seed, Goal goal);
+  GpSearcher(SearchSpace space, std::uint64_t seed, Goal goal, bool lockstep = false);
   Config suggest(std::int64_t trial_id) override;
   using Searcher::observe;
   void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override;
 
-  /// Results needed at one budget before the model is used (TPE's).
-  std::size_t min_points() const { return space_.parameters().size() + 2; }
+  /// Results needed at one budget before the model is used: the modelled parameters + 2.
+  std::size_t min_points() const { return modelled_.size() + 2; }
   /// The parameters the model sees.
   static std::vector<const ParameterSpec*> modelled(const SearchSpace& space);
 
@@ -206,16 +209,19 @@ class GpSearcher : public Searcher {
     double value;      ///< larger is better; NaN: diverged or breaks the constraints
   };
   std::vector<double> encode(const Config& values) const;
+  /// The results the model of `budget` sees: that budget's, and under lockstep the worst for every trial stopped below it.
+  std::map<std::int64_t, Result> at_budget(double budget) const;
   /// The GP of one budget's results (cached while they stay the same).
   const GaussianProcess& model(double budget, const std::map<std::int64_t, Result>& results);
   SearchSpace space_;
   std::uint64_t seed_;
   Goal goal_;
+  bool lockstep_;
   std::vector<const ParameterSpec*> modelled_;
   std::map<double, std::map<std::int64_t, Result>> by_budget_;
   struct Cached {
     double budget = -1;
-    std::size_t results = 0;
+    std::vector<std::pair<std::int64_t, double>> results;  ///< every result it was built from (NaN: the worst)
     std::optional<GaussianProcess> gp;
     std::vector<std::int64_t> ids;  ///< the results it is conditioned on
   } cached_;
