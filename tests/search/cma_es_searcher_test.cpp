@@ -7,56 +7,31 @@
 #include <vector>
 
 #include "hfta/search/asha_scheduler.h"
-#include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/searcher.h"
 #include "../support/parameter_specs.h"
+#include "../support/wave_runs.h"
 
 namespace hfta::search {
 namespace {
 
 using test::listed;
+using test::number;
 using test::range;
-
-double at(const Config& c, const char* name) { return as_double(c.at(name)); }
-
-// Runs `trials` trials through a scheduler in CMA-ES's waves (one rung at the
-// full budget, as random search), each told `loss`; the mean loss of each generation.
-template <typename Loss>
-std::vector<double> generation_losses(CmaEsSearcher& es, std::int64_t trials, std::int64_t population, Loss loss,
-                                      std::map<std::int64_t, Config>* configs = nullptr) {
-  BracketScheduler scheduler({{0, {{trials, 1.0}}}}, Goal::kMinimize, 0, Waves::sized(0, population));
-  std::vector<double> means;
-  while (!scheduler.finished()) {
-    for (const auto& job : scheduler.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
-      double sum = 0;
-      std::vector<std::pair<std::int64_t, Config>> drawn;
-      for (const auto& t : job.trials) drawn.push_back({t.trial_id, es.suggest(t.trial_id)});
-      for (const auto& [id, c] : drawn) {
-        const double l = loss(c);
-        sum += l;
-        es.observe(id, c, TrialResult{id, 1.0, l});
-        scheduler.report({id, 1.0, l});
-        if (configs) (*configs)[id] = c;
-      }
-      means.push_back(sum / static_cast<double>(drawn.size()));
-    }
-  }
-  return means;
-}
+using test::run_in_waves;
 
 TEST(CmaEsSearcher, ConvergesOnAnEllipsoidGenerationByGeneration) {
   SearchSpace space({range("x", Distribution::kUniform, 0, 1), range("y", Distribution::kUniform, -5, 5)});
   auto loss = [](const Config& c) {
-    return std::pow(at(c, "x") - 0.3, 2) + 10 * std::pow((at(c, "y") - 2) / 10, 2);
+    return std::pow(number(c, "x") - 0.3, 2) + 10 * std::pow((number(c, "y") - 2) / 10, 2);
   };
   CmaEsSearcher es(space, 5, Goal::kMinimize, 6);
   std::map<std::int64_t, Config> configs;
-  const auto means = generation_losses(es, 90, 6, loss, &configs);
+  const auto means = run_in_waves(es, 90, Waves::sized(0, 6), loss, configs);
   ASSERT_EQ(means.size(), 15u);  // one wave a generation
   EXPECT_LT(means.back(), 1e-3 * means.front()) << means.front() << " -> " << means.back();
   for (std::int64_t id = 84; id < 90; ++id) {
-    EXPECT_NEAR(at(configs[id], "x"), 0.3, 0.05);
-    EXPECT_NEAR(at(configs[id], "y"), 2, 0.5);
+    EXPECT_NEAR(number(configs[id], "x"), 0.3, 0.05);
+    EXPECT_NEAR(number(configs[id], "y"), 2, 0.5);
   }
   // Random search over the same trials stays where it started.
   RandomSearcher random(space, 5);
@@ -76,28 +51,19 @@ TEST(CmaEsSearcher, SearchesEachParameterOnItsScaleAndLeavesChoicesToRandomDraws
   SearchSpace space({width, lr, wd, act});
   ASSERT_EQ(CmaEsSearcher::dimensions(space).size(), 3u);
   auto accuracy = [](const Config& c) {
-    return -std::pow(std::log10(at(c, "lr")) + 3, 2) - std::pow((at(c, "width") - 100) / 24.0, 2) -
-           std::pow((at(c, "wd") - 0.03) * 20, 2);
+    return -std::pow(std::log10(number(c, "lr")) + 3, 2) - std::pow((number(c, "width") - 100) / 24.0, 2) -
+           std::pow((number(c, "wd") - 0.03) * 20, 2);
   };
   CmaEsSearcher climbs(space, 9, Goal::kMaximize, 8);
   std::map<std::int64_t, Config> configs;
-  BracketScheduler scheduler({{0, {{160, 1.0}}}}, Goal::kMaximize, 0, Waves::sized(0, 8));
-  while (!scheduler.finished()) {
-    for (const auto& job : scheduler.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
-      for (const auto& t : job.trials) configs[t.trial_id] = climbs.suggest(t.trial_id);
-      for (const auto& t : job.trials) {
-        climbs.observe(t.trial_id, configs[t.trial_id], TrialResult{t.trial_id, 1.0, accuracy(configs[t.trial_id])});
-        scheduler.report({t.trial_id, 1.0, accuracy(configs[t.trial_id])});
-      }
-    }
-  }
+  run_in_waves(climbs, 160, Waves::sized(0, 8), accuracy, configs);
   int relu = 0;
   for (std::int64_t id = 152; id < 160; ++id) {
     const Config& c = configs[id];
     EXPECT_TRUE(std::holds_alternative<std::int64_t>(c.at("width")));
-    EXPECT_NEAR(std::log10(at(c, "lr")), -3, 0.3) << id;
-    EXPECT_NEAR(at(c, "width"), 100, 12) << id;
-    EXPECT_NEAR(at(c, "wd"), 0.03, 0.011) << id;
+    EXPECT_NEAR(std::log10(number(c, "lr")), -3, 0.3) << id;
+    EXPECT_NEAR(number(c, "width"), 100, 12) << id;
+    EXPECT_NEAR(number(c, "wd"), 0.03, 0.011) << id;
     EXPECT_EQ(c.at("act"), RandomSearcher(space, 9).suggest(id).at("act"));
     relu += c.at("act") == ParamValue(std::string("relu"));
   }
@@ -109,7 +75,7 @@ TEST(CmaEsSearcher, SearchesEachParameterOnItsScaleAndLeavesChoicesToRandomDraws
 // the order they came in; a trial with no result (it failed) and a diverged one rank last.
 TEST(CmaEsSearcher, DrawsAGenerationFromItsPredecessorsResultsWhateverTheirOrder) {
   SearchSpace space({range("x", Distribution::kUniform, 0, 1), range("y", Distribution::kUniform, 0, 1)});
-  auto loss = [](const Config& c) { return std::pow(at(c, "x") - 0.9, 2) + std::pow(at(c, "y") - 0.1, 2); };
+  auto loss = [](const Config& c) { return std::pow(number(c, "x") - 0.9, 2) + std::pow(number(c, "y") - 0.1, 2); };
   CmaEsSearcher forward(space, 3, Goal::kMinimize, 4), backward(space, 3, Goal::kMinimize, 4);
   std::vector<Config> first;
   for (std::int64_t id = 0; id < 4; ++id) {
@@ -169,7 +135,7 @@ TEST(CmaEsSearcher, StartsAtTheBestPointToEvaluate) {
   double x = 0, y = 0;
   for (std::int64_t id = 2; id < 8; ++id) {
     const Config c = es.suggest(id);
-    x += at(c, "x") / 6, y += at(c, "y") / 6;
+    x += number(c, "x") / 6, y += number(c, "y") / 6;
   }
   EXPECT_NEAR(x, 0.85, 0.15);
   EXPECT_NEAR(y, 0.2, 0.15);

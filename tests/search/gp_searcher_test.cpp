@@ -6,40 +6,17 @@
 #include <set>
 #include <vector>
 
-#include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/searcher.h"
 #include "../support/parameter_specs.h"
+#include "../support/wave_runs.h"
 
 namespace hfta::search {
 namespace {
 
 using test::listed;
+using test::number;
 using test::range;
-
-double at(const Config& c, const char* name) { return as_double(c.at(name)); }
-
-// Random search (one rung) in `waves`, as the tuner runs it: each wave
-// proposed once the ones before have reported. The mean loss of each wave.
-template <typename Loss>
-std::vector<double> wave_losses(Searcher& searcher, std::int64_t trials, std::int64_t waves, Loss loss,
-                                std::map<std::int64_t, Config>& configs) {
-  BracketScheduler scheduler({{0, {{trials, 1.0}}}}, Goal::kMinimize, 0, waves);
-  std::vector<double> means;
-  while (!scheduler.finished()) {
-    for (const auto& job : scheduler.next_jobs(std::numeric_limits<std::size_t>::max(), 0)) {
-      double sum = 0;
-      for (const auto& t : job.trials) configs[t.trial_id] = searcher.suggest(t.trial_id);
-      for (const auto& t : job.trials) {
-        const double l = loss(configs[t.trial_id]);
-        sum += l;
-        searcher.observe(t.trial_id, configs[t.trial_id], TrialResult{t.trial_id, 1.0, l});
-        scheduler.report({t.trial_id, 1.0, l});
-      }
-      means.push_back(sum / static_cast<double>(job.trials.size()));
-    }
-  }
-  return means;
-}
+using test::run_in_waves;
 
 // In waves, the later ones are proposed from the earlier results: they must
 // land much nearer the optimum than random search's same trials, yet differ
@@ -48,13 +25,13 @@ TEST(GpSearcher, ProposesEachWaveNearTheOptimumByThompsonSampling) {
   SearchSpace space({range("x", Distribution::kUniform, 0, 1), range("lr", Distribution::kLogUniform, 1e-4, 1),
                      listed("act", Distribution::kChoice, {std::string("relu"), std::string("tanh")})});
   auto loss = [](const Config& c) {
-    return std::pow(at(c, "x") - 0.3, 2) + 0.1 * std::pow(std::log10(at(c, "lr")) + 2, 2) +
+    return std::pow(number(c, "x") - 0.3, 2) + 0.1 * std::pow(std::log10(number(c, "lr")) + 2, 2) +
            (c.at("act") == ParamValue(std::string("relu")) ? 0.0 : 0.3);
   };
   GpSearcher gp(space, 7, Goal::kMinimize);
   ASSERT_EQ(GpSearcher::modelled(space).size(), 3u);
   std::map<std::int64_t, Config> configs;
-  const auto means = wave_losses(gp, 40, 4, loss, configs);
+  const auto means = run_in_waves(gp, 40, 4, loss, configs);
   ASSERT_EQ(means.size(), 4u);
   RandomSearcher random(space, 7);
   for (std::int64_t id = 0; id < 10; ++id) EXPECT_EQ(configs[id], random.suggest(id));  // before any result
@@ -64,7 +41,7 @@ TEST(GpSearcher, ProposesEachWaveNearTheOptimumByThompsonSampling) {
   for (std::int64_t id = 30; id < 40; ++id) {
     proposed += loss(configs[id]) / 10, drawn += loss(random.suggest(id)) / 10;
     relu += configs[id].at("act") == ParamValue(std::string("relu"));
-    xs.insert(at(configs[id], "x"));
+    xs.insert(number(configs[id], "x"));
   }
   EXPECT_LT(proposed, 0.25 * drawn) << proposed << " vs " << drawn;
   EXPECT_GE(relu, 8);
@@ -80,7 +57,7 @@ TEST(GpSearcher, CountsDivergedResultsAsTheWorstWhateverTheirOrder) {
   for (Goal goal : {Goal::kMinimize, Goal::kMaximize}) {
     const double sign = goal == Goal::kMinimize ? 1 : -1;
     auto metric = [&](const Config& c) {
-      const double x = at(c, "x");
+      const double x = number(c, "x");
       return x > 0.62 ? std::numeric_limits<double>::quiet_NaN() : sign * std::abs(x - 0.62);
     };
     GpSearcher forward(space, 3, goal), backward(space, 3, goal);
@@ -92,8 +69,8 @@ TEST(GpSearcher, CountsDivergedResultsAsTheWorstWhateverTheirOrder) {
     for (std::int64_t id = 100; id < 160; ++id) {
       const Config c = forward.suggest(id);
       EXPECT_EQ(c, backward.suggest(id));
-      over += at(c, "x") > 0.62;
-      near += std::abs(at(c, "x") - 0.62) < 0.1;
+      over += number(c, "x") > 0.62;
+      near += std::abs(number(c, "x") - 0.62) < 0.1;
     }
     EXPECT_LE(over, 3) << "of 60 proposals past the cliff (random search: about 23)";
     EXPECT_GE(near, 50);
@@ -109,12 +86,12 @@ TEST(GpSearcher, UnderAStoppingRuleCountsStoppedTrialsAsTheWorstWhereTheyStopped
     GpSearcher gp(space, 2, Goal::kMaximize, lockstep);
     for (std::int64_t id = 0; id < 16; ++id) {
       const Config c = space.sample(2, id);
-      const double x = at(c, "x");
+      const double x = number(c, "x");
       gp.observe(id, c, TrialResult{id, 1.0, x < 0.3 ? 0.1 : 0.5});
       if (x >= 0.3) gp.observe(id, c, TrialResult{id, 3.0, 1 - x});  // survivors: the smaller, the better
     }
     int n = 0;
-    for (std::int64_t id = 16; id < 36; ++id) n += at(gp.suggest(id), "x") < 0.25;
+    for (std::int64_t id = 16; id < 36; ++id) n += number(gp.suggest(id), "x") < 0.25;
     return n;
   };
   const int with_rule = below(true), without = below(false);
@@ -136,7 +113,7 @@ TEST(GpSearcher, ModelsWhatEveryTrialHas) {
   GpSearcher gp(space, 1, Goal::kMaximize);
   for (std::int64_t id = 0; id < 12; ++id) {
     const Config c = gp.suggest(id);
-    gp.observe(id, c, TrialResult{id, 1.0, -std::abs(std::log10(at(c, "lr")) + 2)});
+    gp.observe(id, c, TrialResult{id, 1.0, -std::abs(std::log10(number(c, "lr")) + 2)});
   }
   for (std::int64_t id = 12; id < 20; ++id) {
     const Config c = gp.suggest(id);
