@@ -13,7 +13,8 @@
 # experiments/results/searchers-vs-optuna-cpu.md and .json: per function and
 # dimension the median over seeds of the best value after a third of the
 # trials and after all of them, and the seeds where hfta-tune's CMA-ES ended
-# better than Optuna's.
+# better than Optuna's; and each one's median curve, which
+# experiments/plot_searchers.sh draws.
 # Usage: experiments/searchers_vs_optuna.sh   (SEEDS="1 ... 10", DIMS="2 6", TRIALS=150; OUT as sweep_bench.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -123,6 +124,10 @@ if os.path.exists(path):
     if "\n## Notes" in old:
         notes = old[old.index("\n## Notes"):]
 open(path, "w").write(text + notes)
+# Each searcher's median best value after each trial (experiments/plot_searchers.sh draws them).
+medians = {f"{f}-{d}": {c: [statistics.median(curves[(c, f, d)][s][t] for s in seeds) for t in range(trials)]
+                        for c in columns}
+           for d in dims for f in functions}
 json.dump({"date": str(datetime.date.today()), "commit": commit, "cpu": cpu, "optuna": optuna.__version__,
-           "trials": trials, "seeds": seeds, "rows": rows}, open(os.path.join(out, "searchers-vs-optuna-cpu.json"), "w"), indent=1)
+           "trials": trials, "seeds": seeds, "rows": rows, "median_curves": medians}, open(os.path.join(out, "searchers-vs-optuna-cpu.json"), "w"), indent=1)
 PY
