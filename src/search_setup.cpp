@@ -23,7 +23,8 @@ std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
     case Searcher::kGrid:
       return std::make_unique<search::GridSearcher>(make_search_space(sweep), sweep.search.repeats);
     case Searcher::kTpe:
-      return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed, sweep.goals());
+      return std::make_unique<search::TpeSearcher>(make_search_space(sweep), sweep.seed, sweep.goals(),
+                                                   sweep.search.multivariate);
     case Searcher::kGp:
       return std::make_unique<search::GpSearcher>(make_search_space(sweep), sweep.seed, sweep.metric.goal,
                                                   sweep.search.stopping != Stopping::kNone);

@@ -47,7 +47,7 @@ bool SearchOptions::operator==(const SearchOptions& o) const {
   return method == o.method && searcher == o.searcher && eta == o.eta && trials == o.trials &&
          repeats == o.repeats && promotion_wait == o.promotion_wait && stopping == o.stopping &&
          grace_period == o.grace_period && min_samples == o.min_samples && percentile == o.percentile &&
-         align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points && population == o.population &&
+         align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points && population == o.population && multivariate == o.multivariate &&
          quantile_fraction == o.quantile_fraction && resample_probability == o.resample_probability &&
          perturbation_factors == o.perturbation_factors && explore == o.explore &&
          burn_in_period == o.burn_in_period;

@@ -140,6 +140,7 @@ json to_json(const SweepConfig& s) {
     search["waves"] = trial_waves(s).count;
   }
   if (s.search.searcher == Searcher::kCmaEs) search["population"] = s.search.population;  // as resolved
+  if (s.search.searcher == Searcher::kTpe) search["multivariate"] = s.search.multivariate;
   if (!s.search.points.empty()) {
     json points = json::array();
     for (const auto& point : s.search.points) {

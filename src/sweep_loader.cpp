@@ -408,19 +408,20 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
                                         "stopping", "waves",    "promotion_wait", "align_brackets", "iterations",
                                         "points_to_evaluate", "grace_period", "min_samples", "percentile",
                                         "population", "quantile_fraction", "resample_probability",
-                                        "perturbation_factors", "explore", "burn_in_period"};
+                                        "perturbation_factors", "explore", "burn_in_period", "multivariate"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
     switch (m) {
       case SearchMethod::kRandom:
-        return {"searcher", "trials", "stopping", "waves", "population", "points_to_evaluate", "grace_period",
-                "min_samples", "percentile"};
+        return {"searcher", "trials", "stopping", "waves", "population", "multivariate", "points_to_evaluate",
+                "grace_period", "min_samples", "percentile"};
       case SearchMethod::kGrid: return {"repeats"};
-      case SearchMethod::kHyperband: return {"searcher", "eta", "align_brackets", "iterations", "points_to_evaluate"};
-      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "population", "points_to_evaluate"};
+      case SearchMethod::kHyperband:
+        return {"searcher", "eta", "align_brackets", "iterations", "multivariate", "points_to_evaluate"};
+      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "population", "multivariate", "points_to_evaluate"};
       case SearchMethod::kAsha:
-        return {"searcher", "eta", "trials", "waves", "population", "promotion_wait", "points_to_evaluate"};
+        return {"searcher", "eta", "trials", "waves", "population", "multivariate", "promotion_wait", "points_to_evaluate"};
       case SearchMethod::kPbt:
         return {"searcher", "population", "quantile_fraction", "resample_probability", "perturbation_factors",
                 "explore", "burn_in_period", "points_to_evaluate"};
@@ -532,6 +533,16 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
         read_int_in(r, n, "search.population", 4, kMaxTrials,
                     "trials in each CMA-ES generation; by default 4 + floor(3 ln d), d the parameters it searches",
                     s.population);
+      }
+    }
+  }
+  if (has("multivariate")) {
+    if (auto n = r.child(*node, "search", "multivariate", false)) {
+      if (s.searcher != Searcher::kTpe) {
+        r.error(*n, "search.multivariate",
+                "search.multivariate is TPE's (searcher: tpe): it proposes the parameters every trial has together");
+      } else if (auto v = r.read_bool(*n, "search.multivariate")) {
+        s.multivariate = *v;
       }
     }
   }

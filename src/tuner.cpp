@@ -83,7 +83,8 @@ SweepResult Tuner::run() {
     }
     // Every new trial of the round gets its parameters before an earlier run's
     // results are replayed: a searcher that learns (TPE) then suggests them
-    // from what it knew when the round began, as in a run never interrupted.
+    // from what it knew when the round began, and from the round's trials
+    // before them, as in a run never interrupted.
     for (const auto& job : jobs) {
       for (const auto& t : job.trials) config_of(t.trial_id);
     }
@@ -205,6 +206,10 @@ const Config& Tuner::config_of(std::int64_t id) {
     r.seed = search::trial_seed(sweep_.seed, id);
     it = records_.emplace(id, std::move(r)).first;
   }
+  // The searcher hears of every trial as it first enters a round, one an
+  // earlier run proposed included, before its results are replayed: so TPE
+  // counts the same wave-mates as liars whether the run was cut or not.
+  if (proposed_.insert(id).second) searcher_->proposed(id, it->second.params);
   return it->second.params;
 }
 

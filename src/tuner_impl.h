@@ -153,6 +153,7 @@ class Tuner {
   bool repairing_ = false;                  ///< training a lost rung again (repaired_or_failed)
   std::int64_t observations_ = 0;          ///< results the searcher observed
   std::map<std::int64_t, TrialRecord> records_;
+  std::set<std::int64_t> proposed_;  ///< trials the searcher was told of this run (Searcher::proposed)
   std::map<std::int64_t, Saved> saved_;
   std::set<std::int64_t> checkpoints_dropped_;  ///< --keep-checkpoints live: trials whose checkpoints went
   std::uintmax_t dropped_bytes_ = 0;

@@ -91,6 +91,7 @@ TEST(SweepJson, RoundTripsEachSearchMethod) {
                                    "search:\n  method: random\n  trials: 5\n  stopping: percentile\n  percentile: 20\n"
                                    "  min_samples: 2\n",
                                    "search:\n  method: sha\n  trials: 9\n  searcher: tpe\n",
+                                   "search:\n  method: hyperband\n  searcher: tpe\n  multivariate: true\n",
                                    "search:\n  method: asha\n  trials: 9\n  searcher: qmc\n",
                                    "search:\n  method: hyperband\n  eta: 2\n",
                                    "search:\n  method: hyperband\n  align_brackets: false\n",

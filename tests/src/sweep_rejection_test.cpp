@@ -150,6 +150,21 @@ TEST(SweepRejection, CmaEsNeedsOneBracketOneObjectiveAndANumericRange) {
   EXPECT_EQ(sweep.search.population, 4);
 }
 
+TEST(SweepRejection, MultivariateIsTpes) {
+  auto search = [](const std::string& keys) { return sweep_yaml({{"search", "search:\n" + keys}}); };
+  expect_rejected(search("  method: sha\n  trials: 9\n  searcher: gp\n  multivariate: true\n"), "search.multivariate",
+                  "multivariate", "search.multivariate is TPE's (searcher: tpe)");
+  expect_rejected(search("  method: sha\n  trials: 9\n  multivariate: true\n"), "search.multivariate", "multivariate",
+                  "TPE's (searcher: tpe)");
+  expect_rejected(search("  method: sha\n  trials: 9\n  searcher: tpe\n  multivariate: yes please\n"),
+                  "search.multivariate", "multivariate", "true or false");
+  expect_rejected(search("  method: pbt\n  population: 4\n  multivariate: true\n"), "search.multivariate",
+                  "multivariate", "not used by method pbt");
+  EXPECT_TRUE(core::load_sweep_string(search("  method: asha\n  trials: 9\n  searcher: tpe\n  multivariate: true\n"),
+                                      "sweep.yaml")
+                  .search.multivariate);
+}
+
 TEST(SweepRejection, GaussianProcessNeedsOneObjectiveAndNoPbt) {
   expect_rejected(sweep_yaml({{"search", "search:\n  method: pbt\n  population: 8\n  searcher: gp\n"}}),
                   "search.searcher", "gp", "draws its population with searcher random or qmc");
@@ -711,7 +726,7 @@ TEST(SweepRejection, KeyTheMethodDoesNotUse) {
 
 TEST(SweepRejection, UnknownSearchKeyListsWhatTheMethodTakes) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  etta: 3\n"}});
-  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta, align_brackets, iterations or points_to_evaluate");
+  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta, align_brackets, iterations, multivariate or points_to_evaluate");
 }
 
 TEST(SweepRejection, BracketAlignmentOutsideHyperbandOrNotABoolean) {

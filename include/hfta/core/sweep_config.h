@@ -107,6 +107,7 @@ struct SearchOptions {
   std::int64_t iterations = 1;            ///< hyperband: passes over its brackets, one after another
   std::int64_t waves = 0;                 ///< random, sha, asha with tpe: parts new trials start in (0: trial_waves picks)
   std::int64_t population = 0;            ///< pbt: members trained together, trials 0..population-1; cmaes: trials per generation
+  bool multivariate = false;              ///< tpe: the parameters every trial has proposed together (Optuna's multivariate)
   double quantile_fraction = 0.25;        ///< pbt: the bottom share replaced by clones of the top share, each generation
   double resample_probability = 0.25;    ///< pbt: the chance explore draws a value again rather than perturbing it
   std::vector<double> perturbation_factors = {1.2, 0.8};  ///< pbt: what explore multiplies a number by

@@ -28,6 +28,11 @@ class Searcher {
   virtual void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) {
     observe(trial_id, config, result.budget, result.metric);
   }
+  /// A trial that is about to train with `config`, whether this searcher
+  /// suggested it or an earlier run did (the tuner tells each trial once per
+  /// run, before its results are replayed). TPE counts those without results
+  /// as a wave's liars.
+  virtual void proposed(std::int64_t /*trial_id*/, const Config& /*config*/) {}
 };
 
 /// Independent draws: trial t's configuration is a pure function of (seed, t).
@@ -62,6 +67,7 @@ class PointsFirstSearcher : public Searcher {
   void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override {
     inner_->observe(trial_id, config, result);
   }
+  void proposed(std::int64_t trial_id, const Config& config) override { inner_->proposed(trial_id, config); }
 
  private:
   std::unique_ptr<Searcher> inner_;
@@ -85,25 +91,41 @@ class GridSearcher : public Searcher {
   std::int64_t repeats_;
 };
 
-/// Tree-structured Parzen estimator (Bergstra et al. 2011), as BOHB uses inside
-/// Hyperband: it models the largest budget with enough results, splits them into
-/// the best quarter (at least two) and the rest, and proposes the candidate (of
-/// 24, each drawn around one good result in every parameter at once, at three
-/// times the good density's bandwidth) with the highest ratio of the two
-/// groups' multivariate densities.
-/// A third of its proposals (BOHB's random fraction), and every one until some
-/// budget has enough results, are what RandomSearcher would propose. Grid
-/// parameters keep the trial's values in the cycle (SearchSpace::cycled).
+/// Tree-structured Parzen estimator (Bergstra et al. 2011) as Optuna's
+/// TPESampler (3.1) with its defaults: once min_points() trials have
+/// results, it ranks each trial by its furthest result (further budgets
+/// first, as Optuna ranks a pruned trial by its last step; then the metric
+/// there; results that break the constraints after those that meet them, the
+/// least first; diverged ones last), splits them into the best tenth (at
+/// least one, at most 25) and the rest, and proposes each parameter on its
+/// own (or, multivariate, the parameters every trial has together) as the
+/// candidate (of 24 drawn from the good group's density) with the highest
+/// ratio of the two groups' densities (ParzenEstimator). Before, it
+/// proposes what RandomSearcher would. Grid parameters keep the trial's
+/// values in the cycle (SearchSpace::cycled); a parameter no good result has
+/// is drawn as random search draws it.
+/// A wave's trials are proposed from the same results, so each counts the
+/// wave-mates proposed before it (suggested, or told by proposed(), with
+/// lower ids and no result yet) among the bad results: Optuna's constant
+/// liar, which keeps a wave from piling onto one spot. A trial's
+/// configuration is so a pure function of (seed, id, the results and the
+/// proposals before it).
 class TpeSearcher : public Searcher {
  public:
   /// With several goals (pareto.h) the good group is the first of pareto_order, as Optuna's MOTPE;
   /// results that break the constraints rank after those that meet them, the least first.
-  TpeSearcher(SearchSpace space, std::uint64_t seed, Goals goals);
+  /// `multivariate`: Optuna's multivariate TPE (ParzenEstimator's joint
+  /// densities) over the parameters every trial has.
+  TpeSearcher(SearchSpace space, std::uint64_t seed, Goals goals, bool multivariate = false);
   Config suggest(std::int64_t trial_id) override;
   void observe(std::int64_t trial_id, const Config& config, double budget, double metric) override;
   void observe(std::int64_t trial_id, const Config& config, const TrialResult& result) override;
+  void proposed(std::int64_t trial_id, const Config& config) override;
+  /// The proposal for `trial_id` from the results and liars so far, without
+  /// counting it as proposed (suggest() does).
+  Config propose(std::int64_t trial_id) const;
 
-  /// Results needed at one budget before the model is used.
+  /// Trials with results needed before the model is used (BOHB's d + 2).
   std::size_t min_points() const;
 
  private:
@@ -114,12 +136,19 @@ class TpeSearcher : public Searcher {
     double violation = 0;            ///< of the constraints
     bool finite() const;
   };
-  /// The results at one budget, best first; a diverged (non-finite) one last.
-  std::vector<const Observation*> ranked(const std::map<std::int64_t, Observation>& results) const;
+  struct Ranked {
+    std::int64_t id;
+    double budget;
+    const Observation* result;
+  };
+  /// Each trial's furthest result, best first (the class comment's order).
+  std::vector<Ranked> ranked() const;
   SearchSpace space_;
   std::uint64_t seed_;
   Goals goals_;
   std::map<double, std::map<std::int64_t, Observation>> by_budget_;
+  bool multivariate_;
+  std::map<std::int64_t, Config> unmeasured_;  ///< proposed, no result yet: the liars
 };
 
 /// CMA-ES (cma_es.h) as Optuna's CmaEsSampler drives it: trials `first`,
