@@ -30,7 +30,7 @@ PY
 )
 IFS=, read -r -a panel <<< "$panels"
 IFS=, read -r -a column <<< "$columns"
-colours=("#1f77b4" "#1f77b4" "#d62728" "#2ca02c" "#2ca02c" "#7f7f7f" "#7f7f7f")
+colours=("#1f77b4" "#1f77b4" "#d62728" "#2ca02c" "#98df8a" "#2ca02c" "#7f7f7f" "#7f7f7f")
 {
   echo 'set terminal pngcairo size 1400,760 font "sans,9"'
   echo "set output \"$png\""

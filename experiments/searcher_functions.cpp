@@ -6,7 +6,7 @@
 // value found after each trial. experiments/searchers_vs_optuna.sh compares
 // them with Optuna's samplers. No LibTorch: only the search side.
 // Usage: searcher_functions SEARCHER FUNCTION DIMS TRIALS SEED...
-//   SEARCHER: cmaes | gp | tpe | random; FUNCTION: sphere | ellipsoid | rosenbrock | rastrigin
+//   SEARCHER: cmaes | gp | tpe | tpe-mv (search.multivariate) | random; FUNCTION: sphere | ellipsoid | rosenbrock | rastrigin
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -48,7 +48,7 @@ double value(const std::string& f, const std::vector<double>& u) {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s cmaes|gp|tpe|random FUNCTION DIMS TRIALS SEED...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s cmaes|gp|tpe|tpe-mv|random FUNCTION DIMS TRIALS SEED...\n", argv[0]);
     return 2;
   }
   const std::string searcher = argv[1], function = argv[2];
@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
       s = std::make_unique<hfta::search::CmaEsSearcher>(space, seed, hfta::search::Goal::kMinimize, population);
     } else if (searcher == "gp") {
       s = std::make_unique<hfta::search::GpSearcher>(space, seed, hfta::search::Goal::kMinimize);
-    } else if (searcher == "tpe") {
-      s = std::make_unique<hfta::search::TpeSearcher>(space, seed, hfta::search::Goal::kMinimize);
+    } else if (searcher == "tpe" || searcher == "tpe-mv") {
+      s = std::make_unique<hfta::search::TpeSearcher>(space, seed, hfta::search::Goal::kMinimize, searcher == "tpe-mv");
     } else {
       s = std::make_unique<hfta::search::RandomSearcher>(space, seed);
     }

@@ -304,9 +304,11 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     const bool gp = sweep.search.searcher == Searcher::kGp;
     out << "note: " << (gp ? "the Gaussian process" : "TPE")
         << " proposes each wave of new trials from the results of the waves before (the first "
-           "wave, and any before some budget has "
-        << model_min_points(sweep) << " results, as random search would)"
-        << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior" : "")
+           "wave, and any before "
+        << (gp ? "some budget has " : "") << model_min_points(sweep) << (gp ? " results" : " trials have results")
+        << ", as random search would)"
+        << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior"
+               : "; each trial counts the wave's trials before it as bad results (Optuna's constant liar)")
         << "\n";
     if (const auto first = trial_waves(sweep).end(sweep.search.trials, 0);
         first < static_cast<std::int64_t>(model_min_points(sweep))) {

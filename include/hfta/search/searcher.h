@@ -208,7 +208,7 @@ class CmaEsSearcher : public Searcher {
 /// BayesOptSearch or Optuna's GPSampler) that proposes a wave at once by
 /// Thompson sampling (Kandasamy et al., AISTATS 2018): each trial takes the
 /// best of 256 candidates under its own draw of the posterior, so a wave's
-/// trials differ without waiting for each other's results. As TPE, it models
+/// trials differ without waiting for each other's results. As BOHB, it models
 /// the largest budget with enough results (min_points, two of them finite)
 /// and proposes what random search would until one has them. It models the
 /// parameters every trial has: numeric ranges scaled to [0, 1] as CMA-ES's,
