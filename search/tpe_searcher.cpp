@@ -28,7 +28,13 @@ bool varies(const ParameterSpec& p) {
 TpeSearcher::TpeSearcher(SearchSpace space, std::uint64_t seed, Goals goals, bool multivariate)
     : space_(std::move(space)), seed_(seed), goals_(std::move(goals)), multivariate_(multivariate) {}
 
-std::size_t TpeSearcher::min_points() const { return space_.parameters().size() + 2; }
+// BOHB's d + 2, d the parameters that take more than one value (a constant
+// is no dimension of the model).
+std::size_t TpeSearcher::min_points() const {
+  return static_cast<std::size_t>(std::count_if(space_.parameters().begin(), space_.parameters().end(),
+                                                [](const ParameterSpec& p) { return varies(p); })) +
+         2;
+}
 
 void TpeSearcher::observe(std::int64_t trial_id, const Config& config, double budget,
                           double metric) {

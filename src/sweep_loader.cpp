@@ -538,10 +538,11 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   }
   if (has("multivariate")) {
     if (auto n = r.child(*node, "search", "multivariate", false)) {
-      if (s.searcher != Searcher::kTpe) {
+      if (auto v = r.read_bool(*n, "search.multivariate"); v && *v && s.searcher != Searcher::kTpe) {
         r.error(*n, "search.multivariate",
-                "search.multivariate is TPE's (searcher: tpe): it proposes the parameters every trial has together");
-      } else if (auto v = r.read_bool(*n, "search.multivariate")) {
+                "multivariate is an option of searcher: tpe (Optuna's multivariate TPE), not of searcher " +
+                    to_string(s.searcher) + ": set searcher: tpe, or leave it out");
+      } else if (v) {
         s.multivariate = *v;
       }
     }

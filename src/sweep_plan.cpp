@@ -128,6 +128,7 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
   json out = {{"format", 1},
           {"name", sweep.name},
           {"method", to_string(sweep.search.method)},
+          {"searcher", to_string(sweep.search.searcher)},
           {"eta", sweep.search.eta},
           {"budget",
            {{"unit", to_string(sweep.budget.unit)},
@@ -140,6 +141,7 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
           {"brackets", brackets},
           {"total_budget", plan.total_budget},
           {"trained_budget", plan.trained_budget}};
+  if (sweep.search.searcher == Searcher::kTpe) out["multivariate"] = sweep.search.multivariate;
   if (sweep.search.method == SearchMethod::kPbt) {
     const auto& s = sweep.search;
     out["pbt"] = {{"population", s.population},
@@ -159,12 +161,16 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   std::ostringstream out;
   const std::string unit = to_string(sweep.budget.unit);
   out << "plan for '" << sweep.name << "': " << to_string(sweep.search.method);
+  if (sweep.search.searcher != Searcher::kRandom && sweep.search.searcher != Searcher::kGrid) {
+    out << " with " << (sweep.search.multivariate ? "multivariate " : "") << to_string(sweep.search.searcher);
+  }
   const bool pbt = sweep.search.method == SearchMethod::kPbt;
   if (sweep.search.method != SearchMethod::kRandom && sweep.search.method != SearchMethod::kGrid && !pbt) {
     out << ", eta " << sweep.search.eta;
   }
   out << ", budget " << budget_range(sweep) << ", on " << plan.device << (sweep.task.precision == "fp32" ? "" : " in " + sweep.task.precision + " autocast")
-      << ", fusion " << (plan.fused ? "auto (at most " + std::to_string(sweep.fusion.max_array) + " models per array)"
+      << ", fusion " << (plan.fused ? "auto (at most " + std::to_string(sweep.fusion.max_array) +
+                                                  (sweep.fusion.max_array == 1 ? " model per array)" : " models per array)")
                                     : std::string("off"))
       << "\n";
   for (const auto& b : plan.brackets) {
@@ -316,11 +322,20 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
           << " the model needs, so the next wave is random search's too: fewer, larger waves learn sooner\n";
     }
   } else if (models_results(sweep.search.searcher) && !rounds_of_new_trials) {
-    const std::string across =
-        sweep.search.method == SearchMethod::kHyperband ? "align_brackets: true" : "search.waves above 1";
+    const std::string across = sweep.search.method == SearchMethod::kHyperband
+                                   ? "align_brackets: true"
+                                   : "search.waves above 1, with a first wave of at least " +
+                                         std::to_string(model_min_points(sweep)) + " trials";
     out << "note: every trial starts in the first round, before any result, so "
         << (sweep.search.searcher == Searcher::kGp ? "the Gaussian process" : "TPE")
         << " proposes what random search would (it learns across rounds: " << across << ")\n";
+  } else if (models_results(sweep.search.searcher)) {  // Hyperband's later rounds
+    const bool gp = sweep.search.searcher == Searcher::kGp;
+    out << "note: " << (gp ? "the Gaussian process" : "TPE")
+        << " proposes the trials a round starts from the results of the rounds before (those of round 0, and any "
+           "before "
+        << (gp ? "some budget has " : "") << model_min_points(sweep) << (gp ? " results" : " trials have results")
+        << ", as random search would)\n";
   }
   if (sweep.search.method == SearchMethod::kAsha && waves > 1) {
     out << "note: ASHA promotes the top 1/" << sweep.search.eta

@@ -59,6 +59,7 @@ std::string search_line(const SweepConfig& s) {
       break;
     }
   }
+  if (s.search.searcher == Searcher::kTpe && s.search.multivariate) out << ", multivariate TPE";
   if (s.search.searcher == Searcher::kCmaEs) {
     out << ", CMA-ES generations of " << s.search.population;
   } else if (const auto waves = trial_waves(s).among(s.search.trials); waves > 1) {
@@ -132,7 +133,7 @@ std::string summarize(const SweepConfig& s) {
       << "  search      " << search_line(s) << ", seed " << s.seed << "\n"
       << "  fusion      " << to_string(s.fusion.enabled);
   if (s.fusion.enabled != FusionMode::kOff) {
-    out << ", at most " << s.fusion.max_array << " models per array, " << s.fusion.memory_fraction * 100
+    out << ", at most " << s.fusion.max_array << (s.fusion.max_array == 1 ? " model per array, " : " models per array, ") << s.fusion.memory_fraction * 100
         << "% of device memory, " << s.fusion.min_gain * 100 << "% faster than one model or no fusion";
   }
   out << "\n";

@@ -153,9 +153,13 @@ TEST(SweepRejection, CmaEsNeedsOneBracketOneObjectiveAndANumericRange) {
 TEST(SweepRejection, MultivariateIsTpes) {
   auto search = [](const std::string& keys) { return sweep_yaml({{"search", "search:\n" + keys}}); };
   expect_rejected(search("  method: sha\n  trials: 9\n  searcher: gp\n  multivariate: true\n"), "search.multivariate",
-                  "multivariate", "search.multivariate is TPE's (searcher: tpe)");
+                  "multivariate", "multivariate is an option of searcher: tpe (Optuna's multivariate TPE), not of searcher gp: set searcher: tpe, or leave it out");
   expect_rejected(search("  method: sha\n  trials: 9\n  multivariate: true\n"), "search.multivariate", "multivariate",
-                  "TPE's (searcher: tpe)");
+                  "not of searcher random");
+  // (false is every other searcher's way anyway.)
+  EXPECT_FALSE(core::load_sweep_string(search("  method: sha\n  trials: 9\n  searcher: gp\n  multivariate: false\n"),
+                                       "sweep.yaml")
+                   .search.multivariate);
   expect_rejected(search("  method: sha\n  trials: 9\n  searcher: tpe\n  multivariate: yes please\n"),
                   "search.multivariate", "multivariate", "true or false");
   expect_rejected(search("  method: pbt\n  population: 4\n  multivariate: true\n"), "search.multivariate",

@@ -125,7 +125,8 @@ class TpeSearcher : public Searcher {
   /// counting it as proposed (suggest() does).
   Config propose(std::int64_t trial_id) const;
 
-  /// Trials with results needed before the model is used (BOHB's d + 2).
+  /// Trials with results needed before the model is used (BOHB's d + 2, d the
+  /// parameters that take more than one value).
   std::size_t min_points() const;
 
  private:
