@@ -30,7 +30,7 @@ TEST(Constraints, ResultsThatMeetThemArePromotedFirstThenTheLeastBreaking) {
 // Minimizes |x - 0.9| subject to x <= 0.5: TPE's proposals gather at the
 // feasible best, 0.5, not at the unconstrained optimum. (They straddle the
 // bound, as TPE's densities are smooth: 40 of 90 in [0.4, 0.5), 29 in
-// [0.5, 0.6), 10 beyond; random search 36.)
+// [0.5, 0.6), 10 beyond; random search 39.)
 TEST(Constraints, TpeProposesWhereResultsMeetThem) {
   ParameterSpec x;
   x.name = "x", x.distribution = Distribution::kUniform, x.min = 0, x.max = 1;
