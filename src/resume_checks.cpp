@@ -72,11 +72,19 @@ SweepEdits sweep_edits(const SweepConfig& recorded, SweepConfig given, bool seed
   std::map<std::string, std::string> was, now;
   flatten(as_objectives(to_json(recorded)), "", was);
   flatten(as_objectives(to_json(given)), "", now);
+  auto shown = [](const std::map<std::string, std::string>& values, const std::string& k) {
+    const auto it = values.find(k);
+    if (it == values.end()) return std::string("none");
+    return it->second.size() > 40 ? it->second.substr(0, 37) + "..." : it->second;
+  };
   auto differs = [&](const std::string& k) {
     if (k == "name") {
       edits.renamed = true;
+    } else if (k.rfind("fusion.", 0) == 0) {
+      edits.packing.push_back(k);
     } else {
-      (k.rfind("fusion.", 0) == 0 ? edits.packing : edits.changed).push_back(k);
+      edits.changed.push_back(k);
+      edits.changed_values.push_back(k + " (" + shown(was, k) + " -> " + shown(now, k) + ")");
     }
   };
   for (const auto& [k, v] : now) {

@@ -86,7 +86,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   if (!growth && !edited->edits.changed.empty()) {
     err << "hfta-tune resume: " << a.dir << "/sweep.yaml and the sweep the run started (sweep.json) differ in "
-        << "what would change its trials: " << joined(edited->edits.changed) << "\n";
+        << "what would change its trials: " << joined(edited->edits.changed_values) << "\n";
     return kExitUsage;
   }
   if (growth) {

@@ -22,6 +22,9 @@ TEST(ResumeChecks, EditsThatChangeTheTrialsAreNamedByTheirKeys) {
                                               "    min: 0.001\n    max: 0.5\n"}}),
                              false, false);
   EXPECT_EQ(e.changed, Strings{"parameters.lr.max"});
+  ASSERT_EQ(e.changed_values.size(), 1u);  // with the values, as recorded -> as given
+  EXPECT_EQ(e.changed_values[0].rfind("parameters.lr.max (", 0), 0u) << e.changed_values[0];
+  EXPECT_NE(e.changed_values[0].find(" -> 0.5)"), std::string::npos) << e.changed_values[0];
   EXPECT_TRUE(e.packing.empty());
   EXPECT_FALSE(e.renamed);
   EXPECT_EQ(sweep_edits(sweep(), sweep({{"task", "task:\n  model: mlp\n  batch_size: 64\n"}}), false, false).changed,

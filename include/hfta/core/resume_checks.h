@@ -29,6 +29,9 @@ bool recorded_names_waves(const std::string& dir);
 struct SweepEdits {
   std::vector<std::string> changed, packing;
   bool renamed = false;
+  /// Each changed key "as recorded -> as given" (JSON; "none" where absent),
+  /// shortened past 40 characters, for messages.
+  std::vector<std::string> changed_values;
 };
 
 /// `seed_given`: run was given --seed, which is then part of the recorded
