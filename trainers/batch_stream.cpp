@@ -1,5 +1,6 @@
 #include "hfta/trainers/batch_stream.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -79,6 +80,13 @@ Split BatchStream::next() {
 
 std::int64_t BatchStream::prepared() {
   const std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<std::int64_t>(ready_.size());
+}
+
+std::int64_t BatchStream::await_prepared(std::int64_t count) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto want = static_cast<size_t>(std::min(count, ahead_));
+  ready_cv_.wait(lock, [&] { return ready_.size() >= want || error_; });
   return static_cast<std::int64_t>(ready_.size());
 }
 

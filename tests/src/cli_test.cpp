@@ -19,6 +19,8 @@
 #include <fstream>
 #include <iomanip>
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,6 +33,7 @@
 
 #include "../support/sanitizer.h"
 #include "../support/sweep_text.h"
+#include "../support/watched_tuner.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/search/median_stopping.h"
 
@@ -68,22 +71,6 @@ class Cli : public ::testing::Test {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
     return path;
-  }
-
-  // Waits until the tuner `pid` has reported `arrays` finished arrays on `out`
-  // (its plain log lines, flushed one by one), or its exit status where it ends
-  // first. Signals sent then land where the sweep's own progress puts them, on a
-  // machine of any speed: no clock is read.
-  static std::optional<int> await_arrays(pid_t pid, const std::string& out, int arrays) {
-    for (;;) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) != 0) return status;
-      const std::string text = slurp(out);
-      int reported = 0;
-      for (auto at = text.find("array of "); at != std::string::npos; at = text.find("array of ", at + 1)) ++reported;
-      if (reported >= arrays && !text.empty()) return std::nullopt;
-      usleep(5000);
-    }
   }
 
   static std::string slurp(const std::string& path) {
@@ -1985,45 +1972,36 @@ TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {
   expect_same_results(dir_ + "/cut", dir_ + "/whole");
 }
 
-// Starts hfta-tune in the background (exec'd, so its pid is the tuner's own).
-pid_t spawn_tuner(const std::string& args, const std::string& out = "/dev/null", const std::string& err = "/dev/null") {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::signal(SIGHUP, SIG_DFL);  // (as a terminal's process has it, whatever the test runner's)
-    execl("/bin/sh", "sh", "-c",
-          ("exec " + std::string(HFTA_TUNE_BINARY) + " " + args + " >'" + out + "' 2>'" + err + "'").c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
+// hfta-tune `args` in the background, watching `dir` (see watched_tuner.h).
+std::unique_ptr<test::WatchedTuner> watched_tuner(const std::string& args, const std::string& dir,
+                                                  const std::string& err = "/dev/null", bool ignore_hangup = false) {
+  return std::make_unique<test::WatchedTuner>(HFTA_TUNE_BINARY, args, dir, err, ignore_hangup);
 }
 
 TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   // Four brackets (budgets 10 to 270 steps), long enough for several kills.
   const std::string sweep = write_sweep("longer.yaml", longer_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
-  const std::string dir = dir_ + "/killed", out = dir_ + "/killed-stdout";
-  // Each process is killed once it has finished 1 to 3 arrays, then a little
-  // further on (while the next one trains: mid-rung, mid-write, anywhere).
+  const std::string dir = dir_ + "/killed";
+  // Each process is killed once it has finished 1 to 3 arrays, then 0 to 40
+  // files further on (while the next array trains: mid-rung, mid-write,
+  // anywhere), paced by its own progress.
   std::mt19937 rng(2026);
-  std::uniform_int_distribution<int> arrays(1, 3), further_ms(0, 200);
+  std::uniform_int_distribution<int> arrays(1, 3), further_files(0, 40);
   int kills = 0;
   bool finished = false;
   for (int round = 0; round < 8 && !finished; ++round) {
     // Mid-rung checkpoints at every evaluation point, so kills also land between them.
-    std::remove(out.c_str());
-    const pid_t pid = spawn_tuner(round == 0 ? "run " + sweep + " --out " + dir + " --checkpoint-every 0"
-                                             : "resume " + dir + " --checkpoint-every 0",
-                                  out);
-    std::optional<int> exited = await_arrays(pid, out, arrays(rng));
-    if (!exited) usleep(static_cast<useconds_t>(further_ms(rng)) * 1000);
-    int status = exited.value_or(0);
-    if (!exited && waitpid(pid, &status, WNOHANG) == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
+    const auto tuner = watched_tuner(round == 0 ? "run " + sweep + " --out " + dir + " --checkpoint-every 0"
+                                                : "resume " + dir + " --checkpoint-every 0",
+                                     dir);
+    std::optional<int> exited = tuner->await_printed("array of ", arrays(rng));
+    if (!exited) exited = tuner->await_files(further_files(rng));
+    if (!exited) {
+      tuner->signal_and_wait(SIGKILL);
       ++kills;
     } else {
-      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+      ASSERT_TRUE(WIFEXITED(*exited) && WEXITSTATUS(*exited) == 0) << "round " << round;
       finished = true;
     }
   }
@@ -2062,21 +2040,10 @@ TEST_F(Cli, AReaderThatQuitsOrAHangUpUnderNohupDoesNotStopTheSweep) {
   EXPECT_EQ(results(piped).at("finished"), true);
   // A hang-up it was told to ignore (nohup) leaves it training.
   // The hang-up lands after its first array, paced by the sweep's own log.
-  const std::string dir = dir_ + "/nohup", log = dir_ + "/nohup.out";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::signal(SIGHUP, SIG_IGN);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
-    execl(HFTA_TUNE_BINARY, "hfta-tune", "run", sweep.c_str(), "--out", dir.c_str(), "--workers", "1",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ASSERT_FALSE(await_arrays(pid, log, 1).has_value()) << "it ended before the hang-up: " << slurp(log);
-  kill(pid, SIGHUP);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const std::string dir = dir_ + "/nohup";
+  const auto tuner = watched_tuner("run " + sweep + " --out " + dir + " --workers 1", dir, "/dev/null", true);
+  ASSERT_FALSE(tuner->await_printed("array of ", 1).has_value()) << "it ended before the hang-up: " << tuner->printed();
+  const int status = tuner->signal_and_wait(SIGHUP);
   ASSERT_TRUE(WIFEXITED(status)) << "killed by the hang-up";
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(results(dir).at("finished"), true);
@@ -2087,29 +2054,26 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   // signal asks for: a resume that continues a rung continues from that one.
   const std::string sweep = write_sweep("long.yaml", long_tiny_sweep());
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
-  const std::string dir = dir_ + "/stopped", out = dir_ + "/interrupted-stdout", err = dir_ + "/interrupted-stderr";
+  const std::string dir = dir_ + "/stopped", err = dir_ + "/interrupted-stderr";
   // Each signal once the process has finished 0 to 2 arrays (0: once its
   // first line says it catches signals; the libraries take 0.7 s to load,
-  // killable till then), then a little further on. Where each lands is not
-  // asserted; the signals the tuner sends itself below land where they must.
+  // killable till then), then 0 to 40 files further on. Where each lands is
+  // not asserted; the signals the tuner sends itself below land where they must.
   std::mt19937 rng(7);
-  std::uniform_int_distribution<int> arrays(0, 2), further_ms(0, 200);
+  std::uniform_int_distribution<int> arrays(0, 2), further_files(0, 40);
   int stops = 0, continued = 0;  // continued: stops that left a mid-rung checkpoint
   bool finished = false;
   for (int round = 0; round < 6 && !finished; ++round) {
     const int sig = round % 3 == 0 ? SIGINT : round % 3 == 1 ? SIGTERM : SIGHUP;  // SIGHUP: the terminal closed
-    std::remove(out.c_str());
-    const pid_t pid = spawn_tuner(round == 0 ? "run " + sweep + " --out " + dir : "resume " + dir, out, err);
-    std::optional<int> exited = await_arrays(pid, out, arrays(rng));
-    if (!exited) usleep(static_cast<useconds_t>(further_ms(rng)) * 1000);
-    int status = exited.value_or(0);
-    if (exited || waitpid(pid, &status, WNOHANG) != 0) {
-      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    const auto tuner = watched_tuner(round == 0 ? "run " + sweep + " --out " + dir : "resume " + dir, dir, err);
+    std::optional<int> exited = tuner->await_printed("array of ", arrays(rng));
+    if (!exited) exited = tuner->await_files(further_files(rng));
+    if (exited) {
+      ASSERT_TRUE(WIFEXITED(*exited) && WEXITSTATUS(*exited) == 0) << "round " << round;
       finished = true;
       break;
     }
-    kill(pid, sig);
-    waitpid(pid, &status, 0);
+    const int status = tuner->signal_and_wait(sig);
     ++stops;
     const std::string said = slurp(err);
     ASSERT_TRUE(WIFEXITED(status)) << "round " << round << ": killed by the signal, not stopped\n" << said;
@@ -2738,21 +2702,24 @@ TEST_F(Cli, ALockFileNotOfHftaTunesIsNeverWrittenOver) {
 }
 
 // Runs hfta-tune `args` (stderr to `err`) and returns its exit code; `opened`
-// says whether it opened `fifo`, where a reader blocks until a writer comes.
-// Watched by opening the FIFO for writing without blocking, which succeeds
-// only while a reader has it open (and then lets that reader go on): a tuner
-// that reads it is caught, not timed out, so no clock is read.
+// says whether it opened `fifo` while it ran. A writer opening a FIFO blocks
+// until a reader comes, so a thread here waits as that writer: a tuner that
+// opens the FIFO to read lets the thread on (and then reads an empty file
+// rather than waiting for ever). Once the tuner has ended, this side opens
+// the FIFO to read itself, to let the thread go. Nothing reads a clock.
 int exit_code_watching_fifo(const std::string& args, const std::string& fifo, const std::string& err, bool& opened) {
-  const pid_t pid = spawn_tuner(args, "/dev/null", err);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0) {
-      opened = true;
-      ::close(fd);
-    }
-    usleep(1000);
-  }
+  test::WatchedTuner tuner(HFTA_TUNE_BINARY, args, "", err);
+  std::atomic<bool> ended{false};
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    if (!ended) opened = true;
+    if (fd >= 0) ::close(fd);
+  });
+  const int status = tuner.wait();
+  ended = true;
+  const int release = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  writer.join();
+  if (release >= 0) ::close(release);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -58,6 +58,10 @@ class BatchStream {
   bool pinned() const { return pinned_; }
   /// Batches ready and waiting (at most ahead()).
   std::int64_t prepared();
+  /// Blocks until `count` batches (capped at ahead()) are ready, or the
+  /// background thread met an error: the batches ready then. For a caller
+  /// that wants the queue full before it starts (a benchmark's warm-up).
+  std::int64_t await_prepared(std::int64_t count);
 
  private:
   Split cut(std::int64_t step, const at::Tensor& order) const;
