@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <cctype>
 #include <cerrno>
@@ -288,6 +289,23 @@ void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
   }
 }
 
+// A budget of a fraction (0.5 epochs, as BOHB's real-valued budgets) is
+// refused with the way to give it: budgets count whole units, and a part of an
+// epoch is a whole number of steps or samples. True where it refused.
+bool refuse_a_fraction(YamlReader& r, const std::optional<YAML::Node>& node, const std::string& path, BudgetUnit unit) {
+  if (!node || !node->IsScalar()) return false;
+  const std::string& s = node->Scalar();
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(v) || v <= 0 || v == std::floor(v)) return false;
+  const char* finer = unit == BudgetUnit::kEpochs  ? "; a part of an epoch is a whole number of steps or samples (budget.unit: steps)"
+                      : unit == BudgetUnit::kSteps ? "; a part of a step is a whole number of samples (budget.unit: samples)"
+                                                   : "";
+  r.error(*node, path,
+          "expected a whole number of " + enum_names<BudgetUnit>()[static_cast<int>(unit)] + ", got " + s + finer);
+  return true;
+}
+
 void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "budget", true);
   if (!node) return;
@@ -297,10 +315,14 @@ void load_budget(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   read_enum_into(r, r.child(*node, "budget", "unit", false), "budget.unit", b.unit);
   const std::int64_t most = std::int64_t(1) << 40;
   auto min_node = r.child(*node, "budget", "min", false);
-  read_int_in(r, min_node, "budget.min", 1, most, "the smallest budget a trial gets", b.min);
+  if (!refuse_a_fraction(r, min_node, "budget.min", b.unit)) {
+    read_int_in(r, min_node, "budget.min", 1, most, "the smallest budget a trial gets", b.min);
+  }
   auto max_node = r.child(*node, "budget", "max", true);
   b.max = b.min;
-  read_int_in(r, max_node, "budget.max", 1, most, "the budget of a fully trained trial", b.max);
+  if (!refuse_a_fraction(r, max_node, "budget.max", b.unit)) {
+    read_int_in(r, max_node, "budget.max", 1, most, "the budget of a fully trained trial", b.max);
+  }
   if (min_node && max_node && b.min > b.max) {
     r.error(*min_node, "budget.min",
             "min (" + std::to_string(b.min) + ") is greater than max (" + std::to_string(b.max) +

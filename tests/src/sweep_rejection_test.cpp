@@ -276,6 +276,18 @@ TEST(SweepRejection, NesterovWithoutMomentumOrWithDampening) {
   }
 }
 
+TEST(SweepRejection, AFractionOfABudgetUnitSaysWhichFinerUnitCountsIt) {
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  min: 0.5\n  max: 9\n"}}), "budget.min", "min: 0.5",
+                  "expected a whole number of epochs, got 0.5; a part of an epoch is a whole number of steps or samples "
+                  "(budget.unit: steps)");
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: steps\n  min: 10\n  max: 90.5\n"}}), "budget.max",
+                  "max: 90.5", "expected a whole number of steps, got 90.5; a part of a step is a whole number of samples");
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 64\n  max: 1e3\n"}}), "budget.max",
+                  "max: 1e3", "expected an integer");  // (a whole number written as a float: read_int's own words)
+  expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 64.5\n  max: 1000\n"}}), "budget.min",
+                  "min: 64.5", "expected a whole number of samples, got 64.5");
+}
+
 TEST(SweepRejection, RungsInSamplesThatWouldTrainTheSameSteps) {
   // Batch 32: rungs of 5.33, 16 and 48 samples all train one step.
   expect_rejected(sweep_yaml({{"budget", "budget:\n  unit: samples\n  min: 5\n  max: 48\n"}}), "budget.min",
