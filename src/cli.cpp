@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,42 @@
 namespace hfta::core {
 namespace {
 
+// "auto,off" as "auto or off".
+std::string one_of(const std::string& comma_separated) {
+  std::vector<std::string> items;
+  for (std::size_t at = 0; at <= comma_separated.size();) {
+    const std::size_t end = std::min(comma_separated.find(',', at), comma_separated.size());
+    items.push_back(comma_separated.substr(at, end - at));
+    at = end + 1;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+  return out;
+}
+
+// CLI11's wording ("--out: At Most 1 required but received 3", "--fusion:
+// maybe not in {auto,off}") as the verbs' own messages read; others as they are.
+std::string in_our_words(const std::string& what) {
+  static const std::regex repeated("(--[a-z-]+): At Most 1 required but received ([0-9]+)");
+  static const std::regex no_value("(--[a-z-]+): 1 required ([A-Z]+)(:\\{([^}]*)\\})? missing");
+  static const std::regex not_in("(--[a-z-]+): (.*) not in \\{(.*)\\}");
+  static const std::regex extras("The following arguments? (was|were) not expected: (.*)");
+  static const std::regex required("(sweep|dir) is required");
+  std::smatch m;
+  if (std::regex_match(what, m, repeated)) return m[1].str() + " is given " + m[2].str() + " times; give it once";
+  if (std::regex_match(what, m, no_value)) {
+    return m[1].str() + " needs a value" +
+           (m[4].matched ? " (" + one_of(m[4].str()) + ")" : m[2].str() == "INT" ? " (a whole number)" : "");
+  }
+  if (std::regex_match(what, m, not_in)) return m[1].str() + ": '" + m[2].str() + "' is not one of " + one_of(m[3].str());
+  if (std::regex_match(what, m, extras)) return "unexpected argument" + std::string(m[1].str() == "were" ? "s " : " ") + m[2].str();
+  if (std::regex_match(what, m, required)) {
+    return m[1].str() == "sweep" ? "a sweep file is required" : "an experiment directory is required";
+  }
+  if (what == "A subcommand is required") return "a verb is required: validate, run, resume, plan, status or export";
+  return what;
+}
+
 // A parse error as the verbs' own messages read: " run: unknown option
 // '--wrokers' (did you mean '--workers'?) (hfta-tune run --help)", where
 // CLI11 said "The following arguments were not expected: 1 --wrokers".
@@ -25,7 +62,7 @@ std::string parse_error(const CLI::App& app, const CLI::ParseError& e, int argc,
   const auto verbs = app.get_subcommands();
   const CLI::App* verb = verbs.empty() ? nullptr : verbs.front();
   const std::string name = verb ? " " + verb->get_name() : "";
-  std::string what = e.what();
+  std::string what = in_our_words(e.what());
   if (verb && dynamic_cast<const CLI::ExtrasError*>(&e)) {
     std::vector<std::string> options;
     for (const CLI::Option* o : verb->get_options()) {

@@ -89,7 +89,7 @@ void write_atomically(const std::string& path, const std::string& text) {
     tmp = path.substr(0, path.size() - name + 200) + hash + ".tmp";
   }
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw StorageError("cannot write " + tmp + ": " + cause());
+  if (!f) throw StorageError("cannot write " + path + ": " + cause());  // (the temporary is ours, not a name the user knows)
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
             ::fsync(::fileno(f)) == 0;
   std::string why = ok ? "" : cause();

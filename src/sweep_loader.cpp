@@ -8,12 +8,16 @@
 #include <limits>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <optional>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <yaml-cpp/depthguard.h>
 #include "hfta/core/did_you_mean.h"
@@ -613,7 +617,18 @@ void load_fusion(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   r.check_mapping(*node, "fusion", {"enabled", "max_array", "memory_fraction", "min_gain"});
   if (!node->IsMap()) return;
   FusionOptions& f = sweep.fusion;
-  read_enum_into(r, r.child(*node, "fusion", "enabled", false), "fusion.enabled", f.enabled);
+  if (auto enabled = r.child(*node, "fusion", "enabled", false)) {
+    // A key named `enabled` invites a boolean: true is auto, false is off.
+    const std::string& text = enabled->IsScalar() ? enabled->Scalar() : "";
+    const bool boolean = enabled->IsScalar() && enabled->Tag() != "!" &&
+                         (text == "true" || text == "True" || text == "TRUE" || text == "false" || text == "False" ||
+                          text == "FALSE");
+    if (boolean) {
+      f.enabled = r.read_bool(*enabled, "fusion.enabled").value_or(true) ? FusionMode::kAuto : FusionMode::kOff;
+    } else {
+      read_enum_into(r, enabled, "fusion.enabled", f.enabled);
+    }
+  }
   read_int_in(r, r.child(*node, "fusion", "max_array", false), "fusion.max_array", 1, 4096,
               "most models in one array", f.max_array);
   read_number_where(r, r.child(*node, "fusion", "memory_fraction", false), "fusion.memory_fraction",
@@ -908,6 +923,70 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& 
   }
 }
 
+// Where `text` first stops being UTF-8 (a Latin-1 'ä' is one byte, 0xE4,
+// that UTF-8 never has alone), or npos where it all is.
+std::size_t first_non_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 && lead >= 0xc2 ? 2 : (lead >> 4) == 0xe ? 3
+                               : (lead >> 3) == 0x1e && lead <= 0xf4                 ? 4
+                                                                                     : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return i;
+    }
+    i += length;
+  }
+  return std::string::npos;
+}
+
+// Where a quoted string opens and its line ends before its closing quote:
+// YAML folds it on, through the keys below, to the next quote of its kind (or
+// fails at some later line), so a missing quote reads as missing keys or an
+// error elsewhere. No sweep value spans lines. Read as text, before YAML is:
+// a quote opens where a value may start (after "key: ", "- ", "[", "{" or ","),
+// and a '#' after a space outside quotes begins a comment.
+std::optional<YAML::Mark> quote_left_open(const std::string& yaml) {
+  int line = 0;
+  for (std::size_t start = 0; start < yaml.size(); ++line) {
+    const std::size_t end = std::min(yaml.find('\n', start), yaml.size());
+    bool may_start = true;  // at the line's start, a value may start
+    for (std::size_t i = start; i < end; ++i) {
+      const char c = yaml[i];
+      if (c == '#' && (i == start || yaml[i - 1] == ' ' || yaml[i - 1] == '\t')) break;
+      if ((c == '\'' || c == '"') && may_start) {
+        std::size_t j = i + 1;
+        for (; j < end; ++j) {
+          if (c == '"' && yaml[j] == '\\') {
+            ++j;
+          } else if (yaml[j] == c) {
+            if (c == '\'' && j + 1 < end && yaml[j + 1] == '\'') {
+              ++j;
+            } else {
+              break;
+            }
+          }
+        }
+        if (j >= end) {
+          YAML::Mark mark;
+          mark.pos = static_cast<int>(i);
+          mark.line = line;
+          mark.column = static_cast<int>(i - start);
+          return mark;
+        }
+        i = j;
+        may_start = false;
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') continue;  // (spaces keep what may follow)
+      may_start = c == '[' || c == '{' || c == ',' ||
+                  ((c == ':' || c == '-' || c == '?') && (i + 1 == end || yaml[i + 1] == ' ' || yaml[i + 1] == '\t'));
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
 SweepConfig load_sweep_string(const std::string& yaml, const std::string& source) {
   YamlReader r(source);
   YAML::Node root;
@@ -917,6 +996,24 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   if (yaml.find('\0') != std::string::npos || yaml.rfind("\xff\xfe", 0) == 0 || yaml.rfind("\xfe\xff", 0) == 0) {
     r.error_at(YAML::Mark::null_mark(), "",
                "the file is not UTF-8 text (it holds zero bytes or a UTF-16 byte-order mark); save it as UTF-8");
+    reject(r);
+  }
+  if (const std::size_t at = first_non_utf8(yaml); at != std::string::npos) {
+    YAML::Mark mark;
+    mark.pos = static_cast<int>(at);
+    mark.line = static_cast<int>(std::count(yaml.begin(), yaml.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    const std::size_t line_start = yaml.rfind('\n', at == 0 ? 0 : at - 1);
+    mark.column = static_cast<int>(at - (line_start == std::string::npos || at == 0 ? 0 : line_start + 1));
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(yaml[at])));
+    r.error_at(mark, "",
+               std::string("the file is not UTF-8 text: byte ") + byte + " here is not UTF-8 (Latin-1 or Windows-1252 "
+               "text, most likely); save it as UTF-8");
+    reject(r);
+  }
+  if (const auto open = quote_left_open(yaml)) {
+    r.error_at(*open, "", "this quoted text has no closing quote on its line (YAML would read on through the lines "
+                          "below it): close it");
     reject(r);
   }
   // Lines that end in a carriage return alone (classic Mac OS) are one line

@@ -27,9 +27,10 @@ std::string mib(double bytes) {
 }  // namespace
 
 SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device,
-                    double available_bytes) {
+                    double available_bytes, int sharing) {
   SweepPlan plan;
   plan.budget_bytes = available_bytes * sweep.fusion.memory_fraction;
+  plan.sharing = std::max(1, sharing);
   ArraySizer sizer(sweep, available_bytes);
   plan.fused = fuse && sweep.fusion.enabled == FusionMode::kAuto;
   plan.device = device;
@@ -219,8 +220,14 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << "total budget: " << budget_text(plan.total_budget, unit)
         << " (sum of n_i r_i); trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n";
   }
-  out << "memory: arrays planned within " << mib(plan.budget_bytes) << " ("
-      << sweep.fusion.memory_fraction * 100 << "% of the free memory of " << plan.device
+  // With several workers on a device, each plans within its share: said so,
+  // beside the device's free memory as a user would measure it.
+  const double free_bytes = plan.budget_bytes / sweep.fusion.memory_fraction;
+  const std::string share = "1/" + std::to_string(plan.sharing) + " of the " + mib(free_bytes * plan.sharing) + " free on " +
+                            plan.device + ", shared by " + std::to_string(plan.sharing) + " workers";
+  out << "memory: arrays planned within " << mib(plan.budget_bytes)
+      << (plan.sharing > 1 ? " a worker (" : " (") << sweep.fusion.memory_fraction * 100
+      << (plan.sharing > 1 ? "% of its share, " + share : "% of the free memory of " + plan.device)
       << "); sizes of " << sweep.task.model << " models are "
       << (trainers::estimate_footprint(sweep.task.model, {}) ? "estimated from parameter and activation counts"
                                                               : "known once they are built")
@@ -236,18 +243,19 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   }
   // Past the share fusion.memory_fraction leaves but within the free memory, a
   // model still trains, alone; past the free memory it does not.
-  const double free_bytes = plan.budget_bytes / sweep.fusion.memory_fraction;
   if (largest_alone > free_bytes) {
-    out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than the "
-        << mib(free_bytes) << " free on " << plan.device << ": its trials will likely fail out of memory (make "
-        << "it smaller: its task options or batch_size)\n";
+    out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than "
+        << (plan.sharing > 1 ? "a worker's " + mib(free_bytes) + " (" + share + ")" : "the " + mib(free_bytes) + " free on " + plan.device)
+        << ": its trials will likely fail out of memory (make it smaller: its task options or batch_size"
+        << (plan.sharing > 1 ? "; or run fewer workers" : "") << ")\n";
   } else if (largest_alone > plan.budget_bytes && plan.fused) {
     // (Unfused, every trial trains alone anyway; and where two models pass the
     // free memory, no fraction fuses them.)
     const bool two_fit = 2 * largest_alone <= free_bytes;
     out << "note: one " << sweep.task.model << " model is predicted to need " << mib(largest_alone) << ", more than the "
         << mib(plan.budget_bytes) << " arrays are planned within (fusion.memory_fraction " << sweep.fusion.memory_fraction
-        << " of the free memory): its trials train alone, unfused"
+        << (plan.sharing > 1 ? " of a worker's share of the free memory" : " of the free memory")
+        << "): its trials train alone, unfused"
         << (two_fit ? " (raise fusion.memory_fraction to fuse them)" : "") << "\n";
   }
   // Rungs are Hyperband's r_i = R / eta^k; Ray Tune's ASHA counts up from its

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <limits>
+#include <new>
 #include <sstream>
 
 #include <c10/util/Exception.h>
@@ -99,6 +100,7 @@ std::string Tuner::out_of_memory(const search::ArrayPlan& alone, std::size_t wor
   };
   std::string what = e.what();
   what = what.substr(0, what.find('\n'));  // LibTorch's messages go on with a backtrace
+  if (dynamic_cast<const std::bad_alloc*>(&e)) what = "a host allocation was refused";  // (its what() is "std::bad_alloc")
   std::string out = "out of memory on " + device_key(device_of(worker)) + " with the model alone (" + what + ")";
   std::lock_guard<std::mutex> lock(mutex_);
   if (const auto bytes = sizer_.estimated_bytes(records_.at(alone.trial_ids.front()).params, 1)) {

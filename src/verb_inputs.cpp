@@ -120,6 +120,10 @@ double memory_per_worker(const std::vector<c10::Device>& devices, int workers) {
   return fusion::available_memory_bytes(devices.front()) * static_cast<double>(devices.size()) / workers;
 }
 
+int workers_sharing(const std::vector<c10::Device>& devices, int workers) {
+  return static_cast<int>(std::ceil(static_cast<double>(workers) / static_cast<double>(devices.size())));
+}
+
 // LibTorch's CPU autocast computes in bfloat16 only: fp16 needs a GPU. Said at
 // the line of `file` (the sweep as loaded) that asks for it, as loading errors are.
 bool precision_fits(const SweepConfig& sweep, const std::string& file, const std::vector<c10::Device>& devices,

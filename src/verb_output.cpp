@@ -170,17 +170,12 @@ std::string importance_summary(const nlohmann::json& results) {
 
 // The plan's arrays are each round's as one worker trains them; several cut
 // them further, by measured throughput (search/worker_balance.h), each within
-// its share of the memory. More workers than CPU cores only take turns on
+// its share of the memory (the plan's memory line says it). More workers than CPU cores only take turns on
 // them, in smaller arrays.
 std::string workers_note(int workers, const std::vector<c10::Device>& devices) {
   if (workers <= 1) return "";
-  const int sharing = static_cast<int>(std::ceil(static_cast<double>(workers) / static_cast<double>(devices.size())));
   std::string note = "note: with " + std::to_string(workers) + " workers, a round's arrays may be cut further, so that "
-                     "no worker waits while another trains its last one";
-  if (sharing > 1) {
-    note += "; the memory figure above is one worker's, 1/" + std::to_string(sharing) + " of what it names";
-  }
-  note += "\n";
+                     "no worker waits while another trains its last one\n";
   const auto cores = static_cast<int>(std::thread::hardware_concurrency());
   if (devices.front().is_cpu() && cores > 0 && workers > cores) {
     note += "note: " + std::to_string(workers) + " workers on " + std::to_string(cores) +

@@ -31,12 +31,13 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   if (!precision_fits(*sweep, a.sweep, devices, "plan", err)) return kExitUsage;
+  const int workers = workers_for(a, devices);
   const SweepPlan p = make_plan(*sweep, a.fusion == "auto", fusion::to_string(devices),
-                                memory_per_worker(devices, workers_for(a, devices)));
+                                memory_per_worker(devices, workers), workers_sharing(devices, workers));
   if (a.json) {
     out << to_json(p, *sweep).dump(2) << "\n";
   } else {
-    out << to_text(p, *sweep) << workers_note(workers_for(a, devices), devices);
+    out << to_text(p, *sweep) << workers_note(workers, devices);
   }
   return kExitOk;
 }

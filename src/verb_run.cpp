@@ -124,7 +124,8 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
       << ", fusion " << (fuse && sweep.fusion.enabled == FusionMode::kAuto ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
-  const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers));
+  const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers),
+                                   workers_sharing(devices, workers));
   const bool recorded_threads = verb == std::string("resume") && given.threads == 0;
   out << to_text(plan, sweep) << workers_note(workers, devices)
       << threads_note(threads, workers, devices, recorded_threads) << std::flush;
@@ -185,7 +186,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       rungs = 1;  // unknown: say what resume keeps
     }
     err << "hfta-tune " << verb << ": "
-        << (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of host memory (std::bad_alloc)") : e.what())
+        << (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of host memory (an allocation was refused)") : e.what())
         << (rungs == 0 ? " (no rung had finished; once this is mended, hfta-tune resume " + shell_word(dir) +
                              " starts the sweep)\n"
                        : " (finished rungs are kept: hfta-tune resume " + shell_word(dir) + ")\n");
@@ -213,6 +214,16 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
         << test_summary(results.at("best").at("test")) << "\n";
   }
   out << "results: " << dir << "/results.json\n";
+  // A sweep whose every trial failed ran nothing a script can use: exit 1, as
+  // Ray Tune raises TuneError, so that it is not taken for a success.
+  const bool all_failed = !result.trials.empty() && std::all_of(result.trials.begin(), result.trials.end(),
+                                                                 [](const TrialRecord& t) { return t.status == "failed"; });
+  if (all_failed) {
+    const TrialRecord& first = result.trials.front();
+    err << "hfta-tune " << verb << ": every trial failed (trial " << first.id << ": " << first.error
+        << "); results.json records each one's error\n";
+    return kExitFailure;
+  }
   return kExitOk;
 }
 

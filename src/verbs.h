@@ -55,6 +55,8 @@ std::optional<double> duration_seconds(const std::string& text);
 std::vector<c10::Device> devices_of(const Args& a);
 int workers_for(const Args& a, const std::vector<c10::Device>& devices);
 double memory_per_worker(const std::vector<c10::Device>& devices, int workers);
+/// How many workers share one device's memory (each plans within 1/that of it).
+int workers_sharing(const std::vector<c10::Device>& devices, int workers);
 bool precision_fits(const SweepConfig& sweep, const std::string& file, const std::vector<c10::Device>& devices,
                     const char* verb, std::ostream& err);
 

@@ -303,6 +303,9 @@ TEST(SweepLoader, EarlyStoppingAndFusion) {
   EXPECT_EQ(s.fusion.max_array, 4);
   EXPECT_DOUBLE_EQ(s.fusion.memory_fraction, 0.5);
   EXPECT_DOUBLE_EQ(s.fusion.min_gain, 0.25);
+  // A key named `enabled` invites a boolean: read as auto and off.
+  EXPECT_EQ(load(sweep_yaml({{"fusion", "fusion:\n  enabled: false\n"}})).fusion.enabled, FusionMode::kOff);
+  EXPECT_EQ(load(sweep_yaml({{"fusion", "fusion:\n  enabled: True\n"}})).fusion.enabled, FusionMode::kAuto);
 }
 
 TEST(SweepLoader, ExplicitTagsAndTinyNumbers) {

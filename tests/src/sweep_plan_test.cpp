@@ -202,6 +202,17 @@ TEST(SweepPlan, AModelThatAloneOutgrowsTheMemoryIsNoted) {
   const std::string tight = to_text(make_plan(sweep, true, "cpu", 10.0 * (1 << 20)), sweep);
   EXPECT_NE(tight.find(note), std::string::npos) << tight;
   EXPECT_NE(tight.find("its trials will likely fail out of memory"), std::string::npos) << tight;
+  // Four workers on the device: each has a quarter of its free memory, said so.
+  const std::string shared = to_text(make_plan(sweep, true, "cpu", 10.0 * (1 << 20), 4), sweep);
+  EXPECT_NE(shared.find("memory: arrays planned within 9.00 MiB a worker (90% of its share, 1/4 of the 40 MiB free "
+                        "on cpu, shared by 4 workers)"),
+            std::string::npos)
+      << shared;
+  EXPECT_NE(shared.find("more than a worker's 10 MiB (1/4 of the 40 MiB free on cpu, shared by 4 workers): its "
+                        "trials will likely fail out of memory (make it smaller: its task options or batch_size; or run "
+                        "fewer workers)"),
+            std::string::npos)
+      << shared;
 }
 
 // Outgrowing only fusion.memory_fraction's share, a model still fits the

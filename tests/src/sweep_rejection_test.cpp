@@ -1195,6 +1195,51 @@ TEST(SweepRejection, TextThatIsNotUtf8) {
       EXPECT_NE(std::string(e.what()).find("not UTF-8 text"), std::string::npos) << e.what();
     }
   }
+  // Latin-1 text: named at its first byte that UTF-8 never has so, where
+  // yaml-cpp would take it and print it back garbled.
+  try {
+    load_sweep_string("seed: 1\nname: sm\xe4ll\n", "sweep.yaml");
+    FAIL() << "accepted Latin-1 text";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep.yaml:2:9: the file is not UTF-8 text: byte 0xE4 here is not UTF-8 "
+                                         "(Latin-1 or Windows-1252 text, most likely); save it as UTF-8"),
+              std::string::npos)
+        << e.what();
+  }
+  // UTF-8 itself passes this check.
+  EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"seed", "seed: 3  # \u00e9t\u00e9 \u2014 \U0001F600\n"}}),
+                                    "sweep.yaml"));
+}
+
+// A quote left open folds the keys below it into one string (or fails YAML
+// some lines on): said where it opens, not as the keys it swallowed gone missing.
+TEST(SweepRejection, AQuoteLeftOpenIsNamedWhereItOpens) {
+  const std::string message = "this quoted text has no closing quote on its line (YAML would read on through the lines "
+                              "below it): close it";
+  for (const auto& [yaml, needle] : std::vector<std::pair<std::string, std::string>>{
+           {sweep_yaml({{"name", "name: 'small\n"}, {"seed", "seed: 3  # it's\n"}}), "'small"},
+           {sweep_yaml({{"search", "search:\n  method: hyperband\n  eta: \"3\n"}}), "\"3"},
+           {sweep_yaml({{"parameters", "parameters:\n  lr: {values: [0.1, '0.2]}\n"}}), "'0.2"},
+           {sweep_yaml({{"parameters", "parameters:\n  opt:\n    - 'sgd\n"}}), "'sgd"}}) {
+    try {
+      load_sweep_string(yaml, "sweep.yaml");
+      FAIL() << "accepted:\n" << yaml;
+    } catch (const ConfigError& e) {
+      const std::string line = std::to_string(hfta::test::line_of(yaml, needle));
+      const std::string column = std::to_string(yaml.find(needle) - yaml.rfind('\n', yaml.find(needle)));
+      EXPECT_EQ(std::string(e.what()).rfind("sweep.yaml:" + line + ":" + column + ": " + message, 0), 0u) << e.what();
+    }
+  }
+  // Quotes closed on their line ('' and \" inside them too), apostrophes
+  // inside plain text and comments are no such thing.
+  for (const std::string fine : {"name: 'it''s'  # it's\n", "name: \"a \\\" b\"\n", "name: it's\n",
+                                 "name: \"x\" # \"\n"}) {
+    try {
+      load_sweep_string(sweep_yaml({{"name", fine}}), "sweep.yaml");
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).find("closing quote"), std::string::npos) << fine << e.what();
+    }
+  }
 }
 
 TEST(SweepRejection, UnreadableFile) {

@@ -42,13 +42,14 @@ struct SweepPlan {
   double trained_budget = 0;  ///< with promoted trials resuming from their checkpoints
   bool fused = true;
   std::string device = "cpu";
-  double budget_bytes = 0;    ///< memory the arrays may plan to use
+  double budget_bytes = 0;    ///< memory the arrays may plan to use (one worker's)
+  int sharing = 1;            ///< workers that share one device's memory: budget_bytes is 1/sharing of its share
 };
 
-/// Plans `sweep` on `device` ("cpu", "cuda:0,...") with `available_bytes` free;
-/// `fuse` false is --fusion off.
+/// Plans `sweep` on `device` ("cpu", "cuda:0,...") with `available_bytes` free
+/// for one worker (1/`sharing` of a device's free memory); `fuse` false is --fusion off.
 SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device,
-                    double available_bytes);
+                    double available_bytes, int sharing = 1);
 
 /// The documented JSON shape: {"format": 1, "brackets": [{"s", "rungs": [{"n", "r", "arrays"}]}],
 /// "total_budget", ...}.
