@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <variant>
 
 #include "hfta/core/did_you_mean.h"
@@ -66,7 +67,16 @@ std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
   if (fitted && search::is_numeric(*fitted) && !option.in_range(search::as_double(*fitted))) {
     fitted.reset();
   }
-  if (!fitted) *why = expected;
+  if (!fitted) {
+    // "0.01" or "true" in quotes is a string that reads as what it looks like
+    // once unquoted: said as the reader says it of a quoted scalar.
+    const auto* text = std::get_if<std::string>(&value);
+    char* end = nullptr;
+    const bool number = text && !text->empty() && (std::strtod(text->c_str(), &end), *end == '\0');
+    const bool boolean = text && (*text == "true" || *text == "false");
+    const bool unquoted_fits = (numeric && number) || (option.type == OptionType::kBool && boolean);
+    *why = expected + (unquoted_fits ? " (quoted, so a string: write it without quotes)" : "");
+  }
   return fitted;
 }
 

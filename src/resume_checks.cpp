@@ -15,16 +15,30 @@ namespace {
 
 // The paths of a JSON document's leaves ("search.eta"), with their values; a
 // list of mappings by item ("metric[1].goal").
-void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out) {
+// `sections`: the mappings and lists of them on the way, by path, with their text.
+void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>& out,
+             std::map<std::string, std::string>& sections) {
   const bool of_mappings =
       j.is_array() && !j.empty() && std::all_of(j.begin(), j.end(), [](const nlohmann::json& v) { return v.is_object(); });
   if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
+    if (!path.empty()) sections[path] = j.dump();
+    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out, sections);
   } else if (of_mappings) {
-    for (std::size_t i = 0; i < j.size(); ++i) flatten(j[i], path + "[" + std::to_string(i) + "]", out);
+    sections[path] = j.dump();
+    for (std::size_t i = 0; i < j.size(); ++i) flatten(j[i], path + "[" + std::to_string(i) + "]", out, sections);
   } else {
     out[path] = j.dump();
   }
+}
+
+// The shortest path on the way to `key` ("early_stopping" of
+// "early_stopping.patience") that `side` lacks: a section added or removed
+// whole is named once, as written, not as each key its defaults fill in.
+std::string first_missing(const std::string& key, const std::map<std::string, std::string>& side) {
+  for (std::size_t at = key.find_first_of(".["); at != std::string::npos; at = key.find_first_of(".[", at + 1)) {
+    if (!side.count(key.substr(0, at))) return key.substr(0, at);
+  }
+  return key;
 }
 
 // One metric as the first of a list, so that going from one to several
@@ -69,22 +83,30 @@ SweepEdits sweep_edits(const SweepConfig& recorded, SweepConfig given, bool seed
   SweepEdits edits;
   if (seed_given) given.seed = recorded.seed;
   if (before_waves) given.search.waves = 1;
-  std::map<std::string, std::string> was, now;
-  flatten(as_objectives(to_json(recorded)), "", was);
-  flatten(as_objectives(to_json(given)), "", now);
-  auto shown = [](const std::map<std::string, std::string>& values, const std::string& k) {
-    const auto it = values.find(k);
-    if (it == values.end()) return std::string("none");
+  std::map<std::string, std::string> was, now, was_sections, now_sections;
+  flatten(as_objectives(to_json(recorded)), "", was, was_sections);
+  flatten(as_objectives(to_json(given)), "", now, now_sections);
+  auto shown = [](const std::map<std::string, std::string>& values, const std::map<std::string, std::string>& sections,
+                  const std::string& k) {
+    auto it = values.find(k);
+    if (it == values.end()) it = sections.find(k);
+    if (it == sections.end()) return std::string("none");
     return it->second.size() > 40 ? it->second.substr(0, 37) + "..." : it->second;
   };
-  auto differs = [&](const std::string& k) {
+  std::set<std::string> named;
+  auto differs = [&](std::string k) {
+    if (k.rfind("fusion.", 0) != 0) {  // (packing keys are taken one by one)
+      if (!was.count(k)) k = first_missing(k, was_sections);
+      if (!now.count(k)) k = first_missing(k, now_sections);
+    }
+    if (!named.insert(k).second) return;
     if (k == "name") {
       edits.renamed = true;
     } else if (k.rfind("fusion.", 0) == 0) {
       edits.packing.push_back(k);
     } else {
       edits.changed.push_back(k);
-      edits.changed_values.push_back(k + " (" + shown(was, k) + " -> " + shown(now, k) + ")");
+      edits.changed_values.push_back(k + " (" + shown(was, was_sections, k) + " -> " + shown(now, now_sections, k) + ")");
     }
   };
   for (const auto& [k, v] : now) {

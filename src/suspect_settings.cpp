@@ -193,7 +193,7 @@ std::vector<std::string> size_notes(const SweepConfig& sweep, const std::vector<
       out.push_back("note: no shape of the space meets " + which + ": every trial ranks by its violation, and none is best");
     } else if (outside > 0) {
       out.push_back("note: " + std::to_string(outside) + " of the space's " + std::to_string(sizes->size()) +
-                    " shapes break " + which + ": their trials train and rank after every trial within it (restrict "
+                    (outside == 1 ? " shapes breaks " : " shapes break ") + which + ": their trials train and rank after every trial within it (restrict "
                     "the space to skip them)");
     }
   }
@@ -276,6 +276,20 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
     out.push_back("note: budget.min " + std::to_string(sweep.budget.min) + " plays no part: method " +
                   to_string(sweep.search.method) + " trains every trial to budget.max " +
                   std::to_string(sweep.budget.max) + (random ? " (stopping: median or percentile uses it)" : ""));
+  }
+  // A range whose ends meet is a constant that searchers and importance count
+  // as a parameter: said, with the key that says it.
+  for (const auto& p : sweep.parameters) {
+    const bool ranged = p.distribution == search::Distribution::kUniform ||
+                        p.distribution == search::Distribution::kLogUniform ||
+                        p.distribution == search::Distribution::kIntUniform ||
+                        p.distribution == search::Distribution::kIntLogUniform;
+    if (ranged && p.min == p.max) {
+      std::ostringstream v;
+      v << p.min;
+      out.push_back("note: " + parameter_path(p) + ": min equals max (" + v.str() + "), so every trial takes " +
+                    v.str() + ": write value: " + v.str() + ", or widen the range");
+    }
   }
   // An lr left at the default here, 0.01, is ten times Adam's in PyTorch.
   // (one_cycle reads max_lr instead.)

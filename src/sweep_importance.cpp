@@ -38,7 +38,7 @@ nlohmann::json importance_json(const SweepConfig& sweep, const std::vector<Trial
   if (chosen == count.rend()) {
     const auto most = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     out["why"] = "it needs results of " + std::to_string(needed) + " trials at one budget; " +
-                 (most == count.end() ? std::string("there are none yet")
+                 (most == count.end() ? std::string("no trial has a result")
                                       : "the most at any is " + std::to_string(most->second));
     return out;
   }

@@ -174,16 +174,26 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
                                                   (sweep.fusion.max_array == 1 ? " model per array)" : " models per array)")
                                     : std::string("off"))
       << "\n";
+  // Random and grid search have no brackets: their trials, and the points a
+  // stopping rule compares them at, are listed as they are.
+  const bool bracketed = sweep.search.method != SearchMethod::kRandom && sweep.search.method != SearchMethod::kGrid;
   for (const auto& b : plan.brackets) {
     if (pbt) {
       out << "population of " << sweep.search.population << ", in generations\n";
+    } else if (!bracketed) {
+      if (b.rungs.size() > 1) out << "trials, compared by the stopping rule at each budget\n";
     } else {
       out << "bracket s=" << b.s << (sweep.search.iterations > 1 ? " of iteration " + std::to_string(b.iteration) : "")
           << "\n";
     }
     for (std::size_t i = 0; i < b.rungs.size(); ++i) {
       const auto& r = b.rungs[i];
-      out << (pbt ? "  generation " : "  rung ") << i << ": " << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
+      if (!bracketed) {
+        out << "  ";
+      } else {
+        out << (pbt ? "  generation " : "  rung ") << i << ": ";
+      }
+      out << r.n << " trial" << (r.n == 1 ? "" : "s") << " to " << budget_text(r.r, unit);
       if (plan.brackets.size() > 1) out << " in round " << b.first_round + i;
       if (const auto waves = r.waves.among(r.n); waves > 1) {
         out << " in " << waves << " waves of";
@@ -218,7 +228,11 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << "total budget: " << budget_text(plan.trained_budget, unit) << " (the population to budget.max)\n";
   } else {
     out << "total budget: " << budget_text(plan.total_budget, unit)
-        << " (sum of n_i r_i); trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n";
+        << (bracketed                 ? " (sum of n_i r_i)"
+            : plan.brackets.size() == 1 && plan.brackets.front().rungs.size() > 1
+                ? " (every trial to budget.max; less where the stopping rule stops trials)"
+                : " (every trial to budget.max)")
+        << "; trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n";
   }
   // With several workers on a device, each plans within its share: said so,
   // beside the device's free memory as a user would measure it.

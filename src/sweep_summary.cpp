@@ -5,6 +5,7 @@
 #include <iomanip>
 
 #include <set>
+#include <algorithm>
 #include <sstream>
 
 #include "hfta/core/search_setup.h"
@@ -107,7 +108,10 @@ std::string summarize(const SweepConfig& s) {
   if (s.task.eval_steps > 0) out << ", evaluated every " << s.task.eval_steps << " steps";
   std::string options;
   for (const auto& [name, value] : s.task.options) {
-    options += (options.empty() ? "" : ", ") + name + "=" + search::to_string(value);
+    // An option a parameter sets per trial is tuned, not this value.
+    const bool tuned = std::any_of(s.parameters.begin(), s.parameters.end(),
+                                   [&](const search::ParameterSpec& p) { return p.name == name; });
+    options += (options.empty() ? "" : ", ") + name + "=" + (tuned ? std::string("tuned") : search::to_string(value));
   }
   if (!options.empty()) out << " (" << options << ")";
   out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")";

@@ -270,8 +270,19 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
       err << "hfta-tune run: " << dir << " already holds a finished sweep (see hfta-tune status " << shell_word(dir)
           << "); choose another --out\n";
     } else {
-      err << "hfta-tune run: " << dir << " already holds a sweep; continue it with hfta-tune resume " << shell_word(dir)
-          << ", or choose another --out\n";
+      // Resume continues the sweep the directory records: say so where this
+      // file is another (its trials would differ), not only "continue it".
+      std::ostringstream quiet;
+      const auto recorded = recorded_sweep(dir, "run", quiet);
+      const auto edits = recorded ? sweep_edits(*recorded, *sweep, a.seed >= 0, false) : SweepEdits{};
+      if (recorded && !edits.changed.empty()) {
+        err << "hfta-tune run: " << dir << " already holds another sweep, '" << recorded->name
+            << "' (this file differs in " << joined(edits.changed_values) << "); hfta-tune resume " << shell_word(dir)
+            << " continues that one; give this one another --out\n";
+      } else {
+        err << "hfta-tune run: " << dir << " already holds this sweep, unfinished; continue it with hfta-tune resume "
+            << shell_word(dir) << ", or choose another --out\n";
+      }
     }
     return true;
   };

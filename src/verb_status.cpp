@@ -39,7 +39,7 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   }
   if (!edited->edits.changed.empty()) {
     return dir + "/sweep.yaml was edited in what would change its trials (" + joined(edited->edits.changed) +
-           "), which resume refuses: restore them, then " + resume;
+           "), which resume refuses: restore " + (edited->edits.changed.size() == 1 ? "it" : "them") + ", then " + resume;
   }
   if (const auto mixed = trials_of_another_sweep(dir, recorded); !mixed.empty()) return mixed + ", which resume refuses";
   const std::string device = run_options->value("device", "cpu");
@@ -110,7 +110,8 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   }
   std::map<std::string, int> by_status;
   for (const auto& t : results->at("trials")) by_status[t.at("status").get<std::string>()]++;
-  out << a.dir << ": finished, " << results->at("trials").size() << " trials (";
+  const std::size_t trials = results->at("trials").size();
+  out << a.dir << ": finished, " << trials << (trials == 1 ? " trial (" : " trials (");
   bool first = true;
   for (const auto& [st, n] : by_status) {
     out << (first ? "" : ", ") << n << " " << st;

@@ -894,7 +894,7 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   const Result told = run("status " + dir_ + "/cut");
   EXPECT_EQ(told.code, 0) << told.err;
   EXPECT_NE(told.out.find("/cut/sweep.yaml was edited in what would change its trials (search.eta), which resume "
-                          "refuses: restore them, then continue with hfta-tune resume"),
+                          "refuses: restore it, then continue with hfta-tune resume"),
             std::string::npos)
       << told.out;
   std::ofstream(dir_ + "/cut/sweep.yaml") << "name: [";
@@ -940,6 +940,27 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
   for (std::size_t i = 0; i < all.at("trials").size(); ++i) {
     EXPECT_EQ(packed.at("trials")[i].at("history"), all.at("trials")[i].at("history")) << i;
   }
+}
+
+// `run` into a directory that holds an unfinished sweep points to resume,
+// which continues the sweep recorded there: said so where this file is another.
+TEST_F(Cli, RunIntoAnUnfinishedSweepSaysWhetherResumeContinuesThisOne) {
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/stopped";
+  {
+    const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // it stops as it starts: unfinished
+    ASSERT_EQ(run("run " + sweep + " --out " + dir + " --time-limit 1h").code, 0);
+  }
+  const Result same = run("run " + sweep + " --out " + dir);
+  EXPECT_EQ(same.code, 2);
+  EXPECT_EQ(same.err, "hfta-tune run: " + dir + " already holds this sweep, unfinished; continue it with hfta-tune "
+                      "resume " + dir + ", or choose another --out\n");
+  std::string text = kTinySweep;
+  const std::string other = write_sweep("other.yaml", text.replace(text.find("eta: 3"), 6, "eta: 2"));
+  const Result another = run("run " + other + " --out " + dir);
+  EXPECT_EQ(another.code, 2);
+  EXPECT_EQ(another.err, "hfta-tune run: " + dir + " already holds another sweep, 'tiny' (this file differs in "
+                         "search.eta (3 -> 2)); hfta-tune resume " + dir + " continues that one; give this one another "
+                         "--out\n");
 }
 
 TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
@@ -1769,7 +1790,7 @@ parameters:
   EXPECT_NE(grown.out.find("sweep.yaml's search.trials grows from 4 to 7: the trials so far are kept, 3 more trials train\n"),
             std::string::npos)
       << grown.out;
-  EXPECT_NE(grown.out.find("rung 0: 7 trials to 30 steps"), std::string::npos) << grown.out;  // the plan: the sweep grown
+  EXPECT_NE(grown.out.find("\n  7 trials to 30 steps"), std::string::npos) << grown.out;  // the plan: the sweep grown
   expect_same_results(dir_ + "/grown", dir_ + "/whole");
   EXPECT_EQ(results(dir_ + "/grown").at("finished"), true);
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/grown/sweep.json")).at("search").at("trials"), 7);
@@ -2842,7 +2863,7 @@ TEST_F(Cli, AnOutWithAnUnexpandedTildeIsNoted) {
 
 // A model that does not fit even alone fails its trials saying what ran out,
 // how much the model needs, and what to change (std::bad_alloc alone said none
-// of it); the sweep still ends, with exit 0 and no best trial.
+// of it); the sweep still ends, with no best trial and exit 1 (every trial failed).
 TEST_F(Cli, AModelPastTheMemoryFailsItsTrialsSayingWhatToChange) {
   if (hfta::test::kAddressSanitizer) GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v";
   std::string text = kTinySweep;
@@ -2853,7 +2874,11 @@ TEST_F(Cli, AModelPastTheMemoryFailsItsTrialsSayingWhatToChange) {
   // (Threads and malloc arenas pinned: each reserves address space, by the core count.)
   ASSERT_EQ(shell("ulimit -v 6000000; OMP_NUM_THREADS=2 MALLOC_ARENA_MAX=2 " + std::string(HFTA_TUNE_BINARY) + " run " +
                   sweep + " --out " + dir + " --workers 1 >" + out + " 2>&1"),
-            0)
+            1)
+      << slurp(out);
+  EXPECT_NE(slurp(out).find("hfta-tune run: every trial failed (trial 0: out of memory on cpu with the model alone (a "
+                            "host allocation was refused)"),
+            std::string::npos)
       << slurp(out);
   const auto r = results(dir);
   ASSERT_EQ(r.at("trials").size(), 2u) << slurp(out);

@@ -76,13 +76,30 @@ TEST(ResumeChecks, ASweepGrowsByItsMethodsCountAloneAndSaysWhyNotOtherwise) {
 // Objectives added or changed are named by their item; the one that stays is not.
 TEST(ResumeChecks, ObjectivesAreNamedByTheirPlaceInTheList) {
   const std::string two = "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: minimize}\n";
-  EXPECT_EQ(sweep_edits(sweep(), sweep({{"metric", two}}), false, false).changed,
-            (Strings{"metric[1].goal", "metric[1].name"}));
-  EXPECT_EQ(sweep_edits(sweep({{"metric", two}}), sweep(), false, false).changed,
-            (Strings{"metric[1].goal", "metric[1].name"}));
+  const auto added = sweep_edits(sweep(), sweep({{"metric", two}}), false, false);
+  EXPECT_EQ(added.changed, Strings{"metric[1]"});
+  EXPECT_EQ(added.changed_values, Strings{"metric[1] (none -> {\"goal\":\"minimize\",\"name\":\"params\"})"});
+  EXPECT_EQ(sweep_edits(sweep({{"metric", two}}), sweep(), false, false).changed, Strings{"metric[1]"});
   const std::string flipped = "metric:\n  - {name: val_accuracy, goal: maximize}\n  - {name: params, goal: maximize}\n";
   EXPECT_EQ(sweep_edits(sweep({{"metric", two}}), sweep({{"metric", flipped}}), false, false).changed,
             Strings{"metric[1].goal"});
+}
+
+// A section added whole is named once, as the user wrote it, not as each key
+// its defaults fill in (early_stopping.min_delta, which was never written).
+TEST(ResumeChecks, ASectionAddedOrRemovedWholeIsNamedOnce) {
+  const auto added = sweep_edits(sweep(), sweep({{"early_stopping", "early_stopping:\n  patience: 0\n"}}), false, false);
+  EXPECT_EQ(added.changed, Strings{"early_stopping"});
+  ASSERT_EQ(added.changed_values.size(), 1u);
+  EXPECT_EQ(added.changed_values[0].rfind("early_stopping (none -> {", 0), 0u) << added.changed_values[0];
+  const auto removed = sweep_edits(sweep({{"early_stopping", "early_stopping:\n  patience: 2\n"}}), sweep(), false, false);
+  EXPECT_EQ(removed.changed, Strings{"early_stopping"});
+  EXPECT_EQ(removed.changed_values[0].find(" -> none)"), removed.changed_values[0].size() - 9) << removed.changed_values[0];
+  // A key edited inside a section both have is named by itself.
+  EXPECT_EQ(sweep_edits(sweep({{"early_stopping", "early_stopping:\n  patience: 2\n"}}),
+                        sweep({{"early_stopping", "early_stopping:\n  patience: 3\n"}}), false, false)
+                .changed,
+            Strings{"early_stopping.patience"});
 }
 
 TEST(ResumeChecks, PackingAndTheNameAreTakenNotRefused) {

@@ -134,7 +134,7 @@ TEST(SweepImportance, SaysWhyWhereItCannotJudge) {
   EXPECT_TRUE(j.at("params").empty());
   EXPECT_EQ(j.at("budget"), nullptr);
   EXPECT_EQ(j.at("why"), "it needs results of 8 trials at one budget; the most at any is 7");
-  EXPECT_EQ(importance_json(s, {}).at("why"), "it needs results of 8 trials at one budget; there are none yet");
+  EXPECT_EQ(importance_json(s, {}).at("why"), "it needs results of 8 trials at one budget; no trial has a result");
 
   std::vector<TrialRecord> diverged, flat;
   for (std::int64_t t = 0; t < 8; ++t) {

@@ -6,6 +6,7 @@
 #include "../support/sweep_text.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_summary.h"
 
 namespace hfta::core {
 namespace {
@@ -289,6 +290,16 @@ TEST(SweepLoader, PointsToEvaluateAreReadAsTheirParametersDrawThem) {
   };
   EXPECT_EQ(tpe("").search.waves, 4);
   EXPECT_EQ(tpe("  points_to_evaluate: [{lr: 0.01}, {lr: 0.02}, {lr: 0.03}, {lr: 0.04}]\n").search.waves, 3);
+}
+
+// validate's task line: an option a parameter tunes reads "tuned", not the
+// task's value no trial trains with.
+TEST(SweepLoader, TheSummaryCallsAnOptionAParameterSetsTuned) {
+  const SweepConfig s = load_sweep_string(
+      sweep_yaml({{"task", "task:\n  model: mlp\n  batch_size: 32\n  options: {width: 256}\n"},
+                  {"parameters", "parameters:\n  lr: {value: 0.1}\n  width: {values: [16, 64]}\n"}}),
+      "sweep.yaml");
+  EXPECT_NE(summarize(s).find("(activation=relu, depth=2, dropout=0, width=tuned)"), std::string::npos) << summarize(s);
 }
 
 TEST(SweepLoader, EarlyStoppingAndFusion) {

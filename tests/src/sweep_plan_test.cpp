@@ -108,7 +108,9 @@ TEST(SweepPlan, ARunOfAlikeArraysIsPrintedOnceCountedAndWholeBudgetsInFull) {
       {{"search", "search:\n  method: random\n  trials: 1000000\n"},
        {"budget", "budget:\n  unit: steps\n  min: 5\n  max: 5\n"}}));
   const std::string text = to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
-  EXPECT_NE(text.find("rung 0: 1000000 trials to 5 steps; 15625 arrays: B=64 ("), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find("\n  1000000 trials to 5 steps; 15625 arrays: B=64 ("), std::string::npos) << text.substr(0, 400);
+  EXPECT_EQ(text.find("bracket"), std::string::npos) << text.substr(0, 400);  // (random search has none)
+  EXPECT_NE(text.find("total budget: 5000000 steps (every trial to budget.max)"), std::string::npos);
   EXPECT_NE(text.find(" MiB) x15625\n"), std::string::npos) << text.substr(0, 400);
   EXPECT_NE(text.find("total budget: 5000000 steps"), std::string::npos) << text.substr(0, 400);
   // Large fractional totals to a tenth, never an exponent.
@@ -120,6 +122,15 @@ TEST(SweepPlan, ARunOfAlikeArraysIsPrintedOnceCountedAndWholeBudgetsInFull) {
             std::string::npos)
       << fractions;
   EXPECT_NE(fractions.find("rung 0: 243 trials to 12345.7 samples"), std::string::npos) << fractions;
+  // A stopping rule's budgets, under random search, are where it compares trials.
+  const SweepConfig stopping = load_sweep_string(
+      sweep_yaml({{"search", "search:\n  method: random\n  trials: 4\n  stopping: median\n"}}));
+  const std::string compared = to_text(make_plan(stopping, true, "cpu", kFreeBytes), stopping);
+  EXPECT_NE(compared.find("\ntrials, compared by the stopping rule at each budget\n  4 trials to 1 epoch"),
+            std::string::npos)
+      << compared;
+  EXPECT_NE(compared.find("(every trial to budget.max; less where the stopping rule stops trials)"), std::string::npos)
+      << compared;
   // Three alike or fewer are each shown.
   const SweepConfig few = load_sweep_string(sweep_yaml({{"search", "search:\n  method: random\n  trials: 12\n"},
                                                         {"fusion", "fusion:\n  max_array: 4\n"}}));
@@ -322,6 +333,14 @@ TEST(SweepPlan, AGridCycledShortOrUnevenlyAnIdleBudgetMinAnUntunedAdamLrAndADead
       << idle_rule;
   EXPECT_EQ(notes({{"search", "search:\n  method: random\n  trials: 4\n  stopping: median\n"}}).find("min_samples"),
             std::string::npos);
+  // A range whose ends meet is a constant.
+  const std::string closed = notes({{"parameters", "parameters:\n  lr: {distribution: uniform, min: 0.1, max: 0.1}\n"
+                                                   "  momentum: {distribution: uniform, min: 0.5, max: 0.9}\n"}});
+  EXPECT_NE(closed.find("note: parameters.lr: min equals max (0.1), so every trial takes 0.1: write value: 0.1, or "
+                        "widen the range"),
+            std::string::npos)
+      << closed;
+  EXPECT_EQ(closed.find("parameters.momentum"), std::string::npos) << closed;
   const std::string adam = notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  beta1: {values: [0.9]}\n"}});
   EXPECT_NE(adam.find("note: lr is not a parameter, so every trial trains at lr 0.01"), std::string::npos) << adam;
   EXPECT_EQ(notes({{"parameters", "parameters:\n  optimizer: {value: adam}\n  schedule: {value: one_cycle}\n"}})

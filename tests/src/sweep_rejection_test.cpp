@@ -456,6 +456,11 @@ TEST(SweepRejection, WrongTypeForNumber) {
       {{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: '0.001'\n    max: 0.2\n"}});
   expect_rejected(quoted, "parameters.lr.min", "min: '0.001'", "got '0.001' (quoted, so a string");
   expect_rejected(sweep_yaml({{"seed", "seed: \"3\"\n"}}), "seed", "seed:", "(quoted, so a string");
+  // In a parameter's values too, where the value is checked against the option.
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    values: [\"0.01\"]\n"}}), "parameters.lr.values[0]",
+                  "values:", "got string 0.01 (quoted, so a string: write it without quotes)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  nesterov:\n    value: 'true'\n"}}), "parameters.nesterov.value",
+                  "value:", "(quoted, so a string: write it without quotes)");
 }
 
 TEST(SweepRejection, WrongTypeMappingWhereScalar) {
