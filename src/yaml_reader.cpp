@@ -125,6 +125,13 @@ bool YamlReader::check_mapping(const YAML::Node& node, const std::string& path,
     if (!seen.insert(key).second) {
       error(entry.first, key_path, "duplicate key '" + key + "'");
       ok = false;
+    } else if (key == "<<" && entry.first.Tag() != "!") {
+      // A merge key left by apply_merge_keys: a second one in the mapping (its
+      // first was merged and removed), or one whose value is no mapping.
+      error(entry.first, key_path,
+            "a merge key '<<' that is not merged: a mapping takes one '<<', of a mapping (<<: *a) or a list of "
+            "them (<<: [*a, *b])");
+      ok = false;
     } else if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       // Another tool's name for a key here is known for sure; a typo is a guess.
       std::string hint = other_tools_name(NameKind::kKey, path, key);

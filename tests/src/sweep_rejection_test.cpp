@@ -610,9 +610,15 @@ TEST(SweepRejection, AnErrorInAMergedMappingNamesWhereItWasMergedAndTheLineOfThe
   expect_rejected(yaml, "parameters.weight_decay.min", "min: -1", "min must be > 0");
 }
 
-TEST(SweepRejection, AMergeKeyOfAScalarIsAnUnknownKey) {
-  const auto yaml = sweep_yaml({{"fusion", "fusion:\n  <<: 3\n"}});
-  expect_rejected(yaml, "fusion.<<", "<<", "unknown key '<<'");
+TEST(SweepRejection, AMergeKeyThatIsNotMergedSaysHowMergesAreWritten) {
+  const std::string how = "a merge key '<<' that is not merged: a mapping takes one '<<', of a mapping (<<: *a) or a "
+                          "list of them (<<: [*a, *b])";
+  expect_rejected(sweep_yaml({{"fusion", "fusion:\n  <<: 3\n"}}), "fusion.<<", "<<", how);
+  // Two in one mapping: the first is merged, the second named.
+  const auto twice = sweep_yaml({{"parameters", "parameters:\n  lr: &a {distribution: log_uniform, min: 0.01, max: 0.1}\n"
+                                                "  momentum: &b {value: 0.9}\n"
+                                                "  weight_decay:\n    <<: *a\n    <<: *b\n"}});
+  expect_rejected(twice, "parameters.weight_decay.<<", "<<: *b", how);
 }
 
 TEST(SweepRejection, AliasesNamingAliasesAreWalkedOnce) {
