@@ -516,7 +516,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
       } else if (s.method == SearchMethod::kHyperband && s.searcher == Searcher::kCmaEs) {
         r.error(*n, "search.searcher",
                 "CMA-ES ranks each generation at one budget, and Hyperband's brackets start their trials at "
-                "different budgets: write method sha or asha (one bracket) for CMA-ES, or searcher tpe (BOHB)");
+                "different budgets: write method sha, asha (one bracket) or random for CMA-ES, or searcher tpe (BOHB)");
       }
     }
   }

@@ -226,13 +226,16 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   }
   if (pbt) {
     out << "total budget: " << budget_text(plan.trained_budget, unit) << " (the population to budget.max)\n";
+  } else if (!bracketed) {
+    // Each trial trains on through a stopping rule's budgets: what it trains
+    // is the trained budget, not the sum over them.
+    const bool stopping = plan.brackets.size() == 1 && plan.brackets.front().rungs.size() > 1;
+    out << "total budget: " << budget_text(plan.trained_budget, unit)
+        << (stopping ? " (every trial to budget.max; less where the stopping rule stops trials)\n"
+                     : " (every trial to budget.max)\n");
   } else {
     out << "total budget: " << budget_text(plan.total_budget, unit)
-        << (bracketed                 ? " (sum of n_i r_i)"
-            : plan.brackets.size() == 1 && plan.brackets.front().rungs.size() > 1
-                ? " (every trial to budget.max; less where the stopping rule stops trials)"
-                : " (every trial to budget.max)")
-        << "; trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n";
+        << " (sum of n_i r_i); trained with checkpoint resume: " << budget_text(plan.trained_budget, unit) << "\n";
   }
   // With several workers on a device, each plans within its share: said so,
   // beside the device's free memory as a user would measure it.

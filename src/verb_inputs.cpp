@@ -250,14 +250,16 @@ SweepResult trials_so_far(const std::string& dir, const SweepConfig& sweep, std:
     if (rungs) *rungs += own;
     so_far.trials.push_back(t.record);
     // Each at the budget it reached: its history to its last finished rung's
-    // end (evaluations past it were made inside a rung not finished yet).
+    // end; evaluations past it, made inside a rung not finished yet, apart
+    // (a long rung, a random search's only one, shows its progress there).
     std::int64_t reached = 0;
     for (const auto& rung : t.rungs) {
       if (rung.status != "failed") reached = std::max(reached, rung.steps);
     }
-    auto& history = so_far.trials.back().history;
-    history.erase(std::remove_if(history.begin(), history.end(), [&](const nlohmann::json& e) { return e.at("step") > reached; }),
-                  history.end());
+    TrialRecord& record = so_far.trials.back();
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& e : record.history) (e.at("step") > reached ? record.in_rung : kept).push_back(e);
+    record.history = std::move(kept);
     if (own == 0) {  // inside its first rung: nothing measured yet (of its own configuration)
       so_far.trials.back().status = "running";
       so_far.trials.back().metric = std::numeric_limits<double>::quiet_NaN();

@@ -121,7 +121,9 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
   if (!precision_fits(sweep, dir + "/sweep.json", devices, verb, err)) return kExitUsage;
   const int workers = workers_for(a, devices);
   const int threads = a.threads > 0 ? a.threads : array_threads(default_threads(), workers, devices);
-  out << verb << " " << sweep.name << " (" << to_string(sweep.search.method) << ") in " << dir
+  const bool modelled = sweep.search.searcher != Searcher::kRandom && sweep.search.searcher != Searcher::kGrid;
+  out << verb << " " << sweep.name << " (" << to_string(sweep.search.method)
+      << (modelled ? " with " + to_string(sweep.search.searcher) : std::string()) << ") in " << dir
       << ", fusion " << (fuse && sweep.fusion.enabled == FusionMode::kAuto ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
   const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers),

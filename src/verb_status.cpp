@@ -4,8 +4,11 @@
 #include "hfta/core/sweep_importance.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/resume_checks.h"
@@ -13,8 +16,41 @@
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/fusion/device_list.h"
+#include "hfta/search/scheduler.h"
 
 namespace hfta::core::verbs {
+namespace {
+
+// Evaluations inside rungs not finished yet: how many, and the best of the
+// sweep's metric among them, as Ray Tune shows a trial's last reported result.
+std::string in_rung_summary(const SweepConfig& sweep, const std::vector<TrialRecord>& trials) {
+  std::size_t count = 0;
+  std::optional<std::pair<double, const nlohmann::json*>> best;
+  std::int64_t best_id = -1;
+  for (const auto& t : trials) {
+    for (const auto& e : t.in_rung) {
+      ++count;
+      const auto it = e.find(sweep.metric.name);
+      if (it == e.end() || !it->is_number() || !std::isfinite(it->get<double>())) continue;
+      const double v = it->get<double>();
+      if (!best || search::better(v, best->first, sweep.metric.goal)) {
+        best = std::make_pair(v, &e);
+        best_id = t.id;
+      }
+    }
+  }
+  if (count == 0) return "";
+  std::ostringstream out;
+  out << "; inside rungs, " << count << (count == 1 ? " evaluation" : " evaluations") << " so far";
+  if (best) {
+    out << ", the best " << sweep.metric.name << " " << best->first << " (trial " << best_id << " at step "
+        << best->second->at("step") << ")";
+  }
+  return out.str();
+}
+
+}  // namespace
+
 namespace {
 
 // What status says of a stopped sweep: to resume it, or, where resume would
@@ -93,6 +129,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
             << best.budget << " " << to_string(sweep->budget.unit) << ")";
       }
       if (!sweep->objectives.empty()) out << ", " << so_far.pareto.size() << " on the Pareto front so far";
+      out << in_rung_summary(*sweep, so_far.trials);
       // Killed after the round that reached metric.target, before results.json.
       if (sweep->metric.target) {
         if (const auto reached = target_reached_on_disk(a.dir, *sweep)) {

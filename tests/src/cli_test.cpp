@@ -1023,6 +1023,16 @@ TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
     const auto& one = exported.at("trials")[1];
     EXPECT_EQ(one.at("history"), whole.at("trials")[1].at("history"));
     EXPECT_EQ(one.at("final").at("val_accuracy"), one.at("metric"));
+    // The evaluation inside the rung is shown apart, judged by nothing.
+    EXPECT_EQ(one.at("in_rung"), nlohmann::json::array({mid}));
+    EXPECT_FALSE(exported.at("trials")[2].contains("in_rung"));
+    const std::string csv = run("export " + dir + " --format csv").out;
+    EXPECT_EQ(csv.find("in_rung"), std::string::npos) << csv;  // (the CSV has the rung results alone)
+    const Result status = run("status " + dir);
+    EXPECT_NE(status.out.find("; inside rungs, 1 evaluation so far, the best val_accuracy 0.01 (trial 1 at step " +
+                              mid.at("step").dump() + ")"),
+              std::string::npos)
+        << status.out;
   }
   // A trial inside its first rung has measured nothing: running, and never the best.
   auto trial = nlohmann::json::parse(slurp(dir + "/trials/0/trial.json"));
@@ -1539,6 +1549,7 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   const Result whole = run("run " + sweep + " --out " + dir_ + "/whole");
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_NE(whole.out.find("rung 0: 12 trials to 10 steps in 3 waves of 4, 4, 4;"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find(" (sha with tpe) in "), std::string::npos) << whole.out;  // the header names the searcher
   EXPECT_NE(whole.out.find("note: TPE proposes each wave of new trials from the results of the waves before"),
             std::string::npos)
       << whole.out;

@@ -129,8 +129,10 @@ TEST(SweepPlan, ARunOfAlikeArraysIsPrintedOnceCountedAndWholeBudgetsInFull) {
   EXPECT_NE(compared.find("\ntrials, compared by the stopping rule at each budget\n  4 trials to 1 epoch"),
             std::string::npos)
       << compared;
-  EXPECT_NE(compared.find("(every trial to budget.max; less where the stopping rule stops trials)"), std::string::npos)
-      << compared;
+  EXPECT_NE(compared.find("total budget: 36 epochs (every trial to budget.max; less where the stopping rule stops "
+                          "trials)\n"),
+            std::string::npos)
+      << compared;  // (4 trials to 9 epochs: trained on through the rule's budgets, not summed over them)
   // Three alike or fewer are each shown.
   const SweepConfig few = load_sweep_string(sweep_yaml({{"search", "search:\n  method: random\n  trials: 12\n"},
                                                         {"fusion", "fusion:\n  max_array: 4\n"}}));

@@ -128,7 +128,7 @@ TEST(SweepRejection, WavesNeedTpeAndAtMostTheTrials) {
 TEST(SweepRejection, CmaEsNeedsOneBracketOneObjectiveAndANumericRange) {
   auto search = [](const std::string& keys) { return sweep_yaml({{"search", "search:\n" + keys}}); };
   expect_rejected(search("  method: hyperband\n  searcher: cmaes\n"), "search.searcher", "cmaes",
-                  "Hyperband's brackets start their trials at different budgets: write method sha or asha");
+                  "Hyperband's brackets start their trials at different budgets: write method sha, asha (one bracket) or random");
   expect_rejected(search("  method: pbt\n  population: 8\n  searcher: cmaes\n"), "search.searcher", "cmaes",
                   "draws its population with searcher random or qmc");
   expect_rejected(search("  method: asha\n  trials: 9\n  population: 4\n"), "search.population", "population",

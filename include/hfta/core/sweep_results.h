@@ -31,6 +31,9 @@ struct TrialRecord {
   /// the rung's budget: what parameter importance compares trials by.
   std::map<double, double> rung_metrics;
   nlohmann::json history = nlohmann::json::array();  ///< every evaluation
+  /// Of a sweep that runs or was interrupted: evaluations past `budget`, made
+  /// inside a rung not finished yet. Shown (status, export), judged by nothing.
+  nlohmann::json in_rung = nlohmann::json::array();
   /// Population based training: the trial whose state at a budget this one
   /// started from (its history and rungs up to there are the parent's).
   std::optional<search::Parent> parent;
