@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <variant>
 
 #include "hfta/core/did_you_mean.h"
@@ -70,9 +71,10 @@ std::optional<ParamValue> fit_option_value(const trainers::OptionSpec& option,
   if (!fitted) {
     // "0.01" or "true" in quotes is a string that reads as what it looks like
     // once unquoted: said as the reader says it of a quoted scalar.
+    // (Decimal numbers alone: strtod's inf, nan and hex arrive unquoted as strings.)
     const auto* text = std::get_if<std::string>(&value);
-    char* end = nullptr;
-    const bool number = text && !text->empty() && (std::strtod(text->c_str(), &end), *end == '\0');
+    static const std::regex decimal("[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?");
+    const bool number = text && std::regex_match(*text, decimal);
     const bool boolean = text && (*text == "true" || *text == "false");
     const bool unquoted_fits = (numeric && number) || (option.type == OptionType::kBool && boolean);
     *why = expected + (unquoted_fits ? " (quoted, so a string: write it without quotes)" : "");

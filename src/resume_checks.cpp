@@ -88,10 +88,11 @@ SweepEdits sweep_edits(const SweepConfig& recorded, SweepConfig given, bool seed
   flatten(as_objectives(to_json(given)), "", now, now_sections);
   auto shown = [](const std::map<std::string, std::string>& values, const std::map<std::string, std::string>& sections,
                   const std::string& k) {
-    auto it = values.find(k);
-    if (it == values.end()) it = sections.find(k);
-    if (it == sections.end()) return std::string("none");
-    return it->second.size() > 40 ? it->second.substr(0, 37) + "..." : it->second;
+    const auto value = values.find(k);
+    const auto section = sections.find(k);
+    const std::string* text = value != values.end() ? &value->second : section != sections.end() ? &section->second : nullptr;
+    if (!text) return std::string("none");
+    return text->size() > 40 ? text->substr(0, 37) + "..." : *text;
   };
   std::set<std::string> named;
   auto differs = [&](std::string k) {

@@ -285,10 +285,11 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                         p.distribution == search::Distribution::kIntUniform ||
                         p.distribution == search::Distribution::kIntLogUniform;
     if (ranged && p.min == p.max) {
-      std::ostringstream v;
-      v << p.min;
-      out.push_back("note: " + parameter_path(p) + ": min equals max (" + v.str() + "), so every trial takes " +
-                    v.str() + ": write value: " + v.str() + ", or widen the range");
+      const bool whole = p.distribution == search::Distribution::kIntUniform ||
+                         p.distribution == search::Distribution::kIntLogUniform;
+      const std::string v = whole ? std::to_string(static_cast<std::int64_t>(p.min)) : search::to_string(p.min);
+      out.push_back("note: " + parameter_path(p) + ": min equals max (" + v + "), so every trial takes " + v +
+                    ": write value: " + v + ", or widen the range");
     }
   }
   // An lr left at the default here, 0.01, is ten times Adam's in PyTorch.

@@ -935,6 +935,12 @@ std::size_t first_non_utf8(const std::string& text) {
     for (std::size_t k = 1; k < length; ++k) {
       if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return i;
     }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are no UTF-8 either.
+    const auto second = length > 1 ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) || (lead == 0xf0 && second < 0x90) ||
+        (lead == 0xf4 && second > 0x8f)) {
+      return i;
+    }
     i += length;
   }
   return std::string::npos;
@@ -944,13 +950,25 @@ std::size_t first_non_utf8(const std::string& text) {
 // YAML folds it on, through the keys below, to the next quote of its kind (or
 // fails at some later line), so a missing quote reads as missing keys or an
 // error elsewhere. No sweep value spans lines. Read as text, before YAML is:
-// a quote opens where a value may start (after "key: ", "- ", "[", "{" or ","),
-// and a '#' after a space outside quotes begins a comment.
+// a quote opens where a value may start (a line's start, after "key: ", a
+// "- " or "? " there, and in a flow list or mapping after "[", "{" or ","); a
+// '#' after a space outside quotes begins a comment; a block scalar's lines
+// (below a "|" or ">" value, more indented than its key) are its text.
 std::optional<YAML::Mark> quote_left_open(const std::string& yaml) {
-  int line = 0;
+  int line = 0, flow = 0;  // flow: the [ and { open
+  int block_indent = -1;   // inside a block scalar: its key's indentation
   for (std::size_t start = 0; start < yaml.size(); ++line) {
     const std::size_t end = std::min(yaml.find('\n', start), yaml.size());
+    const std::size_t first = yaml.find_first_not_of(" \t\r", start);
+    const int indent = static_cast<int>((first == std::string::npos ? end : std::min(first, end)) - start);
+    if (block_indent >= 0 && (first == std::string::npos || first >= end || indent > block_indent)) {
+      start = end + 1;
+      continue;
+    }
+    block_indent = -1;
     bool may_start = true;  // at the line's start, a value may start
+    char last = 0;          // the line's last character outside quotes and comments
+    bool block = false;     // that character is a block scalar's indicator, at a value's start
     for (std::size_t i = start; i < end; ++i) {
       const char c = yaml[i];
       if (c == '#' && (i == start || yaml[i - 1] == ' ' || yaml[i - 1] == '\t')) break;
@@ -976,12 +994,31 @@ std::optional<YAML::Mark> quote_left_open(const std::string& yaml) {
         }
         i = j;
         may_start = false;
+        last = c;
         continue;
       }
       if (c == ' ' || c == '\t' || c == '\r') continue;  // (spaces keep what may follow)
-      may_start = c == '[' || c == '{' || c == ',' ||
-                  ((c == ':' || c == '-' || c == '?') && (i + 1 == end || yaml[i + 1] == ' ' || yaml[i + 1] == '\t'));
+      const bool spaced = i + 1 == end || yaml[i + 1] == ' ' || yaml[i + 1] == '\t' || yaml[i + 1] == '\r';
+      if (flow == 0 && (c == '|' || c == '>') && may_start) block = true;
+      else if (!(block && (std::isdigit(static_cast<unsigned char>(c)) || c == '+' || c == '-'))) block = false;
+      last = c;
+      if ((c == '[' || c == '{') && (may_start || flow > 0)) {
+        ++flow;
+        may_start = true;
+      } else if ((c == ']' || c == '}') && flow > 0) {
+        --flow;
+        may_start = false;
+      } else if (c == ',') {
+        may_start = flow > 0;
+      } else if (c == ':' && spaced) {
+        may_start = true;
+      } else if ((c == '-' || c == '?') && spaced && may_start) {
+        may_start = true;  // a sequence entry or a complex key, where a value may start
+      } else {
+        may_start = false;
+      }
     }
+    if (block && last != 0) block_indent = indent;
     start = end + 1;
   }
   return std::nullopt;
@@ -1011,17 +1048,17 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
                "text, most likely); save it as UTF-8");
     reject(r);
   }
-  if (const auto open = quote_left_open(yaml)) {
-    r.error_at(*open, "", "this quoted text has no closing quote on its line (YAML would read on through the lines "
-                          "below it): close it");
-    reject(r);
-  }
   // Lines that end in a carriage return alone (classic Mac OS) are one line
   // to YAML, which then reports a syntax error that names no cause.
   if (yaml.find('\r') != std::string::npos && yaml.find('\n') == std::string::npos) {
     r.error_at(YAML::Mark::null_mark(), "",
                "the file's lines end in a carriage return alone (classic Mac OS line endings); save it with LF "
                "or CRLF line endings");
+    reject(r);
+  }
+  if (const auto open = quote_left_open(yaml)) {
+    r.error_at(*open, "", "this quoted text has no closing quote on its line (YAML would read on through the lines "
+                          "below it): close it");
     reject(r);
   }
   try {

@@ -120,8 +120,11 @@ double memory_per_worker(const std::vector<c10::Device>& devices, int workers) {
   return fusion::available_memory_bytes(devices.front()) * static_cast<double>(devices.size()) / workers;
 }
 
+// (Workers that do not divide evenly over the devices are planned within
+// memory_per_worker's average share: said plainly, not as a fraction of one.)
 int workers_sharing(const std::vector<c10::Device>& devices, int workers) {
-  return static_cast<int>(std::ceil(static_cast<double>(workers) / static_cast<double>(devices.size())));
+  const int n = static_cast<int>(devices.size());
+  return workers % n == 0 ? workers / n : 1;
 }
 
 // LibTorch's CPU autocast computes in bfloat16 only: fp16 needs a GPU. Said at

@@ -274,10 +274,17 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     } else {
       // Resume continues the sweep the directory records: say so where this
       // file is another (its trials would differ), not only "continue it".
+      // (The sweep here carries this run's --seed already; a TPE sweep from
+      // before search.waves is read with one wave, as resume reads it.)
       std::ostringstream quiet;
-      const auto recorded = recorded_sweep(dir, "run", quiet);
-      const auto edits = recorded ? sweep_edits(*recorded, *sweep, a.seed >= 0, false) : SweepEdits{};
-      if (recorded && !edits.changed.empty()) {
+      auto recorded = recorded_sweep(dir, "run", quiet);
+      const bool before_waves = recorded && recorded->search.searcher == Searcher::kTpe && !recorded_names_waves(dir);
+      if (before_waves) recorded->search.waves = 1;
+      const auto edits = recorded ? sweep_edits(*recorded, *sweep, false, before_waves) : SweepEdits{};
+      if (!recorded) {  // a damaged sweep.json: status says what, and resume refuses it
+        err << "hfta-tune run: " << dir << " already holds a sweep (see hfta-tune status " << shell_word(dir)
+            << "); choose another --out\n";
+      } else if (!edits.changed.empty()) {
         err << "hfta-tune run: " << dir << " already holds another sweep, '" << recorded->name
             << "' (this file differs in " << joined(edits.changed_values) << "); hfta-tune resume " << shell_word(dir)
             << " continues that one; give this one another --out\n";

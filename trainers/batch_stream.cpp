@@ -85,7 +85,7 @@ std::int64_t BatchStream::prepared() {
 
 std::int64_t BatchStream::await_prepared(std::int64_t count) {
   std::unique_lock<std::mutex> lock(mutex_);
-  const auto want = static_cast<size_t>(std::min(count, ahead_));
+  const auto want = static_cast<size_t>(std::clamp<std::int64_t>(count, 0, ahead_));
   ready_cv_.wait(lock, [&] { return ready_.size() >= want || error_; });
   return static_cast<std::int64_t>(ready_.size());
 }
@@ -137,7 +137,7 @@ void BatchStream::produce(std::int64_t step) {
         const std::lock_guard<std::mutex> lock(mutex_);
         ready_.push_back(std::move(b));
       }
-      ready_cv_.notify_one();
+      ready_cv_.notify_all();  // (next() and await_prepared() may both wait)
     }
   } catch (...) {
     {

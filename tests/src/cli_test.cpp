@@ -2774,21 +2774,26 @@ TEST_F(Cli, ALockFileNotOfHftaTunesIsNeverWrittenOver) {
 
 // Runs hfta-tune `args` (stderr to `err`) and returns its exit code; `opened`
 // says whether it opened `fifo` while it ran. A writer opening a FIFO blocks
-// until a reader comes, so a thread here waits as that writer: a tuner that
-// opens the FIFO to read lets the thread on (and then reads an empty file
-// rather than waiting for ever). Once the tuner has ended, this side opens
-// the FIFO to read itself, to let the thread go. Nothing reads a clock.
+// until a reader comes, so a thread here waits as that writer, again after
+// each open: a tuner that opens the FIFO to read lets the thread on (and then
+// reads an empty file rather than waiting for ever). Once the tuner has
+// ended, this side holds the FIFO open to read, which lets the thread go.
+// Nothing reads a clock. (A tuner that opened the FIFO and ended at once
+// could end before the thread marks the open: this can miss such an open,
+// never invent one.)
 int exit_code_watching_fifo(const std::string& args, const std::string& fifo, const std::string& err, bool& opened) {
   test::WatchedTuner tuner(HFTA_TUNE_BINARY, args, "", err);
   std::atomic<bool> ended{false};
   std::thread writer([&] {
-    const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
-    if (!ended) opened = true;
-    if (fd >= 0) ::close(fd);
+    while (!ended) {
+      const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+      if (!ended) opened = true;
+      if (fd >= 0) ::close(fd);
+    }
   });
   const int status = tuner.wait();
   ended = true;
-  const int release = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int release = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // held until the thread is gone
   writer.join();
   if (release >= 0) ::close(release);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

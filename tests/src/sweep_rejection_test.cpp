@@ -1231,7 +1231,8 @@ TEST(SweepRejection, AQuoteLeftOpenIsNamedWhereItOpens) {
            {sweep_yaml({{"name", "name: 'small\n"}, {"seed", "seed: 3  # it's\n"}}), "'small"},
            {sweep_yaml({{"search", "search:\n  method: hyperband\n  eta: \"3\n"}}), "\"3"},
            {sweep_yaml({{"parameters", "parameters:\n  lr: {values: [0.1, '0.2]}\n"}}), "'0.2"},
-           {sweep_yaml({{"parameters", "parameters:\n  opt:\n    - 'sgd\n"}}), "'sgd"}}) {
+           {sweep_yaml({{"parameters", "parameters:\n  opt:\n    - 'sgd\n"}}), "'sgd"},
+           {sweep_yaml({{"parameters", "parameters:\n  lr: {values: [0.1,\n    '0.2]}\n"}}), "'0.2"}}) {
     try {
       load_sweep_string(yaml, "sweep.yaml");
       FAIL() << "accepted:\n" << yaml;
@@ -1243,8 +1244,12 @@ TEST(SweepRejection, AQuoteLeftOpenIsNamedWhereItOpens) {
   }
   // Quotes closed on their line ('' and \" inside them too), apostrophes
   // inside plain text and comments are no such thing.
+  // Nor are a comma, a dash or a bracket inside plain text, nor a block
+  // scalar's lines, where a quote is text.
   for (const std::string fine : {"name: 'it''s'  # it's\n", "name: \"a \\\" b\"\n", "name: it's\n",
-                                 "name: \"x\" # \"\n"}) {
+                                 "name: \"x\" # \"\n", "name: tuning, 'quick\n", "name: a - 'b\n",
+                                 "name: a ['b\n", "name: |\n  he said: \"hi\n  'quoted start\n",
+                                 "name: >-\n  'folded\n"}) {
     try {
       load_sweep_string(sweep_yaml({{"name", fine}}), "sweep.yaml");
     } catch (const ConfigError& e) {

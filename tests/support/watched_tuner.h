@@ -37,12 +37,19 @@ class WatchedTuner {
     }
     const std::string command = "exec " + binary + " " + args;  // (made before fork: the child only execs)
     int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+      ::close(inotify_);
+      throw std::runtime_error("pipe2 failed");
+    }
     pid_ = fork();
+    if (pid_ < 0) {  // (no process: the destructor must not signal pid -1, every process of ours)
+      for (int fd : {pipe_fds[0], pipe_fds[1], inotify_}) ::close(fd);
+      throw std::runtime_error("fork failed");
+    }
     if (pid_ == 0) {
       std::signal(SIGHUP, ignore_hangup ? SIG_IGN : SIG_DFL);
       ::dup2(pipe_fds[1], STDOUT_FILENO);
-      const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (err >= 0) ::dup2(err, STDERR_FILENO);
       execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
       _exit(127);
@@ -73,8 +80,8 @@ class WatchedTuner {
   }
 
   // Waits until it has finished writing `count` more files (closed after
-  // writing, or renamed into place) anywhere under its directory; its exit
-  // status instead where it ends first.
+  // writing, or renamed into place: an atomic write counts twice) anywhere
+  // under its directory; its exit status instead where it ends first.
   std::optional<int> await_files(int count) {
     for (const long want = files_ + count; files_ < want;) {
       if (!pump()) return status_;
