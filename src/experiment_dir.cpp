@@ -303,9 +303,8 @@ std::string csv_field(const nlohmann::json& v) {
 
 }  // namespace
 
-std::string results_csv(const nlohmann::json& results) {
-  std::set<std::string> params, finals;
-  bool parents = false;  // population based training's: two more columns
+std::string results_csv(const nlohmann::json& results, const std::vector<std::string>& parameters, bool parents) {
+  std::set<std::string> params(parameters.begin(), parameters.end()), finals;
   for (const auto& t : results.at("trials")) {
     parents |= t.contains("parent");
     for (const auto& [k, v] : t.at("params").items()) params.insert(k);

@@ -9,7 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/sweep_json.h"
@@ -86,7 +89,16 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune export: " << a.dir << " has not finished; its " << so_far.trials.size()
         << " trial(s) so far, at the budgets they reached (\"finished\": false)\n";
   }
-  const std::string text = export_format(a) == "csv" ? results_csv(*results) : results->dump(2) + "\n";
+  // The CSV's columns from the sweep too (where sweep.json reads), not the trials alone.
+  std::vector<std::string> parameters;
+  bool parents = false;
+  std::ostringstream quiet;
+  if (const auto sweep = export_format(a) == "csv" ? recorded_sweep(a.dir, "export", quiet) : std::nullopt) {
+    for (const auto& p : sweep->parameters) parameters.push_back(p.name);
+    parents = sweep->search.method == SearchMethod::kPbt;
+  }
+  const std::string text =
+      export_format(a) == "csv" ? results_csv(*results, parameters, parents) : results->dump(2) + "\n";
   struct stat info {};
   if (a.output.empty() || a.output == "-") {
     out << text;

@@ -950,6 +950,11 @@ TEST_F(Cli, RunIntoAnUnfinishedSweepSaysWhetherResumeContinuesThisOne) {
     const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");  // it stops as it starts: unfinished
     ASSERT_EQ(run("run " + sweep + " --out " + dir + " --time-limit 1h").code, 0);
   }
+  // Its CSV snapshot, before any trial trained, has the parameters' columns as the final export will.
+  const Result csv = run("export " + dir + " --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict,error,checkpoint", 0), 0u)
+      << csv.out;
   const Result same = run("run " + sweep + " --out " + dir);
   EXPECT_EQ(same.code, 2);
   EXPECT_EQ(same.err, "hfta-tune run: " + dir + " already holds this sweep, unfinished; continue it with hfta-tune "

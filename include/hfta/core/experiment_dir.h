@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -97,6 +98,10 @@ std::optional<nlohmann::json> read_results(const std::string& dir);
 /// Every trial as CSV: id, status, budget, metric, seed, one column per
 /// parameter (empty where a trial lacks it), whether it is the best, and its
 /// exported weights (C++ and Python files, relative to the directory).
-std::string results_csv(const nlohmann::json& results);
+/// `parameters` (the sweep's names) and `parents` (population based
+/// training's) give those columns before any trial has them, so that the
+/// snapshots of a sweep in progress line up with its final export.
+std::string results_csv(const nlohmann::json& results, const std::vector<std::string>& parameters = {},
+                        bool parents = false);
 
 }  // namespace hfta::core
