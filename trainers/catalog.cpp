@@ -80,7 +80,7 @@ OptionSpec shapes_data(OptionSpec o) {
 std::vector<ModelSpec> build_models() {
   const std::vector<std::string> images = {"fashion_mnist"};
   return {
-      {"mlp", "fashion_mnist", images, TaskKind::kClassification,
+      {"mlp", "fashion_mnist", {"fashion_mnist", "csv"}, TaskKind::kClassification,
        {integer("depth", 2, 1, 64, true, "hidden layers"),
         integer("width", 256, 1, 1 << 20, true, "units per hidden layer"),
         text("activation", "relu", kActivations, true, "hidden activation"), dropout("0")},
@@ -289,7 +289,7 @@ std::vector<std::string> model_names() {
   return names;
 }
 
-std::vector<std::string> dataset_names() { return {"fashion_mnist", "point_clouds", "text"}; }
+std::vector<std::string> dataset_names() { return {"fashion_mnist", "point_clouds", "text", "csv"}; }
 
 std::vector<std::string> loss_names(TaskKind kind) {
   if (kind == TaskKind::kGan) return {"bce_with_logits"};

@@ -1,0 +1,232 @@
+// A table of the user's own: what the CSV reader accepts and refuses (with
+// file and line), and that the split and standardisation are what they say.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "hfta/trainers/array_classifier.h"
+#include "hfta/trainers/tabular_data.h"
+#include "train_alone.h"
+
+namespace hfta::trainers {
+namespace {
+
+// The message of the TableError that parsing `text` throws, and its part.
+std::pair<std::string, std::string> refusal(const std::string& text, const std::string& label = "") {
+  try {
+    parse_table(text, "t.csv", label);
+  } catch (const TableError& e) {
+    return {e.part(), e.what()};
+  }
+  return {"", "accepted"};
+}
+
+TEST(TabularData, ReadsHeaderLabelAndNumbers) {
+  const Table t = parse_table("a,b,kind\n1,2.5,x\n\n-3,+4e-1,y\r\n 5 , 6 ,x\n", "t.csv", "");
+  EXPECT_EQ(t.features, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(t.label, "kind");
+  EXPECT_EQ(t.values, (std::vector<double>{1, 2.5, -3, 0.4, 5, 6}));
+  EXPECT_EQ(t.labels, (std::vector<std::string>{"x", "y", "x"}));
+  EXPECT_EQ(t.lines, (std::vector<int>{2, 4, 5}));  // the blank line 3 is skipped, and counted
+}
+
+TEST(TabularData, LabelColumnByNameAnywhereAndQuotedFields) {
+  const Table t = parse_table("\"class, as named\",\"x \"\"1\"\"\",y\n\"a,b\",1,2\nc,3,\"4\"\n", "t.csv",
+                              "class, as named");
+  EXPECT_EQ(t.features, (std::vector<std::string>{"x \"1\"", "y"}));
+  EXPECT_EQ(t.labels, (std::vector<std::string>{"a,b", "c"}));
+  EXPECT_EQ(t.values, (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(TabularData, RefusesWhatIsNoTableNamingFileAndLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "t.csv: empty"},
+      {"a,b\n", "t.csv: holds a header row and no data rows"},
+      {"1,2\n3,4\n", "t.csv:1: the first row holds 1 in column 1: a table starts with a header row"},
+      {"a,a\n1,2\n", "t.csv:1: two columns are named 'a' (columns 1 and 2)"},
+      {"a,,c\n1,2,3\n", "t.csv:1: column 2 of the header has no name"},
+      {"a;b;c\n1;2;3\n", "the header names 1 column; a table needs a label column and at least one feature"},
+      {"a,b,c\n1,2,3\n4,5\n", "t.csv:3: the row holds 2 fields; the header names 3 columns"},
+      {"a,b,c\n1,2,x\n4,NA,y\n", "t.csv:3: column 'b' (column 2) holds 'NA', not a number: a missing value?"},
+      {"a,b,c\n1,,x\n", "t.csv:2: column 'b' (column 2) holds '', not a number: a missing value?"},
+      {"a,b,c\n1,red,x\n", "holds 'red', not a number: a column of categories? encode it as numbers"},
+      {"a,b,c\n1,inf,x\n", "holds 'inf', not a number: a missing value?"},
+      {"a,b,c\n1,2,\n", "t.csv:2: the row has no label (column 'c' (column 3))"},
+      {"a,b\n\"1,2\n", "t.csv:2: a quoted field has no closing quote"},
+      {"a,b\n\"1\"x,2\n", "t.csv:2: text after a quoted field's closing quote ('x')"},
+      {std::string("a,b\n1,\0", 7), "t.csv: holds zero bytes: not a CSV text file"},
+      {"a,b\r1,2\r", "classic Mac OS"},
+  };
+  for (const auto& [text, needle] : cases) {
+    SCOPED_TRACE(text);
+    const auto [part, message] = refusal(text);
+    EXPECT_EQ(part, "train");
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+  }
+  const auto [part, message] = refusal("a,b,c\n1,2,3\n", "klass");
+  EXPECT_EQ(part, "label");
+  EXPECT_NE(message.find("t.csv:1: no column is named 'klass'; the columns: a, b, c"), std::string::npos) << message;
+}
+
+TEST(TabularData, ReadsFilesAndSaysWhyNot) {
+  const std::string path = ::testing::TempDir() + "/tabular_read.csv";
+  std::ofstream(path) << "\xEF\xBB\xBFx,y\n1,a\n2,b\n";  // Excel's byte-order mark is no part of the first name
+  std::string bytes;
+  const Table t = read_table(path, "shown.csv", "y", "test", &bytes);
+  EXPECT_EQ(t.features, std::vector<std::string>{"x"});
+  EXPECT_EQ(bytes.size(), 15u);  // the bytes as read, the mark included
+  try {
+    read_table(path + ".missing", "gone.csv", "", "test");
+    FAIL() << "read a missing file";
+  } catch (const TableError& e) {
+    EXPECT_EQ(e.part(), "test");
+    EXPECT_EQ(std::string(e.what()), "gone.csv: No such file or directory");
+  }
+  EXPECT_THROW(read_table(::testing::TempDir(), "dir", ""), TableError);
+}
+
+// n rows of one feature (its row number) and labels cycling through `k` classes.
+Table counted(std::int64_t n, std::int64_t k) {
+  Table t;
+  t.name = "n.csv";
+  t.features = {"i"};
+  t.label = "c";
+  for (std::int64_t i = 0; i < n; ++i) {
+    t.values.push_back(static_cast<double>(i));
+    t.labels.push_back("class_" + std::to_string(i % k));
+    t.lines.push_back(static_cast<int>(i + 2));
+  }
+  return t;
+}
+
+TEST(TabularData, SplitIsStratifiedFixedAndWhole) {
+  const Table t = counted(103, 3);  // classes of 35, 34 and 34 rows
+  const TabularData d = make_tabular_data(t, nullptr);
+  EXPECT_EQ(d.data.validation.size(), 21);  // a fifth, rounded
+  EXPECT_EQ(d.data.train.size(), 82);
+  EXPECT_EQ(d.data.test.size(), 0);
+  EXPECT_EQ(d.data.classes, 3);
+  EXPECT_EQ(d.classes, (std::vector<std::string>{"class_0", "class_1", "class_2"}));
+  // Every row once, in one split; each class's share within one row of a fifth.
+  auto rows = [&](const Split& s) {
+    const at::Tensor x = s.images.reshape({-1}) * d.scale[0] + d.mean[0];
+    std::vector<std::int64_t> out;
+    for (std::int64_t i = 0; i < s.size(); ++i) out.push_back(std::llround(x[i].item<double>()));
+    return out;
+  };
+  std::set<std::int64_t> all;
+  std::map<std::int64_t, int> held;
+  for (auto r : rows(d.data.train)) EXPECT_TRUE(all.insert(r).second);
+  for (auto r : rows(d.data.validation)) {
+    EXPECT_TRUE(all.insert(r).second);
+    ++held[r % 3];
+  }
+  EXPECT_EQ(all.size(), 103u);
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(held[c], 7, 1) << "class " << c;
+  // Labels agree with the rows they came with.
+  const auto train_rows = rows(d.data.train);
+  for (std::size_t i = 0; i < train_rows.size(); ++i) {
+    EXPECT_EQ(d.data.train.labels[static_cast<std::int64_t>(i)].item<std::int64_t>(), train_rows[i] % 3);
+  }
+  // Fixed: the same split every time, and as many rows as asked.
+  EXPECT_TRUE(at::equal(make_tabular_data(t, nullptr).data.validation.images, d.data.validation.images));
+  EXPECT_EQ(make_tabular_data(t, nullptr, 50).data.validation.size(), 50);
+  try {
+    make_tabular_data(t, nullptr, 103);
+    FAIL() << "left no training row";
+  } catch (const TableError& e) {
+    EXPECT_EQ(e.part(), "validation");
+    EXPECT_NE(std::string(e.what()).find("n.csv holds 103 rows; holding 103 out for validation leaves none"),
+              std::string::npos);
+  }
+}
+
+TEST(TabularData, StandardisedByTheTrainingRowsAlone) {
+  Table t;
+  t.name = "s.csv";
+  t.features = {"x", "constant"};
+  t.label = "y";
+  for (int i = 0; i < 40; ++i) {
+    t.values.insert(t.values.end(), {std::pow(1.1, i) * 1000, 7.0});
+    t.labels.push_back(i % 2 ? "b" : "a");
+    t.lines.push_back(i + 2);
+  }
+  const TabularData d = make_tabular_data(t, nullptr, 8);
+  const at::Tensor x = d.data.train.images.to(at::kDouble);
+  EXPECT_NEAR(x.select(1, 0).mean().item<double>(), 0, 1e-6);
+  EXPECT_NEAR(x.select(1, 0).std(/*unbiased=*/false).item<double>(), 1, 1e-6);
+  EXPECT_EQ(d.scale[1], 1.0);  // a constant column: centred, not divided by zero
+  EXPECT_TRUE(at::equal(d.data.validation.images.select(1, 1), at::zeros({8})));
+  // Validation rows are scaled by the training rows' statistics, not their own.
+  // Undone with the training rows' mean and scale, they are rows of the file
+  // (their own statistics would give other values).
+  const at::Tensor v = d.data.validation.images.to(at::kDouble).select(1, 0) * d.scale[0] + d.mean[0];
+  for (std::int64_t r = 0; r < 8; ++r) {
+    const double i = std::log(v[r].item<double>() / 1000) / std::log(1.1);
+    EXPECT_NEAR(i, std::round(i), 1e-4) << "validation row " << r;
+  }
+}
+
+TEST(TabularData, IntegerLabelsAreNumberedInNumericOrder) {
+  const Table t = parse_table("x,y\n1,10\n2,9\n3,10.0\n4,-1\n5,9\n", "t.csv", "");
+  const TabularData d = make_tabular_data(t, nullptr, 1);
+  EXPECT_EQ(d.classes, (std::vector<std::string>{"-1", "9", "10"}));  // 10 and 10.0: one class
+  EXPECT_THROW(make_tabular_data(parse_table("x,y\n1,0.5\n2,1\n", "t.csv", ""), nullptr, 1), TableError);
+  const auto message = [](const Table& t, const Table* test) {
+    try {
+      make_tabular_data(t, test, 1);
+    } catch (const TableError& e) {
+      return e.part() + ": " + e.what();
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(parse_table("x,y\n1,0.5\n2,1\n", "t.csv", ""), nullptr)
+                .find("train: t.csv:2: the label column 'y' holds 0.5: labels are classes"),
+            std::string::npos);
+  EXPECT_NE(message(parse_table("x,y\n1,a\n2,a\n", "t.csv", ""), nullptr).find("one class leaves nothing to learn"),
+            std::string::npos);
+  Table ids = counted(300, 300);
+  EXPECT_NE(message(ids, nullptr).find("holds 300 different values in 300 rows: an id or a measurement"),
+            std::string::npos);
+  // A test table: the same columns, and the training table's classes.
+  const Table train = parse_table("x,y\n1,10\n2,9\n3,10\n4,9\n", "t.csv", "");
+  const Table good = parse_table("x,y\n1,10.0\n2,9\n", "test.csv", "");
+  EXPECT_EQ(make_tabular_data(train, &good, 1).data.test.size(), 2);
+  const Table unknown = parse_table("x,y\n1,10\n2,8\n", "test.csv", "");
+  EXPECT_NE(message(train, &unknown).find("test: test.csv:3: label 8 is no class of the training table (its classes: 9, 10)"),
+            std::string::npos);
+  const Table other = parse_table("z,y\n1,10\n", "test.csv", "");
+  EXPECT_NE(message(train, &other).find("test: test.csv: its columns are not the training table's"), std::string::npos);
+}
+
+// The table's rows train an MLP array exactly as each trial alone.
+TEST(TabularData, MlpArrayOnATableEqualsEachTrialTrainedAloneInFloat64) {
+  Table t;
+  t.name = "g.csv";
+  t.features = {"a", "b", "c", "d", "e"};
+  t.label = "y";
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  const at::Tensor x = at::randn({300, 5}, gen, at::kDouble);
+  for (std::int64_t i = 0; i < 300; ++i) {
+    for (std::int64_t j = 0; j < 5; ++j) t.values.push_back(x[i][j].item<double>() * (j + 1) + j);
+    const double s = x[i][0].item<double>() + x[i][1].item<double>() * x[i][2].item<double>();
+    t.labels.push_back(s < -0.5 ? "low" : s < 0.5 ? "mid" : "high");
+    t.lines.push_back(static_cast<int>(i + 2));
+  }
+  const TabularData d = make_tabular_data(t, nullptr);
+  std::vector<SlotTrial> trials = {{0, 11, 0.05, 0.9}, {1, 12, 0.1, 0.0, 1e-3}, {2, 13, 0.02, 0.5}};
+  ArrayTrainerOptions o;
+  o.batch_size = 16;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  expect_same_as_alone(std::make_shared<FusedMlp>(3, 5, 2, 24, "gelu", 0.0, d.data.classes, f64), trials, o, 60,
+                       d.data);
+}
+
+}  // namespace
+}  // namespace hfta::trainers

@@ -1,0 +1,360 @@
+#include "hfta/trainers/tabular_data.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <ATen/ATen.h>
+
+namespace hfta::trainers {
+namespace {
+
+// The split's own seed, not the sweep's: every sweep on a file sees the same
+// validation rows, so their results compare.
+constexpr std::uint64_t kSplitSeed = 20260601;
+
+// A file larger than this is no table a CPU sweep tunes an MLP on; a wrong
+// path (a disk image) would fill the memory.
+constexpr std::int64_t kMaxTableBytes = std::int64_t{2} << 30;
+
+std::string trimmed(const std::string& s) {
+  const std::size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  const std::size_t b = s.find_last_not_of(" \t");
+  return s.substr(a, b - a + 1);
+}
+
+// One field's text as a finite number, or nullopt.
+std::optional<double> number(const std::string& field) {
+  std::string t = trimmed(field);
+  if (!t.empty() && t[0] == '+') t.erase(0, 1);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// The spellings of a missing value that tables carry (pandas, R, UCI's "?").
+bool looks_missing(const std::string& field) {
+  std::string t = trimmed(field);
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  return t.empty() || t == "na" || t == "n/a" || t == "nan" || t == "null" || t == "none" || t == "?" || t == "-" ||
+         t == "inf" || t == "-inf" || t == "infinity";
+}
+
+// "'alcohol' (column 3)" for messages.
+std::string column_text(const std::string& name, std::size_t index) {
+  return "'" + name + "' (column " + std::to_string(index + 1) + ")";
+}
+
+// The records of CSV text: fields, and the line each record starts on.
+// Quoted fields may hold commas, line breaks and "" for a quote.
+struct Record {
+  std::vector<std::string> fields;
+  int line = 0;
+};
+
+std::vector<Record> records(const std::string& text, const std::string& name, const std::string& part) {
+  std::vector<Record> out;
+  int line = 1;
+  std::size_t i = 0;
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) i = 3;  // a byte-order mark (Excel's UTF-8 export)
+  while (i < text.size()) {
+    Record r;
+    r.line = line;
+    std::string field;
+    bool quoted = false, was_quoted = false, blank = true;
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (quoted) {
+        if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else if (c == '"') {
+          quoted = false;
+        } else {
+          if (c == '\n') ++line;
+          field += c;
+        }
+        continue;
+      }
+      if (c == '"' && trimmed(field).empty()) {
+        quoted = was_quoted = true;
+        field.clear();
+        blank = false;
+      } else if (c == ',') {
+        r.fields.push_back(field);
+        field.clear();
+        was_quoted = false;
+        blank = false;
+      } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+        if (c == '\r') ++i;
+        ++i;
+        ++line;
+        break;
+      } else if (was_quoted && c != ' ' && c != '\t' && c != '\r') {
+        throw TableError(part, name + ":" + std::to_string(line) + ": text after a quoted field's closing quote ('" +
+                                   std::string(1, c) + "'); a quote inside a quoted field is written \"\"");
+      } else if (!was_quoted) {
+        field += c;
+        if (c != ' ' && c != '\t' && c != '\r') blank = false;
+      }
+    }
+    if (quoted) {
+      throw TableError(part, name + ":" + std::to_string(r.line) + ": a quoted field has no closing quote");
+    }
+    r.fields.push_back(field);
+    if (!blank) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+Table parse_table(const std::string& text, const std::string& name, const std::string& label, const std::string& part) {
+  if (text.find('\0') != std::string::npos) {
+    throw TableError(part, name + ": holds zero bytes: not a CSV text file (a spreadsheet or a compressed file? "
+                                  "save it as CSV)");
+  }
+  if (text.find('\r') != std::string::npos && text.find('\n') == std::string::npos) {
+    throw TableError(part, name + ": its lines end in a carriage return alone (classic Mac OS); save it with LF or "
+                                  "CRLF line endings");
+  }
+  const std::vector<Record> rs = records(text, name, part);
+  if (rs.empty()) throw TableError(part, name + ": empty; a table starts with a header row naming its columns");
+  const Record& header = rs.front();
+  std::vector<std::string> columns;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t c = 0; c < header.fields.size(); ++c) {
+    const std::string col = trimmed(header.fields[c]);
+    const std::string at = name + ":" + std::to_string(header.line) + ": ";
+    if (col.empty()) throw TableError(part, at + "column " + std::to_string(c + 1) + " of the header has no name");
+    if (number(col) && header.fields.size() > 1) {
+      throw TableError(part, at + "the first row holds " + col + " in column " + std::to_string(c + 1) +
+                                 ": a table starts with a header row naming its columns, not with data");
+    }
+    if (auto [it, fresh] = seen.emplace(col, c); !fresh) {
+      throw TableError(part, at + "two columns are named '" + col + "' (columns " + std::to_string(it->second + 1) +
+                                 " and " + std::to_string(c + 1) + ")");
+    }
+    columns.push_back(col);
+  }
+  if (columns.size() < 2) {
+    throw TableError(part, name + ":" + std::to_string(header.line) + ": the header names " +
+                               std::to_string(columns.size()) +
+                               " column; a table needs a label column and at least one feature (fields are separated "
+                               "by commas)");
+  }
+  std::size_t label_at = columns.size() - 1;
+  if (!label.empty()) {
+    auto it = seen.find(label);
+    if (it == seen.end()) {
+      std::string names;
+      for (std::size_t c = 0; c < columns.size() && c < 12; ++c) names += (c ? ", " : "") + columns[c];
+      if (columns.size() > 12) names += ", ... (" + std::to_string(columns.size()) + " in all)";
+      throw TableError("label", name + ":" + std::to_string(header.line) + ": no column is named '" + label +
+                                    "'; the columns: " + names);
+    }
+    label_at = it->second;
+  }
+  Table t;
+  t.name = name;
+  t.label = columns[label_at];
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (c != label_at) t.features.push_back(columns[c]);
+  }
+  for (std::size_t r = 1; r < rs.size(); ++r) {
+    const Record& row = rs[r];
+    const std::string at = name + ":" + std::to_string(row.line) + ": ";
+    if (row.fields.size() != columns.size()) {
+      throw TableError(part, at + "the row holds " + std::to_string(row.fields.size()) + " fields; the header names " +
+                                 std::to_string(columns.size()) + " columns");
+    }
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const std::string& field = row.fields[c];
+      if (c == label_at) {
+        const std::string l = trimmed(field);
+        if (l.empty()) throw TableError(part, at + "the row has no label (column " + column_text(t.label, c) + ")");
+        t.labels.push_back(l);
+        continue;
+      }
+      if (auto v = number(field)) {
+        t.values.push_back(*v);
+        continue;
+      }
+      std::string why = at + "column " + column_text(columns[c], c) + " holds '" + trimmed(field) + "', not a number";
+      if (looks_missing(field)) {
+        why += ": a missing value? hfta-tune does not fill them in; fill them, or drop the row or the column";
+      } else {
+        why += ": a column of categories? encode it as numbers (one 0/1 column per category) before tuning";
+      }
+      throw TableError(part, why);
+    }
+    t.lines.push_back(row.line);
+  }
+  if (t.rows() == 0) throw TableError(part, name + ": holds a header row and no data rows");
+  return t;
+}
+
+Table read_table(const std::string& path, const std::string& name, const std::string& label, const std::string& part,
+                 std::string* bytes) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) throw TableError(part, name + ": " + std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) throw TableError(part, name + ": a directory, not a CSV file");
+  if (!S_ISREG(info.st_mode)) throw TableError(part, name + ": not a regular file (a table is read from a file)");
+  if (info.st_size > kMaxTableBytes) {
+    throw TableError(part, name + ": " + std::to_string(info.st_size >> 20) + " MiB; a table is at most " +
+                               std::to_string(kMaxTableBytes >> 20) + " MiB");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) throw TableError(part, name + ": cannot be read: " + std::strerror(errno));
+  std::string read = text.str();
+  Table t = parse_table(read, name, label, part);
+  if (bytes) *bytes = std::move(read);
+  return t;
+}
+
+std::int64_t default_validation_rows(std::int64_t rows) {
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(rows) / 5)));
+}
+
+TabularData make_tabular_data(const Table& train, const Table* test, std::int64_t validation_rows) {
+  const std::int64_t n = train.rows();
+  const auto f = static_cast<std::int64_t>(train.features.size());
+  // The classes: sorted as numbers where every label is an integer (one
+  // spelling each: 1 and 1.0 are one class), else as text.
+  bool integers = true;
+  for (const auto& l : train.labels) {
+    const auto v = number(l);
+    if (v && *v != std::floor(*v)) {
+      const std::size_t row = static_cast<std::size_t>(&l - train.labels.data());
+      throw TableError("train", train.name + ":" + std::to_string(train.lines[row]) + ": the label column '" +
+                                    train.label + "' holds " + l +
+                                    ": labels are classes, and a number with a fraction is a measurement (hfta-tune "
+                                    "tunes classifiers); name the class column with task.data.label");
+    }
+    integers = integers && v && std::fabs(*v) < 9e15;
+  }
+  auto class_name = [integers](const std::string& l) {
+    return integers ? std::to_string(static_cast<std::int64_t>(*number(l))) : l;
+  };
+  std::vector<std::string> classes;
+  {
+    std::set<std::string> distinct;
+    for (const auto& l : train.labels) distinct.insert(class_name(l));
+    classes.assign(distinct.begin(), distinct.end());
+    if (integers) {
+      std::sort(classes.begin(), classes.end(),
+                [](const std::string& a, const std::string& b) { return std::stoll(a) < std::stoll(b); });
+    }
+  }
+  if (classes.size() < 2) {
+    throw TableError("train", train.name + ": every row's label ('" + train.label + "') is " + train.labels.front() +
+                                  ": one class leaves nothing to learn");
+  }
+  const auto k = static_cast<std::int64_t>(classes.size());
+  if (k > 1000 || (k > 100 && 2 * k > n)) {
+    throw TableError("train", train.name + ": the label column '" + train.label + "' holds " + std::to_string(k) +
+                                  " different values in " + std::to_string(n) +
+                                  " rows: an id or a measurement, not a class (name the class column with "
+                                  "task.data.label)");
+  }
+  std::map<std::string, std::int64_t> index;
+  for (std::int64_t c = 0; c < k; ++c) index[classes[c]] = c;
+
+  if (validation_rows == 0) validation_rows = default_validation_rows(n);
+  if (validation_rows >= n) {
+    throw TableError("validation", train.name + " holds " + std::to_string(n) + " rows; holding " +
+                                       std::to_string(validation_rows) +
+                                       " out for validation leaves none to train on");
+  }
+  // Stratified: the rows shuffled, grouped by class (in shuffled order), and
+  // every (n / validation_rows)-th taken, so each class keeps its share.
+  std::vector<std::int64_t> order(n);
+  for (std::int64_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(kSplitSeed);
+  for (std::int64_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<std::uint64_t>(i + 1)]);
+  std::vector<std::int64_t> label_of(n);
+  for (std::int64_t i = 0; i < n; ++i) label_of[i] = index[class_name(train.labels[i])];
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return label_of[a] < label_of[b]; });
+  std::vector<std::int64_t> training, validation;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool held = (i + 1) * validation_rows / n > i * validation_rows / n;
+    (held ? validation : training).push_back(order[i]);
+  }
+  std::sort(training.begin(), training.end());
+  std::sort(validation.begin(), validation.end());
+
+  TabularData out;
+  out.features = train.features;
+  out.classes = classes;
+  out.mean.assign(f, 0);
+  out.scale.assign(f, 1);
+  for (std::int64_t j = 0; j < f; ++j) {
+    double sum = 0, squares = 0;
+    for (auto r : training) sum += train.values[r * f + j];
+    const double mean = sum / static_cast<double>(training.size());
+    for (auto r : training) squares += (train.values[r * f + j] - mean) * (train.values[r * f + j] - mean);
+    const double sd = std::sqrt(squares / static_cast<double>(training.size()));
+    out.mean[j] = mean;
+    out.scale[j] = sd > 1e-12 * std::max(1.0, std::fabs(mean)) ? sd : 1.0;  // a constant column stays centred
+  }
+  auto split = [&](const std::vector<double>& values, const std::vector<std::int64_t>& labels,
+                   const std::vector<std::int64_t>& rows) {
+    const auto m = static_cast<std::int64_t>(rows.size());
+    at::Tensor x = at::empty({m, f}, at::kFloat), y = at::empty({m}, at::kLong);
+    float* xp = x.data_ptr<float>();
+    std::int64_t* yp = y.data_ptr<std::int64_t>();
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < f; ++j) {
+        xp[i * f + j] = static_cast<float>((values[rows[i] * f + j] - out.mean[j]) / out.scale[j]);
+      }
+      yp[i] = labels[rows[i]];
+    }
+    return Split{x, y};
+  };
+  out.data.classes = k;
+  out.data.train = split(train.values, label_of, training);
+  out.data.validation = split(train.values, label_of, validation);
+  if (!test) {
+    out.data.test = split({}, {}, {});
+    return out;
+  }
+  if (test->features != train.features || test->label != train.label) {
+    throw TableError("test", test->name + ": its columns are not the training table's (" +
+                                 std::to_string(test->features.size() + 1) + " against " +
+                                 std::to_string(train.features.size() + 1) +
+                                 "): a test table has the same header, in the same order");
+  }
+  std::vector<std::int64_t> test_labels(test->rows()), all(test->rows());
+  for (std::int64_t i = 0; i < test->rows(); ++i) {
+    const std::string& l = test->labels[i];
+    const auto v = number(l);
+    auto it = integers && v && *v == std::floor(*v) ? index.find(class_name(l)) : index.find(integers ? "" : l);
+    if (it == index.end()) {
+      std::string names;
+      for (std::int64_t c = 0; c < k && c < 12; ++c) names += (c ? ", " : "") + classes[c];
+      throw TableError("test", test->name + ":" + std::to_string(test->lines[i]) + ": label " + l +
+                                   " is no class of the training table (its classes: " + names + (k > 12 ? ", ..." : "") +
+                                   ")");
+    }
+    test_labels[i] = it->second;
+    all[i] = i;
+  }
+  out.data.test = split(test->values, test_labels, all);
+  return out;
+}
+
+}  // namespace hfta::trainers
