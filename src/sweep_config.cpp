@@ -40,7 +40,7 @@ const std::vector<std::string>& enum_names<FusionMode>() {
 bool TaskOptions::operator==(const TaskOptions& o) const {
   return dataset == o.dataset && model == o.model && batch_size == o.batch_size &&
          loss == o.loss && precision == o.precision && validation_size == o.validation_size &&
-         eval_steps == o.eval_steps && options == o.options;
+         eval_steps == o.eval_steps && options == o.options && table == o.table;
 }
 
 bool SearchOptions::operator==(const SearchOptions& o) const {

@@ -75,6 +75,12 @@ json to_json(const SweepConfig& s) {
   // Only when given: 0 stands for the dataset's default, which a sweep file cannot write.
   if (s.task.validation_size > 0) out["task"]["validation_size"] = s.task.validation_size;
   if (s.task.eval_steps > 0) out["task"]["eval_steps"] = s.task.eval_steps;  // 0: each epoch, as before it existed
+  if (s.task.dataset == "csv") {  // the files as written: where they are read from is no part of the sweep
+    json data = {{"train", s.task.table.train}};
+    if (!s.task.table.test.empty()) data["test"] = s.task.table.test;
+    if (!s.task.table.label.empty()) data["label"] = s.task.table.label;
+    out["task"]["data"] = data;
+  }
 
   out["metric"] = {{"name", s.metric.name}, {"goal", to_string(s.metric.goal)}};
   if (s.metric.target) out["metric"]["target"] = *s.metric.target;

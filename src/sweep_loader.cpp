@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -103,11 +104,63 @@ void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   sweep.name = *name;
 }
 
+// A file task.data names, as read: "~/" from the home directory, a relative
+// path from the sweep file's directory (not the working directory: a sweep
+// runs the same from anywhere), or from the working directory where the sweep
+// came through a pipe.
+std::string table_file(const std::string& written, const std::string& source) {
+  namespace fs = std::filesystem;
+  const char* home = std::getenv("HOME");
+  if (written.rfind("~/", 0) == 0 && home && *home) return (fs::path(home) / written.substr(2)).lexically_normal();
+  const fs::path path(written);
+  const fs::path dir = fs::path(source).parent_path();
+  const bool piped = source.empty() || source.front() == '<' || source == "-" || source.rfind("/dev/", 0) == 0 ||
+                     source.rfind("/proc/", 0) == 0;
+  if (path.is_absolute() || piped || dir.empty()) return path.lexically_normal();
+  return (dir / path).lexically_normal();
+}
+
+// task.data: the CSV files of a table of the user's own (dataset csv), read
+// (to check them) by the verbs that take a sweep file, not here: the copy of
+// the sweep in an experiment directory names them from elsewhere.
+void load_table(YamlReader& r, const YAML::Node& task_node, TaskOptions& task) {
+  auto data = r.child(task_node, "task", "data", task.dataset == "csv");
+  if (!data) return;
+  if (task.dataset != "csv") {
+    r.error(*data, "task.data",
+            "names the CSV files of a table of your own, for dataset csv; dataset " + task.dataset +
+                " is read from its own files");
+    return;
+  }
+  if (!r.check_mapping(*data, "task.data", {"train", "test", "label"}) && !data->IsMap()) return;
+  TableOptions& table = task.table;
+  table.source = r.file();
+  for (const char* key : {"train", "test", "label"}) {
+    auto node = r.child(*data, "task.data", key, std::string(key) == "train");
+    if (!node) continue;
+    const std::string path = std::string("task.data.") + key;
+    auto text = r.read_string(*node, path);
+    if (!text) continue;
+    if (text->empty()) {
+      r.error(*node, path, std::string(key) == "label" ? "an empty column name; leave label out for the last column"
+                                                       : "an empty path; give the CSV file's");
+      continue;
+    }
+    table.marks[key] = {node->Mark().line + 1, node->Mark().column + 1};
+    if (std::string(key) == "label") {
+      table.label = *text;
+    } else {
+      (std::string(key) == "train" ? table.train : table.test) = *text;
+      (std::string(key) == "train" ? table.train_file : table.test_file) = table_file(*text, r.file());
+    }
+  }
+}
+
 const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "task", true);
   if (!node) return nullptr;
   if (!r.check_mapping(*node, "task", {"dataset", "model", "batch_size", "loss", "precision", "validation_size", "eval_steps",
-                                         "options"})) {
+                                         "options", "data"})) {
     if (!node->IsMap()) return nullptr;
   }
   TaskOptions& task = sweep.task;
@@ -154,12 +207,17 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
                   task.validation_size);
     } else if (task.dataset == "point_clouds") {
       read_int_in(r, v, "task.validation_size", 1, 100000, "generated validation clouds", task.validation_size);
+    } else if (task.dataset == "csv") {  // (whether it leaves rows to train on, the table says)
+      read_int_in(r, v, "task.validation_size", 1, std::int64_t{1} << 40, "table rows held out for validation",
+                  task.validation_size);
+      task.table.marks["validation"] = {v->Mark().line + 1, v->Mark().column + 1};
     } else if (!task.dataset.empty()) {
       r.error(*v, "task.validation_size",
               "dataset " + task.dataset + " has a fixed split (every 20th sequence); validation_size is for "
-              "fashion_mnist and point_clouds");
+              "fashion_mnist, point_clouds and csv");
     }
   }
+  load_table(r, *node, task);
   read_int_in(r, r.child(*node, "task", "eval_steps", false), "task.eval_steps", 1, std::int64_t{1} << 40,
               "training steps between evaluations", task.eval_steps);
   if (auto l = r.child(*node, "task", "loss", false); l && model) {

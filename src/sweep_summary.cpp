@@ -99,6 +99,31 @@ std::string describe(const search::ParameterSpec& p) {
   return out.str();
 }
 
+// "configs/data/wine_train.csv: 114 rows to train on, 28 to validate; 13
+// features; label cultivar, 3 classes; test configs/data/wine_test.csv: 36
+// rows", the counts where the table was read.
+namespace {
+
+std::string table_text(const TableOptions& t, std::int64_t validation_size) {
+  std::ostringstream out;
+  out << t.train_file;
+  if (t.features > 0) {
+    out << ": " << t.train_rows << " rows to train on, " << t.validation_rows << " to validate; " << t.features
+        << " feature" << (t.features == 1 ? "" : "s") << "; label " << t.label_column << ", " << t.classes
+        << " classes";
+  } else {
+    out << " (validation: " << (validation_size > 0 ? std::to_string(validation_size) + " rows" : "a fifth of its rows")
+        << "; label " << (t.label.empty() ? "the last column" : t.label) << ")";
+  }
+  if (!t.test_file.empty()) {
+    out << "; test " << t.test_file;
+    if (t.features > 0) out << ": " << t.test_rows << " rows";
+  }
+  return out.str();
+}
+
+}  // namespace
+
 std::string summarize(const SweepConfig& s) {
   std::ostringstream out;
   out << "  task        " << s.task.model << " on " << s.task.dataset << ", batch "
@@ -114,6 +139,7 @@ std::string summarize(const SweepConfig& s) {
     options += (options.empty() ? "" : ", ") + name + "=" + (tuned ? std::string("tuned") : search::to_string(value));
   }
   if (!options.empty()) out << " (" << options << ")";
+  if (s.task.dataset == "csv") out << "\n  data        " << table_text(s.task.table, s.task.validation_size);
   out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")";
   for (std::size_t i = 1; i < s.objectives.size(); ++i) {
     out << (i + 1 == s.objectives.size() ? " and " : ", ") << s.objectives[i].name << " ("

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "hfta/core/sweep_tables.h"
+
 #include <ATen/Parallel.h>
 
 #include "hfta/core/experiment_dir.h"
@@ -43,7 +45,12 @@ Tuner::Tuner(const SweepConfig& sweep, const TunerOptions& options)
   threads_per_worker_ = options.threads > 0 ? options.threads
                                             : array_threads(process_threads(), options.workers, options.devices);
   at::set_num_threads(threads_per_worker_);
-  data_ = trainers::load_classification_data(sweep.task.model, model_options(sweep, {}), sweep.task.validation_size);
+  if (sweep.task.dataset == "csv") {
+    SweepConfig reading = sweep;  // (the counts it fills in: the verbs' reads filled sweep's)
+    data_ = read_sweep_table(reading).data;
+  } else {
+    data_ = trainers::load_classification_data(sweep.task.model, model_options(sweep, {}), sweep.task.validation_size);
+  }
   settings_ = TrialSettings(sweep, static_cast<std::int64_t>(data_.train.size()));
   note_idle_patience();
   note_batch_past_the_data();
@@ -262,8 +269,10 @@ bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to)
 
 std::shared_ptr<trainers::ArrayClassifier> Tuner::build(std::int64_t models, const Config& c,
                                                  const c10::Device& device) const {
+  // A table's rows are as wide as its features; the other datasets' inputs are the models' own.
+  const std::int64_t inputs = sweep_.task.dataset == "csv" ? data_.train.images.size(1) : 0;
   return trainers::make_classifier(sweep_.task.model, models, model_options(sweep_, c), data_.classes,
-                                   at::TensorOptions().device(device));
+                                   at::TensorOptions().device(device), inputs);
 }
 
 // Population based training ends where a generation leaves no member to go

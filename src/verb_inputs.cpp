@@ -65,6 +65,21 @@ std::vector<c10::Device> devices_of(const Args& a) { return fusion::parse_device
 // `text`, when given, receives the file as read.
 std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std::string* text,
                                 std::size_t max_bytes) {
+  return load_sweep(path, err, text, max_bytes, nullptr);
+}
+
+// A sweep file given to validate, plan or run: as load(), and its table
+// (task.dataset csv) read, so that a bad row is refused as the file's own
+// problems are, before anything is written; `tables` receives its files as read.
+std::optional<SweepConfig> load_given(const std::string& path, std::ostream& err, std::string* text,
+                                      TableBytes* tables) {
+  TableBytes read;
+  return load_sweep(path, err, text, kMaxSweepBytes, tables ? tables : &read);
+}
+
+// load(), and where `tables` is given, load_given().
+std::optional<SweepConfig> load_sweep(const std::string& path, std::ostream& err, std::string* text,
+                                      std::size_t max_bytes, TableBytes* tables) {
   try {
     SweepConfig sweep = load_sweep_file(path, text, max_bytes);
     if (const auto problems = not_trainable_yet(sweep); !problems.empty()) {
@@ -73,6 +88,7 @@ std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std:
           << ")\n";
       return std::nullopt;
     }
+    if (tables && sweep.task.dataset == "csv") read_sweep_table(sweep, tables);
     return sweep;
   } catch (const ConfigError& e) {
     err << e.what() << "\n";

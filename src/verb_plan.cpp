@@ -9,7 +9,7 @@
 namespace hfta::core::verbs {
 
 int validate(const Args& a, std::ostream& out, std::ostream& err) {
-  auto sweep = load(a.sweep, err);
+  auto sweep = load_given(a.sweep, err);
   if (!sweep) return kExitUsage;
   if (a.json) {
     out << to_json(*sweep).dump(2) << "\n";
@@ -20,7 +20,7 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 int plan(const Args& a, std::ostream& out, std::ostream& err) {
-  auto sweep = load(a.sweep, err);
+  auto sweep = load_given(a.sweep, err);
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   std::vector<c10::Device> devices;

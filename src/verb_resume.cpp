@@ -67,6 +67,10 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   auto recorded = recorded_sweep(a.dir, "resume", err);
   if (!recorded) return kExitFailure;
+  if (const std::string gone = read_tables_from(*recorded, a.dir); !gone.empty()) {
+    err << "hfta-tune resume: " << gone << "\n";
+    return kExitFailure;
+  }
   auto options = run_options_of(a.dir);
   if (!options) {
     err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options as run writes them)\n";

@@ -233,7 +233,8 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();  // from the start: a signal before training stops it at the first check
   stop_after(duration_seconds(a.time_limit).value_or(0));  // the limit counts from the start too
   std::string given;  // the sweep file as read, once: it may be a pipe
-  auto sweep = load(a.sweep, err, &given);
+  TableBytes tables;  // and a table of the user's own, as read and checked
+  auto sweep = load_given(a.sweep, err, &given, &tables);
   if (!sweep) return kExitUsage;
   if (a.seed >= 0) sweep->seed = static_cast<std::uint64_t>(a.seed);
   try {
@@ -246,7 +247,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   // it is, the same command runs.
   std::string missing;
   try {
-    missing = trainers::dataset_missing(sweep->task.model, model_options(*sweep, {}));
+    if (sweep->task.dataset != "csv") missing = trainers::dataset_missing(sweep->task.model, model_options(*sweep, {}));
   } catch (const std::exception& e) {  // there, but unreadable
     missing = e.what();
   }
@@ -302,7 +303,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (left_before_the_sweep(name)) continue;
+    if (left_before_the_sweep(name) || (name == "data" && holds_only_a_kept_table(dir))) continue;
     err << "hfta-tune run: " << dir << " holds other files (" << name
         << "); give --out a new or empty directory\n";
     return kExitUsage;
@@ -397,6 +398,9 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
                                                                                 workers_for(a, devices_of(a)), devices_of(a))}})
                              .dump() +
                          "\n");
+    // A table of the user's own is kept as checked: resume trains on the
+    // same rows, whatever becomes of the files the sweep names.
+    if (sweep->task.dataset == "csv") keep_table(dir, tables, *sweep);
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
   } catch (const StorageError& e) {
     if (!new_directories.empty() && !umask_note.empty()) {  // made unusable by the umask: it goes, lock and all
@@ -411,6 +415,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune run: " << e.what() << "; nothing was trained: once it can be written, run the same command again\n";
     return kExitFailure;
   }
+  read_tables_from(*sweep, dir);  // (just written)
   return train(*sweep, dir, a.fusion == "auto", a, a, out, err, "run", *lock);
 }
 

@@ -19,6 +19,7 @@
 #include "hfta/core/resume_checks.h"
 #include "hfta/core/sweep_config.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_tables.h"
 #include "hfta/core/tuner.h"
 
 namespace hfta::core::verbs {
@@ -63,6 +64,10 @@ bool precision_fits(const SweepConfig& sweep, const std::string& file, const std
 // --- Read from sweep files and experiment directories (verb_inputs.cpp) ---
 std::optional<SweepConfig> load(const std::string& path, std::ostream& err, std::string* text = nullptr,
                                 std::size_t max_bytes = kMaxSweepBytes);
+std::optional<SweepConfig> load_given(const std::string& path, std::ostream& err, std::string* text = nullptr,
+                                      TableBytes* tables = nullptr);
+std::optional<SweepConfig> load_sweep(const std::string& path, std::ostream& err, std::string* text,
+                                      std::size_t max_bytes, TableBytes* tables);
 std::optional<SweepConfig> recorded_sweep(const std::string& dir, const char* verb, std::ostream& err);
 std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::string& damaged);
 bool left_before_the_sweep(const std::string& name);

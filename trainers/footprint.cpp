@@ -19,12 +19,13 @@ double option(const std::map<std::string, double>& options, const std::string& n
 
 Footprint mlp(const std::map<std::string, double>& o) {
   const double depth = option(o, "depth", 2), w = option(o, "width", 256);
+  const double in = option(o, "inputs", kImage), k = option(o, "classes", kClasses);  // a table's, or the images'
   Footprint f;
-  f.input_per_sample = kImage;
-  f.parameters = (kImage * w + w) + (depth - 1) * (w * w + w) + (w * kClasses + kClasses);
+  f.input_per_sample = in;
+  f.parameters = (in * w + w) + (depth - 1) * (w * w + w) + (w * k + k);
   // Per hidden layer: the linear output, the activation and the dropout mask.
-  f.activations_per_sample = depth * 3 * w + 2 * kClasses;
-  f.macs_per_sample = kImage * w + (depth - 1) * w * w + w * kClasses;
+  f.activations_per_sample = depth * 3 * w + 2 * k;
+  f.macs_per_sample = in * w + (depth - 1) * w * w + w * k;
   return f;
 }
 

@@ -38,9 +38,9 @@ bool is_trainable(const std::string& model) {
 
 std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
                                                  const ModelOptions& o, std::int64_t classes,
-                                                 const at::TensorOptions& t) {
+                                                 const at::TensorOptions& t, std::int64_t inputs) {
   if (model == "mlp") {
-    return std::make_shared<FusedMlp>(models, 784, integer(model, o, "depth"), integer(model, o, "width"),
+    return std::make_shared<FusedMlp>(models, inputs > 0 ? inputs : 784, integer(model, o, "depth"), integer(model, o, "width"),
                                       option(model, o, "activation"), 0.0, classes, t);
   }
   if (model == "cnn") {

@@ -299,6 +299,7 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
 
   TabularData out;
   out.features = train.features;
+  out.label = train.label;
   out.classes = classes;
   out.mean.assign(f, 0);
   out.scale.assign(f, 1);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "hfta/search/parameter_spec.h"
 #include "hfta/search/scheduler.h"
@@ -41,6 +42,20 @@ const std::string& to_string(E value) {
   return enum_names<E>()[static_cast<size_t>(value)];
 }
 
+/// A table of the user's own (task.dataset csv): its CSV files and label column.
+struct TableOptions {
+  std::string train, test;  ///< as written in the sweep file (test: "" for none)
+  std::string label;        ///< the label column ("": the last)
+  // Not part of the sweep's identity: where the files are read, and what they hold.
+  std::string train_file, test_file;  ///< as written, from the sweep file's directory; or an experiment's copies
+  std::string source;                 ///< the sweep file, for messages
+  std::map<std::string, std::pair<int, int>> marks;  ///< "train", "test", "label", "validation": line, column
+  std::int64_t features = 0, classes = 0;            ///< once read (0 before)
+  std::string label_column;                          ///< once read: the label's name
+  std::int64_t train_rows = 0, validation_rows = 0, test_rows = 0;
+  bool operator==(const TableOptions& o) const { return train == o.train && test == o.test && label == o.label; }
+};
+
 /// What is trained: the dataset, the model and its fixed shape options.
 struct TaskOptions {
   std::string dataset;  ///< defaults to the model's dataset
@@ -48,13 +63,15 @@ struct TaskOptions {
   std::int64_t batch_size = 64;
   std::string loss;     ///< defaults to the model's usual loss
   std::string precision = "fp32";  ///< fp32, bf16 or fp16 (autocast; fusion/mixed_precision.h)
-  /// Validation examples: Fashion-MNIST's last N training images, or N generated
-  /// point clouds; 0: the dataset's default (10,000 and 2,000).
+  /// Validation examples: Fashion-MNIST's last N training images, N generated
+  /// point clouds, or N rows of a table; 0: the dataset's default (10,000,
+  /// 2,000, a fifth of the table).
   std::int64_t validation_size = 0;
   /// Training steps between evaluations, counted from a trial's first step;
   /// 0: one epoch of the training data (at the trial's batch size).
   std::int64_t eval_steps = 0;
   std::map<std::string, search::ParamValue> options;  ///< every model option, defaults filled in
+  TableOptions table;  ///< dataset csv: the files
   /// Where `precision` was written (1-based; 0 when defaulted), for errors that only
   /// the device can raise (fp16 on a CPU). Not part of the sweep's identity.
   int precision_line = 0;

@@ -69,7 +69,7 @@ const std::vector<ModelSpec>& models();
 const ModelSpec* find_model(const std::string& name);
 std::vector<std::string> model_names();
 
-/// Every dataset name ("fashion_mnist", "point_clouds", "text").
+/// Every dataset name ("fashion_mnist", "point_clouds", "text", "csv": a table of the user's own).
 std::vector<std::string> dataset_names();
 
 /// Losses a task kind can train with; the first is the default.

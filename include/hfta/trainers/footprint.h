@@ -18,7 +18,8 @@ struct Footprint {
 };
 
 /// Counts for `model` with its numeric options (booleans as 0 or 1) and its
-/// text options (BERT's size); nullopt for a model without an estimate.
+/// text options (BERT's size); an MLP's also takes `inputs` and `classes` (a
+/// table's; Fashion-MNIST's where not given); nullopt for a model without an estimate.
 std::optional<Footprint> estimate_footprint(const std::string& model,
                                             const std::map<std::string, double>& options,
                                             const std::map<std::string, std::string>& texts = {});

@@ -23,10 +23,12 @@ bool is_trainable(const std::string& model);
 /// An array of `models` copies of `model` (mlp, cnn, pointnet, resnet18,
 /// mobilenet_v3_small, transformer_lm, bert; for language models `classes` is
 /// the vocabulary's size). Dropout
-/// starts at 0: each slot's rate is set per trial.
+/// starts at 0: each slot's rate is set per trial. `inputs`: an MLP's input
+/// features (a table's columns; 0: Fashion-MNIST's 784 pixels).
 std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::int64_t models,
                                                  const ModelOptions& options, std::int64_t classes,
-                                                 const at::TensorOptions& tensor_options = {});
+                                                 const at::TensorOptions& tensor_options = {},
+                                                 std::int64_t inputs = 0);
 
 /// How `model` reads Fashion-MNIST: padded to 32x32 for the models whose stems
 /// and strides expect it (ResNet-18, MobileNetV3, DCGAN), pixels in [-1, 1] for

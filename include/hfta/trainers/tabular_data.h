@@ -54,6 +54,7 @@ Table read_table(const std::string& path, const std::string& name, const std::st
 struct TabularData {
   ClassificationData data;           ///< images: features [N, F] float32; labels: class indices [N]
   std::vector<std::string> features; ///< the columns, in input order
+  std::string label;                 ///< the label column's name
   std::vector<double> mean, scale;   ///< per feature: input = (value - mean) / scale
   std::vector<std::string> classes;  ///< the label each class index stands for
 };
