@@ -99,30 +99,27 @@ std::string describe(const search::ParameterSpec& p) {
   return out.str();
 }
 
-// "configs/data/wine_train.csv: 114 rows to train on, 28 to validate; 13
-// features; label cultivar, 3 classes; test configs/data/wine_test.csv: 36
-// rows", the counts where the table was read.
 namespace {
 
+// "configs/data/wine_train.csv, test configs/data/wine_test.csv: 114 rows to
+// train on, ...", or before the table is read, the defaults it will take.
 std::string table_text(const TableOptions& t, std::int64_t validation_size) {
-  std::ostringstream out;
-  out << t.train_file;
-  if (t.features > 0) {
-    out << ": " << t.train_rows << " rows to train on, " << t.validation_rows << " to validate; " << t.features
-        << " feature" << (t.features == 1 ? "" : "s") << "; label " << t.label_column << ", " << t.classes
-        << " classes";
-  } else {
-    out << " (validation: " << (validation_size > 0 ? std::to_string(validation_size) + " rows" : "a fifth of its rows")
-        << "; label " << (t.label.empty() ? "the last column" : t.label) << ")";
-  }
-  if (!t.test_file.empty()) {
-    out << "; test " << t.test_file;
-    if (t.features > 0) out << ": " << t.test_rows << " rows";
-  }
-  return out.str();
+  std::string out = t.train_file + (t.test_file.empty() ? "" : ", test " + t.test_file);
+  if (t.features > 0) return out + ": " + table_counts(t);
+  return out + " (validation: " +
+         (validation_size > 0 ? std::to_string(validation_size) + " rows" : std::string("a fifth of its rows")) +
+         "; label " + (t.label.empty() ? std::string("the last column") : t.label) + ")";
 }
 
 }  // namespace
+
+std::string table_counts(const TableOptions& t) {
+  std::string out = std::to_string(t.train_rows) + " rows to train on, " + std::to_string(t.validation_rows) +
+                    " to validate" + (t.test_file.empty() ? "" : ", " + std::to_string(t.test_rows) + " to test") +
+                    "; " + std::to_string(t.features) + (t.features == 1 ? " feature" : " features") + "; label " +
+                    t.label_column + ", " + std::to_string(t.classes) + " classes";
+  return out;
+}
 
 std::string summarize(const SweepConfig& s) {
   std::ostringstream out;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hfta/core/config_error.h"
+#include "hfta/core/did_you_mean.h"
 #include "hfta/core/experiment_dir.h"
 
 namespace hfta::core {
@@ -37,7 +38,7 @@ trainers::TabularData tabular(SweepConfig& sweep, Read read) {
     if (!t.marks.count(part)) part = "train";
     const auto [line, column] = t.marks.count(part) ? t.marks.at(part) : std::pair<int, int>{0, 0};
     const std::string path = part == "validation" ? "task.validation_size" : "task.data." + part;
-    throw ConfigError({Diagnostic{t.source, path, line, column, e.what()}});
+    throw ConfigError({Diagnostic{t.source, path, line, column, e.what() + did_you_mean(t.label, e.columns())}});
   }
 }
 

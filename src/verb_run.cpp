@@ -16,6 +16,7 @@
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_plan.h"
+#include "hfta/core/sweep_summary.h"
 #include "hfta/core/trial_settings.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/core/tuner.h"
@@ -126,6 +127,11 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       << (modelled ? " with " + to_string(sweep.search.searcher) : std::string()) << ") in " << dir
       << ", fusion " << (fuse && sweep.fusion.enabled == FusionMode::kAuto ? "auto" : "off") << ", " << workers << (workers == 1 ? " worker" : " workers")
       << " on " << fusion::to_string(devices) << "\n";
+  if (sweep.task.dataset == "csv") {
+    const TableOptions& t = sweep.task.table;
+    out << "table " << t.train << (t.test.empty() ? "" : " and " + t.test) << " as kept in " << dir
+        << "/data: " << table_counts(t) << "\n";
+  }
   const SweepPlan plan = make_plan(sweep, fuse, fusion::to_string(devices), memory_per_worker(devices, workers),
                                    workers_sharing(devices, workers));
   const bool recorded_threads = verb == std::string("resume") && given.threads == 0;

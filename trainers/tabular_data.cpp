@@ -162,8 +162,10 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       std::string names;
       for (std::size_t c = 0; c < columns.size() && c < 12; ++c) names += (c ? ", " : "") + columns[c];
       if (columns.size() > 12) names += ", ... (" + std::to_string(columns.size()) + " in all)";
-      throw TableError("label", name + ":" + std::to_string(header.line) + ": no column is named '" + label +
-                                    "'; the columns: " + names);
+      throw TableError("label",
+                       name + ":" + std::to_string(header.line) + ": no column is named '" + label + "'; the columns: " +
+                           names,
+                       columns);
     }
     label_at = it->second;
   }

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "../support/run_cli.h"
 #include "../support/sanitizer.h"
 #include "../support/sweep_text.h"
 #include "../support/watched_tuner.h"
@@ -39,11 +40,7 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = hfta::test::CliResult;
 
 class Cli : public ::testing::Test {
  protected:
@@ -54,18 +51,7 @@ class Cli : public ::testing::Test {
   }
   void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
 
-  Result run(const std::string& args) {
-    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    const std::string cmd = std::string(HFTA_TUNE_BINARY) + " " + args + " >" + out + " 2>" + err;
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    std::remove(out.c_str());
-    std::remove(err.c_str());
-    return r;
-  }
+  Result run(const std::string& args) { return hfta::test::run_cli(args, dir_); }
 
   std::string write_sweep(const std::string& name, const std::string& text) {
     const std::string path = dir_ + "/" + name;
@@ -73,12 +59,7 @@ class Cli : public ::testing::Test {
     return path;
   }
 
-  static std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  static std::string slurp(const std::string& path) { return hfta::test::slurp(path); }
 
   static nlohmann::json results(const std::string& dir) { return nlohmann::json::parse(slurp(dir + "/results.json")); }
 

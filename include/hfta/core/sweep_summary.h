@@ -10,6 +10,10 @@ namespace hfta::core {
 /// Several indented lines: task, metric, budget, search, fusion, early stopping, parameters.
 std::string summarize(const SweepConfig& sweep);
 
+/// A table read (task.dataset csv): "114 rows to train on, 28 to validate, 36
+/// to test; 13 features; label cultivar, 3 classes".
+std::string table_counts(const TableOptions& table);
+
 /// One parameter's distribution in one line: "log_uniform [0.0001, 0.1]".
 std::string describe(const search::ParameterSpec& parameter);
 

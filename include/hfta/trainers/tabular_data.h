@@ -17,11 +17,15 @@ namespace hfta::trainers {
 /// "train", "test" or "label".
 class TableError : public std::runtime_error {
  public:
-  TableError(std::string part, const std::string& message) : std::runtime_error(message), part_(std::move(part)) {}
+  TableError(std::string part, const std::string& message, std::vector<std::string> columns = {})
+      : std::runtime_error(message), part_(std::move(part)), columns_(std::move(columns)) {}
   const std::string& part() const { return part_; }
+  /// A label not found: the table's columns (for a "did you mean").
+  const std::vector<std::string>& columns() const { return columns_; }
 
  private:
   std::string part_;
+  std::vector<std::string> columns_;
 };
 
 /// A CSV file as read: a header row naming the columns, then a row per line.

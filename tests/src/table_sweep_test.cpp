@@ -1,0 +1,268 @@
+// A sweep on a table of the user's own (task.dataset csv): how task.data
+// loads, where its problems are said, and a run, a cut, a resume and a
+// prediction from the exported model, as a user would go through them.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/expect_rejected.h"
+#include "../support/run_cli.h"
+#include "../support/sweep_text.h"
+#include "hfta/core/sweep_json.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_summary.h"
+#include "hfta/core/sweep_tables.h"
+
+namespace hfta::core {
+namespace {
+
+using test::expect_rejected;
+using test::line_of;
+using test::sweep_yaml;
+
+const std::string kTask =
+    "task:\n"
+    "  model: mlp\n"
+    "  dataset: csv\n"
+    "  batch_size: 16\n"
+    "  data:\n"
+    "    train: data/train.csv\n"
+    "    test: /abs/test.csv\n"
+    "    label: kind\n";
+
+TEST(TableSweep, FilesAreReadFromTheSweepFilesDirectoryAndRecordedAsWritten) {
+  const SweepConfig s = load_sweep_string(sweep_yaml({{"task", kTask}}), "/home/u/project/sweep.yaml");
+  EXPECT_EQ(s.task.dataset, "csv");
+  EXPECT_EQ(s.task.table.train, "data/train.csv");
+  EXPECT_EQ(s.task.table.train_file, "/home/u/project/data/train.csv");
+  EXPECT_EQ(s.task.table.test_file, "/abs/test.csv");
+  EXPECT_EQ(s.task.table.label, "kind");
+  EXPECT_EQ(s.task.table.marks.at("train").first, line_of(sweep_yaml({{"task", kTask}}), "train: data"));
+  // sweep.json holds them as written: a copy of the sweep elsewhere (the
+  // experiment's sweep.yaml) is the same sweep.
+  const auto json = to_json(s);
+  EXPECT_EQ(json.at("task").at("data"),
+            nlohmann::json::parse(R"({"train": "data/train.csv", "test": "/abs/test.csv", "label": "kind"})"));
+  const SweepConfig elsewhere = load_sweep_string(json.dump(), "/runs/x/sweep.json");
+  EXPECT_EQ(elsewhere.task.table.train_file, "/runs/x/data/train.csv");
+  EXPECT_EQ(elsewhere, s);
+  // Through a pipe, from the working directory; ~/ from the home directory.
+  EXPECT_EQ(load_sweep_string(sweep_yaml({{"task", kTask}}), "/dev/stdin").task.table.train_file, "data/train.csv");
+  setenv("HOME", "/home/someone", 1);
+  const std::string home = std::regex_replace(kTask, std::regex("data/train.csv"), "~/t.csv");
+  EXPECT_EQ(load_sweep_string(sweep_yaml({{"task", home}}), "s.yaml").task.table.train_file, "/home/someone/t.csv");
+  // Before the table is read, the summary names the files and the defaults.
+  EXPECT_NE(summarize(s).find("data        /home/u/project/data/train.csv, test /abs/test.csv (validation: a fifth of "
+                              "its rows; label kind)"),
+            std::string::npos)
+      << summarize(s);
+}
+
+TEST(TableSweep, TaskDataIsForCsvAndCsvNeedsIt) {
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n"}}), "task.data", "model: mlp",
+                  "missing required key 'data'");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  data: {train: t.csv}\n"}}), "task.data", "data:",
+                  "names the CSV files of a table of your own, for dataset csv; dataset fashion_mnist is read from "
+                  "its own files");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: cnn\n  dataset: csv\n  data: {train: t.csv}\n"}}),
+                  "task.dataset", "dataset: csv", "model cnn does not train on csv; it takes fashion_mnist");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  data: {test: t.csv}\n"}}),
+                  "task.data.train", "data:", "missing required key 'train'");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  data: {train: ''}\n"}}),
+                  "task.data.train", "data:", "an empty path");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  data: {train: t.csv, lable: y}\n"}}),
+                  "task.data.lable", "data:", "did you mean 'label'");
+  const SweepConfig rows = load_sweep_string(
+      sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  validation_size: 30\n  data: {train: t.csv}\n"}}));
+  EXPECT_EQ(rows.task.validation_size, 30);
+}
+
+// A temporary directory holding a sweep file and its tables.
+class TableFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/hfta-table-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::filesystem::create_directory(dir_ + "/data");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ + "/" + name) << text; }
+  void copy_wine() const {
+    for (const char* name : {"wine_train.csv", "wine_test.csv"}) {
+      std::filesystem::copy_file(std::string(HFTA_SOURCE_DIR) + "/configs/data/" + name, dir_ + "/data/" + name,
+                                 std::filesystem::copy_options::overwrite_existing);
+    }
+  }
+  test::CliResult run(const std::string& args) const { return test::run_cli(args, dir_); }
+
+  // The ConfigError reading the sweep's table throws: its one diagnostic.
+  Diagnostic refusal(const std::string& yaml) const {
+    write("sweep.yaml", yaml);
+    SweepConfig s = load_sweep_file(dir_ + "/sweep.yaml");
+    try {
+      read_sweep_table(s);
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.diagnostics().size(), 1u);
+      return e.diagnostics().front();
+    }
+    ADD_FAILURE() << "read the table";
+    return {};
+  }
+
+  std::string dir_;
+};
+
+TEST_F(TableFiles, ProblemsNameTheSweepsLineAndTheTablesRow) {
+  write("data/train.csv", "a,b,kind\n1,2,x\n3,oops,y\n5,6,x\n7,8,y\n");
+  write("data/good.csv", "a,b,kind\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n9,1,x\n");
+  const std::string yaml = sweep_yaml({{"task", std::regex_replace(kTask, std::regex("/abs/test.csv"), "data/good.csv")}});
+  Diagnostic d = refusal(yaml);
+  EXPECT_EQ(d.path, "task.data.train");
+  EXPECT_EQ(d.line, line_of(yaml, "train: data"));
+  EXPECT_EQ(d.message, dir_ + "/data/train.csv:3: column 'b' (column 2) holds 'oops', not a number: a column of "
+                              "categories? encode it as numbers (one 0/1 column per category) before tuning");
+  // The label: at task.data.label, with the column meant.
+  const std::string typo = std::regex_replace(yaml, std::regex("label: kind"), "label: knd");
+  d = refusal(std::regex_replace(typo, std::regex("data/train.csv"), "data/good.csv"));
+  EXPECT_EQ(d.path, "task.data.label");
+  EXPECT_EQ(d.line, line_of(typo, "label: knd"));
+  EXPECT_NE(d.message.find("no column is named 'knd'; the columns: a, b, kind (did you mean 'kind'?)"),
+            std::string::npos)
+      << d.message;
+  // Rows held out beyond the table: at task.validation_size.
+  const std::string held = std::regex_replace(std::regex_replace(yaml, std::regex("data/train.csv"), "data/good.csv"),
+                                              std::regex("  batch_size: 16\n"), "  batch_size: 16\n  validation_size: 5\n");
+  d = refusal(held);
+  EXPECT_EQ(d.path, "task.validation_size");
+  EXPECT_EQ(d.line, line_of(held, "validation_size: 5"));
+  EXPECT_NE(d.message.find("holds 5 rows; holding 5 out for validation leaves none to train on"), std::string::npos);
+  // A test table with a class the training rows never show.
+  write("data/test.csv", "a,b,kind\n1,2,z\n");
+  const std::string tested = std::regex_replace(
+      std::regex_replace(yaml, std::regex("data/train.csv"), "data/good.csv"), std::regex("test: data/good.csv"),
+      "test: data/test.csv");
+  d = refusal(tested);
+  EXPECT_EQ(d.path, "task.data.test");
+  EXPECT_EQ(d.line, line_of(tested, "test: data/test.csv"));
+  EXPECT_NE(d.message.find("test.csv:2: label z is no class of the training table (its classes: x, y)"),
+            std::string::npos)
+      << d.message;
+}
+
+TEST_F(TableFiles, ValidatePlanAndRunRefuseABadTableWritingNothing) {
+  write("data/train.csv", "a,b,kind\n1,2,x\n3,,y\n");
+  const std::string yaml = sweep_yaml({{"task", std::regex_replace(kTask, std::regex("    test: /abs/test.csv\n"), "")}});
+  write("sweep.yaml", yaml);
+  const std::string where = dir_ + "/sweep.yaml:" + std::to_string(line_of(yaml, "train: data")) + ":12: task.data.train: ";
+  for (const char* verb : {"validate", "plan", "run"}) {
+    SCOPED_TRACE(verb);
+    const auto r = run(std::string(verb) + " " + dir_ + "/sweep.yaml" + (verb == std::string("run") ? " --out " + dir_ + "/out" : ""));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(where + dir_ + "/data/train.csv:3: column 'b' (column 2) holds '', not a number: a missing value?"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/out"));
+}
+
+// The example's tables, tuned briefly: the run keeps the tables, a cut run
+// resumes on its copy whatever becomes of the files, --fusion off trains the
+// same numbers, and the exported best model scores the test table in PyTorch
+// as the run did.
+TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
+  copy_wine();
+  const std::string yaml =
+      "name: wine\nseed: 5\n"
+      "task:\n  model: mlp\n  dataset: csv\n  batch_size: 16\n  options: {width: 8}\n"
+      "  data: {train: data/wine_train.csv, test: data/wine_test.csv, label: cultivar}\n"
+      "metric: {name: val_accuracy, goal: maximize}\n"
+      "budget: {unit: steps, min: 4, max: 12}\n"
+      "search: {method: hyperband, eta: 3}\n"
+      "parameters:\n  lr: {distribution: log_uniform, min: 0.0001, max: 0.003}\n"
+      "  depth: {values: [1, 2]}\n";
+  write("sweep.yaml", yaml);
+  const std::string sweep = dir_ + "/sweep.yaml";
+  const auto whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("table data/wine_train.csv and data/wine_test.csv as kept in " + dir_ + "/whole/data: 114 "
+                           "rows to train on, 28 to validate, 36 to test; 13 features; label cultivar, 3 classes\n"),
+            std::string::npos)
+      << whole.out;
+  EXPECT_EQ(test::slurp(dir_ + "/whole/data/train.csv"), test::slurp(dir_ + "/data/wine_train.csv"));
+  EXPECT_EQ(test::slurp(dir_ + "/whole/data/test.csv"), test::slurp(dir_ + "/data/wine_test.csv"));
+  const auto table = nlohmann::json::parse(test::slurp(dir_ + "/whole/data/table.json"));
+  EXPECT_EQ(table.at("classes"), nlohmann::json::parse(R"(["cultivar_1", "cultivar_2", "cultivar_3"])"));
+  EXPECT_EQ(table.at("features").size(), 13u);
+  EXPECT_EQ(table.at("features")[0], "alcohol");
+  const auto results = nlohmann::json::parse(test::slurp(dir_ + "/whole/results.json"));
+
+  // Cut after a few pieces of training; the files change and go before the resume.
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
+  const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1 --time-limit 1h");
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
+  std::ofstream(dir_ + "/data/wine_train.csv", std::ios::app) << "1,1,1,1,1,1,1,1,1,1,1,1,1,cultivar_4\n";
+  std::filesystem::remove(dir_ + "/data/wine_test.csv");
+  const auto resumed = run("resume " + dir_ + "/cut");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const auto after_cut = nlohmann::json::parse(test::slurp(dir_ + "/cut/results.json"));
+  ASSERT_EQ(after_cut.at("trials").size(), results.at("trials").size());
+  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
+    EXPECT_EQ(after_cut.at("trials")[i].at("history"), results.at("trials")[i].at("history")) << "trial " << i;
+  }
+  EXPECT_EQ(after_cut.at("best"), results.at("best"));
+  // Without its copy, resume says what is gone.
+  std::filesystem::remove(dir_ + "/cut/data/train.csv");
+  std::filesystem::remove(dir_ + "/cut/results.json");
+  const auto gone = run("resume " + dir_ + "/cut");
+  EXPECT_EQ(gone.code, 1);
+  EXPECT_NE(gone.err.find(dir_ + "/cut/data/train.csv is gone: run kept the sweep's table there"), std::string::npos)
+      << gone.err;
+
+  // Each trial alone: the same losses within float32's rounding.
+  copy_wine();  // (the originals back)
+  const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  const auto unfused = nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json"));
+  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
+    const auto& a = results.at("trials")[i].at("history");
+    const auto& b = unfused.at("trials")[i].at("history");
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const double x = a[k].at("val_loss"), y = b[k].at("val_loss");
+      EXPECT_LE(std::fabs(x - y), 1e-4 * std::fabs(y)) << "trial " << i << " point " << k;
+    }
+  }
+
+  // The best trial's state_dict.pt in PyTorch, fed the test rows as table.json
+  // says, scores what the run measured on the test split.
+  if (std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  }
+  const std::string best = results.at("best").at("id").dump();
+  const std::string script = std::string(HFTA_SOURCE_DIR) + "/scripts/predict_table.py";
+  const int code = std::system(("/usr/bin/python3 " + script + " " + dir_ + "/whole " + best + " " + dir_ +
+                                "/whole/data/test.csv > " + dir_ + "/predicted.csv 2> " + dir_ + "/accuracy.txt")
+                                   .c_str());
+  ASSERT_EQ(code, 0) << test::slurp(dir_ + "/accuracy.txt");
+  std::smatch m;
+  const std::string said = test::slurp(dir_ + "/accuracy.txt");
+  ASSERT_TRUE(std::regex_search(said, m, std::regex("accuracy \\S+ \\((\\d+) of 36 rows\\)"))) << said;
+  const double measured = results.at("best").at("test").at("accuracy");
+  EXPECT_NEAR(std::stod(m[1].str()) / 36, measured, 1e-9);
+  EXPECT_LT(measured, 1.0);  // (a short training: some rows wrong, so the check tells)
+}
+
+}  // namespace
+}  // namespace hfta::core
