@@ -129,7 +129,7 @@ void load_table(YamlReader& r, const YAML::Node& task_node, TaskOptions& task) {
   if (task.dataset != "csv") {
     r.error(*data, "task.data",
             "names the CSV files of a table of your own, for dataset csv; dataset " + task.dataset +
-                " is read from its own files");
+                " is read from its own files (to train on the table, add dataset: csv)");
     return;
   }
   if (!r.check_mapping(*data, "task.data", {"train", "test", "label"}) && !data->IsMap()) return;

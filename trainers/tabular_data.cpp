@@ -57,66 +57,66 @@ std::string column_text(const std::string& name, std::size_t index) {
   return "'" + name + "' (column " + std::to_string(index + 1) + ")";
 }
 
-// The records of CSV text: fields, and the line each record starts on.
-// Quoted fields may hold commas, line breaks and "" for a quote.
+// One record of CSV text: its fields, and the line it starts on. Quoted
+// fields may hold commas, line breaks and "" for a quote.
 struct Record {
   std::vector<std::string> fields;
   int line = 0;
 };
 
-std::vector<Record> records(const std::string& text, const std::string& name, const std::string& part) {
-  std::vector<Record> out;
-  int line = 1;
-  std::size_t i = 0;
-  if (text.rfind("\xEF\xBB\xBF", 0) == 0) i = 3;  // a byte-order mark (Excel's UTF-8 export)
-  while (i < text.size()) {
-    Record r;
+// Reads the record at text[at] into `r` (its strings reused), moving `at` and
+// `line` past it; false at the end. Blank lines are skipped.
+bool next_record(const std::string& text, std::size_t& at, int& line, Record& r, const std::string& name,
+                 const std::string& part) {
+  while (at < text.size()) {
     r.line = line;
-    std::string field;
+    std::size_t n = 0;  // fields so far
+    auto field = [&]() -> std::string& {
+      if (r.fields.size() <= n) r.fields.emplace_back();
+      return r.fields[n];
+    };
+    field().clear();
     bool quoted = false, was_quoted = false, blank = true;
-    for (; i < text.size(); ++i) {
-      const char c = text[i];
+    for (; at < text.size(); ++at) {
+      const char c = text[at];
       if (quoted) {
-        if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
+        if (c == '"' && at + 1 < text.size() && text[at + 1] == '"') {
+          field() += '"';
+          ++at;
         } else if (c == '"') {
           quoted = false;
         } else {
           if (c == '\n') ++line;
-          field += c;
+          field() += c;
         }
         continue;
       }
-      if (c == '"' && trimmed(field).empty()) {
+      if (c == '"' && trimmed(field()).empty()) {
         quoted = was_quoted = true;
-        field.clear();
+        field().clear();
         blank = false;
       } else if (c == ',') {
-        r.fields.push_back(field);
-        field.clear();
+        ++n;
+        field().clear();
         was_quoted = false;
         blank = false;
-      } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-        if (c == '\r') ++i;
-        ++i;
+      } else if (c == '\n' || (c == '\r' && at + 1 < text.size() && text[at + 1] == '\n')) {
+        at += c == '\r' ? 2 : 1;
         ++line;
         break;
       } else if (was_quoted && c != ' ' && c != '\t' && c != '\r') {
         throw TableError(part, name + ":" + std::to_string(line) + ": text after a quoted field's closing quote ('" +
                                    std::string(1, c) + "'); a quote inside a quoted field is written \"\"");
       } else if (!was_quoted) {
-        field += c;
+        field() += c;
         if (c != ' ' && c != '\t' && c != '\r') blank = false;
       }
     }
-    if (quoted) {
-      throw TableError(part, name + ":" + std::to_string(r.line) + ": a quoted field has no closing quote");
-    }
-    r.fields.push_back(field);
-    if (!blank) out.push_back(std::move(r));
+    if (quoted) throw TableError(part, name + ":" + std::to_string(r.line) + ": a quoted field has no closing quote");
+    r.fields.resize(n + 1);
+    if (!blank) return true;
   }
-  return out;
+  return false;
 }
 
 }  // namespace
@@ -130,21 +130,24 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
     throw TableError(part, name + ": its lines end in a carriage return alone (classic Mac OS); save it with LF or "
                                   "CRLF line endings");
   }
-  const std::vector<Record> rs = records(text, name, part);
-  if (rs.empty()) throw TableError(part, name + ": empty; a table starts with a header row naming its columns");
-  const Record& header = rs.front();
+  std::size_t at = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a byte-order mark (Excel's UTF-8 export)
+  int line = 1;
+  Record header;
+  if (!next_record(text, at, line, header, name, part)) {
+    throw TableError(part, name + ": empty; a table starts with a header row naming its columns");
+  }
   std::vector<std::string> columns;
   std::map<std::string, std::size_t> seen;
   for (std::size_t c = 0; c < header.fields.size(); ++c) {
     const std::string col = trimmed(header.fields[c]);
-    const std::string at = name + ":" + std::to_string(header.line) + ": ";
-    if (col.empty()) throw TableError(part, at + "column " + std::to_string(c + 1) + " of the header has no name");
+    const std::string where = name + ":" + std::to_string(header.line) + ": ";
+    if (col.empty()) throw TableError(part, where + "column " + std::to_string(c + 1) + " of the header has no name");
     if (number(col) && header.fields.size() > 1) {
-      throw TableError(part, at + "the first row holds " + col + " in column " + std::to_string(c + 1) +
+      throw TableError(part, where + "the first row holds " + col + " in column " + std::to_string(c + 1) +
                                  ": a table starts with a header row naming its columns, not with data");
     }
     if (auto [it, fresh] = seen.emplace(col, c); !fresh) {
-      throw TableError(part, at + "two columns are named '" + col + "' (columns " + std::to_string(it->second + 1) +
+      throw TableError(part, where + "two columns are named '" + col + "' (columns " + std::to_string(it->second + 1) +
                                  " and " + std::to_string(c + 1) + ")");
     }
     columns.push_back(col);
@@ -175,18 +178,18 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
   for (std::size_t c = 0; c < columns.size(); ++c) {
     if (c != label_at) t.features.push_back(columns[c]);
   }
-  for (std::size_t r = 1; r < rs.size(); ++r) {
-    const Record& row = rs[r];
-    const std::string at = name + ":" + std::to_string(row.line) + ": ";
+  Record row;
+  while (next_record(text, at, line, row, name, part)) {
+    const std::string where = name + ":" + std::to_string(row.line) + ": ";
     if (row.fields.size() != columns.size()) {
-      throw TableError(part, at + "the row holds " + std::to_string(row.fields.size()) + " fields; the header names " +
+      throw TableError(part, where + "the row holds " + std::to_string(row.fields.size()) + " fields; the header names " +
                                  std::to_string(columns.size()) + " columns");
     }
     for (std::size_t c = 0; c < columns.size(); ++c) {
       const std::string& field = row.fields[c];
       if (c == label_at) {
         const std::string l = trimmed(field);
-        if (l.empty()) throw TableError(part, at + "the row has no label (column " + column_text(t.label, c) + ")");
+        if (l.empty()) throw TableError(part, where + "the row has no label (column " + column_text(t.label, c) + ")");
         t.labels.push_back(l);
         continue;
       }
@@ -194,7 +197,7 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
         t.values.push_back(*v);
         continue;
       }
-      std::string why = at + "column " + column_text(columns[c], c) + " holds '" + trimmed(field) + "', not a number";
+      std::string why = where + "column " + column_text(columns[c], c) + " holds '" + trimmed(field) + "', not a number";
       if (looks_missing(field)) {
         why += ": a missing value? hfta-tune does not fill them in; fill them, or drop the row or the column";
       } else {
