@@ -87,9 +87,13 @@ TEST(ThroughputProbe, CostsAtMostItsShareOfTheTrainingItSizes) {
   EXPECT_LE(limited.clock, 6.0);
   EXPECT_EQ(rates.size(), 2u);
   // Sizes 1 and 2 are measured however small the training: fusing is decided on them.
+  // But each for its least steps alone, where the share is less: a warm-up
+  // and 3 steps of one model (0.1 s each), then a warm-up of 2 (0.18 s) and 3
+  // rounds of 2's two steps and one's two (0.56 s), not a second of each.
   Simulated tiny;
   o.sized_steps = 1;
   EXPECT_EQ(tiny.probe(rising, 64, o).size(), 2u);
+  EXPECT_NEAR(tiny.clock, 0.1 + 3 * 0.1 + 0.18 + 3 * 0.56, 1e-9);
   Simulated ample;  // ten times the training: sizes up to 32 fit in its 60 s
   o.sized_steps = 6000;
   ample.probe(rising, 64, o);

@@ -24,9 +24,10 @@ struct ProbeOptions {
   double fuse_gain = 0.05;     ///< the gain over one model that fusing must reach (fusion.min_gain)
   /// The model-steps the measured arrays will train (0: unknown). The probe
   /// then stops before its time would pass `max_share` of training them one
-  /// model at a time (past size 2): a probe costing more than its sizing can
-  /// save made short sweeps slower fused than not (MobileNetV3's, 12 trials of
-  /// 30-270 steps: 10.4 s of probing against 24 s of training).
+  /// model at a time (past size 2), and times sizes 1 and 2 for at most half
+  /// that share each (past `min_steps`): a probe costing more than its sizing
+  /// can save made short sweeps slower fused than not (MobileNetV3's, 12 trials
+  /// of 30-270 steps: 10.4 s of probing against 24 s of training).
   double sized_steps = 0;
   double max_share = 0.1;
   std::function<double()> now; ///< seconds; a steady clock when empty
