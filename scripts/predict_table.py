@@ -33,38 +33,63 @@ def model_of(experiment, trial):
     return net.eval(), table
 
 
-def same_class(written, name):
-    """Integer labels are one class however written (1 and 1.0), as hfta-tune reads them."""
-    written = written.strip()
+def integer(text):
+    """The integer a label spells (1, 1.0, 1e3), as hfta-tune reads integer labels, or None."""
     try:
-        return float(written) == float(name)
+        value = float(text)
     except ValueError:
-        return written == name
+        return None
+    return int(value) if value == int(value) and abs(value) < 9e15 else None
+
+
+def feature(text, column, where):
+    """A finite number, as hfta-tune reads its features; else exits naming the file and line."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        sys.exit(f"{where}: column {column!r} holds {text!r}, not a finite number")
+    return value
 
 
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: predict_table.py EXPERIMENT_DIR TRIAL ROWS.csv")
     experiment, trial, rows_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    net, table = model_of(experiment, trial)
+    try:
+        net, table = model_of(experiment, trial)
+    except FileNotFoundError as e:
+        sys.exit(f"{e.filename}: no such file (is {experiment} an experiment on a table, and {trial} its trial?)")
     with open(rows_path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        rows = list(reader)
-        columns = reader.fieldnames
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            sys.exit(f"{rows_path}: empty; a table starts with a header row naming its columns")
+        columns = [c.strip(" \t") for c in header]  # as hfta-tune names them
+        rows = [(reader.line_num, r) for r in reader if any(field.strip() for field in r)]
     missing = [c for c in table["features"] if c not in columns]
     if missing:
         sys.exit(f"{rows_path}: no column {missing[0]!r}; the trial reads {', '.join(table['features'])}")
-    x = torch.tensor([[(float(r[c]) - m) / s for c, m, s in zip(table["features"], table["mean"], table["scale"])]
-                      for r in rows])
+    at = {c: i for i, c in enumerate(columns)}
+    for line, r in rows:
+        if len(r) != len(columns):
+            sys.exit(f"{rows_path}:{line}: the row holds {len(r)} fields; the header names {len(columns)} columns")
+    x = torch.tensor([[(feature(r[at[c]], c, f"{rows_path}:{line}") - m) / s
+                       for c, m, s in zip(table["features"], table["mean"], table["scale"])] for line, r in rows],
+                     dtype=torch.float64).float()  # standardised in double, then float32, as the trial trained
     with torch.no_grad():
         predicted = net(x).argmax(1).tolist()
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(columns + ["predicted"])
-    for r, p in zip(rows, predicted):
-        out.writerow([r[c] for c in columns] + [table["classes"][p]])
+    for (_, r), p in zip(rows, predicted):
+        out.writerow(r + [table["classes"][p]])
     label = table["label"]
-    if label in columns and rows:
-        right = sum(same_class(r[label], table["classes"][p]) for r, p in zip(rows, predicted))
+    if label in at and rows:
+        integers = all(integer(c) is not None for c in table["classes"])
+        def same(written, name):  # integer classes are one class however written (1, 1.0)
+            return integer(written) == int(name) if integers else written.strip() == name
+        right = sum(same(r[at[label]], table["classes"][p]) for (_, r), p in zip(rows, predicted))
         print(f"accuracy {right / len(rows):.6g} ({right} of {len(rows)} rows)", file=sys.stderr)
 
 

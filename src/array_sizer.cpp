@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hfta/core/sweep_tables.h"
 #include "hfta/trainers/footprint.h"
 
 namespace hfta::core {
@@ -27,10 +28,7 @@ std::optional<fusion::MemoryModel> ArraySizer::estimate(const search::Config& ex
   };
   for (const auto& [name, value] : sweep_.task.options) add(name, value);
   for (const auto& [name, value] : example) add(name, value);
-  if (sweep_.task.table.features > 0) {  // a table's rows: as wide as its features
-    numeric["inputs"] = static_cast<double>(sweep_.task.table.features);
-    numeric["classes"] = static_cast<double>(sweep_.task.table.classes);
-  }
+  add_table_shape(sweep_.task.table, numeric);  // a table's rows: as wide as its features
   const auto batch = static_cast<std::int64_t>(
       numeric.count("batch_size") ? numeric["batch_size"] : sweep_.task.batch_size);
   auto opt = example.find("optimizer");

@@ -12,6 +12,7 @@
 
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/search_setup.h"
+#include "hfta/core/sweep_tables.h"
 #include "hfta/search/brackets.h"
 #include "hfta/search/param_value.h"
 #include "hfta/trainers/catalog.h"
@@ -155,6 +156,7 @@ std::optional<std::vector<double>> shape_sizes(const SweepConfig& sweep) {
         if (const std::string* t = std::get_if<std::string>(&value)) texts[name] = *t;
       }
     }
+    add_table_shape(sweep.task.table, numeric);
     const auto f = trainers::estimate_footprint(sweep.task.model, numeric, texts);
     if (!f) return std::nullopt;
     sizes.push_back(f->parameters);

@@ -108,14 +108,22 @@ void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
 // path from the sweep file's directory (not the working directory: a sweep
 // runs the same from anywhere), or from the working directory where the sweep
 // came through a pipe.
-std::string table_file(const std::string& written, const std::string& source) {
+// The sweep file in an experiment directory (its sweep.yaml, sweep.json)
+// reads the tables run kept there, as resume trains on them: its relative
+// paths were written from elsewhere.
+std::string table_file(const std::string& written, const std::string& source, const char* kept) {
   namespace fs = std::filesystem;
   const char* home = std::getenv("HOME");
+  const fs::path dir = fs::path(source).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && fs::is_regular_file(dir / "data" / "table.json", ec) && fs::is_regular_file(dir / "sweep.json", ec)) {
+    return (dir / "data" / kept).string();
+  }
   if (written.rfind("~/", 0) == 0 && home && *home) return (fs::path(home) / written.substr(2)).lexically_normal();
   const fs::path path(written);
-  const fs::path dir = fs::path(source).parent_path();
-  const bool piped = source.empty() || source.front() == '<' || source == "-" || source.rfind("/dev/", 0) == 0 ||
-                     source.rfind("/proc/", 0) == 0;
+  struct stat info {};
+  const bool piped = source.empty() || source.front() == '<' || source == "-" ||
+                     (::stat(source.c_str(), &info) == 0 && !S_ISREG(info.st_mode));  // /dev/stdin, a FIFO
   if (path.is_absolute() || piped || dir.empty()) return path.lexically_normal();
   return (dir / path).lexically_normal();
 }
@@ -123,13 +131,22 @@ std::string table_file(const std::string& written, const std::string& source) {
 // task.data: the CSV files of a table of the user's own (dataset csv), read
 // (to check them) by the verbs that take a sweep file, not here: the copy of
 // the sweep in an experiment directory names them from elsewhere.
-void load_table(YamlReader& r, const YAML::Node& task_node, TaskOptions& task) {
+// `written`: the dataset as the sweep names it, if it does (one refused is
+// said there, and task.data then is not).
+void load_table(YamlReader& r, const YAML::Node& task_node, TaskOptions& task, const std::optional<std::string>& written) {
   auto data = r.child(task_node, "task", "data", task.dataset == "csv");
   if (!data) return;
+  const bool dataset_written = written.has_value();
   if (task.dataset != "csv") {
-    r.error(*data, "task.data",
-            "names the CSV files of a table of your own, for dataset csv; dataset " + task.dataset +
-                " is read from its own files (to train on the table, add dataset: csv)");
+    if (dataset_written && *written == task.dataset) {
+      r.error(*data, "task.data",
+              "names the CSV files of a table of your own, for dataset csv; dataset " + task.dataset +
+                  " is read from its own files");
+    } else if (!dataset_written) {
+      r.error(*data, "task.data",
+              "names the CSV files of a table of your own, for dataset csv; dataset " + task.dataset +
+                  " (the model's) is read from its own files: to train on the table, add dataset: csv");
+    }
     return;
   }
   if (!r.check_mapping(*data, "task.data", {"train", "test", "label"}) && !data->IsMap()) return;
@@ -151,7 +168,8 @@ void load_table(YamlReader& r, const YAML::Node& task_node, TaskOptions& task) {
       table.label = *text;
     } else {
       (std::string(key) == "train" ? table.train : table.test) = *text;
-      (std::string(key) == "train" ? table.train_file : table.test_file) = table_file(*text, r.file());
+      (std::string(key) == "train" ? table.train_file : table.test_file) =
+          table_file(*text, r.file(), std::string(key) == "train" ? "train.csv" : "test.csv");
     }
   }
 }
@@ -217,7 +235,11 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
               "fashion_mnist, point_clouds and csv");
     }
   }
-  load_table(r, *node, task);
+  const YAML::Node& task_node = *node;  // (const: reading a key adds none)
+  load_table(r, task_node, task,
+             task_node.IsMap() && task_node["dataset"] && task_node["dataset"].IsScalar()
+                 ? std::optional<std::string>(task_node["dataset"].Scalar())
+                 : std::nullopt);
   read_int_in(r, r.child(*node, "task", "eval_steps", false), "task.eval_steps", 1, std::int64_t{1} << 40,
               "training steps between evaluations", task.eval_steps);
   if (auto l = r.child(*node, "task", "loss", false); l && model) {

@@ -99,11 +99,9 @@ std::string describe(const search::ParameterSpec& p) {
   return out.str();
 }
 
-namespace {
-
 // "configs/data/wine_train.csv, test configs/data/wine_test.csv: 114 rows to
 // train on, ...", or before the table is read, the defaults it will take.
-std::string table_text(const TableOptions& t, std::int64_t validation_size) {
+std::string describe_table(const TableOptions& t, std::int64_t validation_size) {
   std::string out = t.train_file + (t.test_file.empty() ? "" : ", test " + t.test_file);
   if (t.features > 0) return out + ": " + table_counts(t);
   return out + " (validation: " +
@@ -111,10 +109,9 @@ std::string table_text(const TableOptions& t, std::int64_t validation_size) {
          "; label " + (t.label.empty() ? std::string("the last column") : t.label) + ")";
 }
 
-}  // namespace
 
 std::string table_counts(const TableOptions& t) {
-  std::string out = std::to_string(t.train_rows) + " rows to train on, " + std::to_string(t.validation_rows) +
+  std::string out = std::to_string(t.train_rows) + (t.train_rows == 1 ? " row" : " rows") + " to train on, " + std::to_string(t.validation_rows) +
                     " to validate" + (t.test_file.empty() ? "" : ", " + std::to_string(t.test_rows) + " to test") +
                     "; " + std::to_string(t.features) + (t.features == 1 ? " feature" : " features") + "; label " +
                     t.label_column + ", " + std::to_string(t.classes) + " classes";
@@ -136,7 +133,7 @@ std::string summarize(const SweepConfig& s) {
     options += (options.empty() ? "" : ", ") + name + "=" + (tuned ? std::string("tuned") : search::to_string(value));
   }
   if (!options.empty()) out << " (" << options << ")";
-  if (s.task.dataset == "csv") out << "\n  data        " << table_text(s.task.table, s.task.validation_size);
+  if (s.task.dataset == "csv") out << "\n  data        " << describe_table(s.task.table, s.task.validation_size);
   out << "\n  metric      " << s.metric.name << " (" << to_string(s.metric.goal) << ")";
   for (std::size_t i = 1; i < s.objectives.size(); ++i) {
     out << (i + 1 == s.objectives.size() ? " and " : ", ") << s.objectives[i].name << " ("

@@ -2,10 +2,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "hfta/core/config_error.h"
 #include "hfta/core/did_you_mean.h"
@@ -14,6 +17,16 @@
 namespace hfta::core {
 
 namespace {
+
+// What table.json records of a copy, to know it again: its size and CRC-32.
+nlohmann::json digest(const std::string& bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (std::size_t at = 0; at < bytes.size(); at += std::size_t{1} << 30) {  // (zlib takes a uInt at a time)
+    const std::size_t n = std::min(bytes.size() - at, std::size_t{1} << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), static_cast<uInt>(n));
+  }
+  return {{"bytes", bytes.size()}, {"crc32", static_cast<std::uint32_t>(crc)}};
+}
 
 // The table made from its files' tables, its counts filled in; a TableError
 // said where the sweep names what is wrong: the file, the label, or the
@@ -62,9 +75,9 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
   std::error_code ec;
   std::filesystem::create_directory(dir + "/data", ec);
   if (ec) throw StorageError("cannot create " + dir + "/data: " + ec.message());
-  write_atomically(dir + "/data/train.csv", bytes.train);
-  if (!sweep.task.table.test.empty()) write_atomically(dir + "/data/test.csv", bytes.test);
   const auto& t = sweep.task.table;
+  nlohmann::json copies = {{"train.csv", digest(bytes.train)}};
+  if (!t.test.empty()) copies["test.csv"] = digest(bytes.test);
   nlohmann::json table = {
       {"format", 1},
       {"input", "the features in this order, each as (value - mean) / scale"},
@@ -75,18 +88,38 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
       {"output", "a logit per class: index i stands for classes[i]"},
       {"classes", data.classes},
       {"rows", {{"train", t.train_rows}, {"validation", t.validation_rows}, {"test", t.test_rows}}},
+      {"files", copies},
   };
+  // table.json first: it marks data/ as a kept table's (a run killed before
+  // the copies leaves what the next run into the directory takes over), and
+  // names the copies' bytes, which resume checks.
   write_atomically(dir + "/data/table.json", table.dump(2) + "\n");
+  write_atomically(dir + "/data/train.csv", bytes.train);
+  if (!t.test.empty()) {
+    write_atomically(dir + "/data/test.csv", bytes.test);
+  } else {
+    std::filesystem::remove(dir + "/data/test.csv", ec);  // a killed run's, of a sweep with a test table
+  }
 }
 
 bool holds_only_a_kept_table(const std::string& dir) {
   std::error_code ec;
+  if (!std::filesystem::is_regular_file(dir + "/run.json", ec)) return false;  // not a run's directory
+  std::ifstream in(dir + "/data/table.json");
+  const auto table = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!table.is_object() || !table.contains("files")) return false;
   for (const auto& entry : std::filesystem::directory_iterator(dir + "/data", ec)) {
     const std::string name = entry.path().filename().string();
     const std::string base = name.size() > 4 && name.substr(name.size() - 4) == ".tmp" ? name.substr(0, name.size() - 4) : name;
     if (base != "train.csv" && base != "test.csv" && base != "table.json") return false;
   }
   return !ec;
+}
+
+void add_table_shape(const TableOptions& table, std::map<std::string, double>& numeric) {
+  if (table.features == 0) return;
+  numeric["inputs"] = static_cast<double>(table.features);
+  numeric["classes"] = static_cast<double>(table.classes);
 }
 
 std::string read_tables_from(SweepConfig& sweep, const std::string& dir) {
@@ -102,10 +135,24 @@ std::string read_tables_from(SweepConfig& sweep, const std::string& dir) {
              (file == &t.train_file ? t.train : t.test) + " may have changed since); put it back";
     }
   }
+  std::ifstream in(dir + "/data/table.json");
+  const auto table = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!table.is_object() || !table.contains("files") || !table["files"].is_object()) {
+    return dir + "/data/table.json is gone or damaged (run wrote it whole: changed from outside); it names the "
+                 "tables the trials train on, so resume cannot check them";
+  }
+  TableBytes bytes;
   try {
-    read_sweep_table(sweep);  // its counts, for the array sizes
+    read_sweep_table(sweep, &bytes);  // its counts, for the array sizes
   } catch (const ConfigError& e) {
     return std::string(e.what()) + " (in the table run kept: changed from outside)";
+  }
+  for (const auto& [name, read] : {std::pair{"train.csv", &bytes.train}, std::pair{"test.csv", &bytes.test}}) {
+    if (std::string(name) == "test.csv" && t.test.empty()) continue;
+    if (table["files"].value(name, nlohmann::json()) != digest(*read)) {
+      return dir + "/data/" + name + " is not the table run kept (its size or CRC-32 differs from what "
+             "data/table.json records): changed from outside; put back the copy the trials trained on";
+    }
   }
   return "";
 }

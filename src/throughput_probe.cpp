@@ -69,7 +69,7 @@ void probe_sizes(const std::function<ArrayStep(std::int64_t)>& make_step, std::i
       // long training takes: the 17 trials of configs/tabular.yaml trained in
       // 0.7 s alone, and timing its six fusion keys for 0.2 s each made the
       // fused sweep twice as slow.
-      if (mine.size() == options.min_steps && options.sized_steps > 0) {
+      if (b <= 2 && mine.size() == std::max<std::size_t>(options.min_steps, 1) && options.sized_steps > 0) {
         const double rate = b == 1 ? 1 / median(mine) : one;
         allowed = std::min(options.seconds_each, options.max_share * options.sized_steps / rate / 2);
       }

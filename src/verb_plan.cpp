@@ -37,6 +37,7 @@ int plan(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.json) {
     out << to_json(p, *sweep).dump(2) << "\n";
   } else {
+    if (sweep->task.dataset == "csv") out << "table " << describe_table(sweep->task.table, sweep->task.validation_size) << "\n";
     out << to_text(p, *sweep) << workers_note(workers, devices);
   }
   return kExitOk;

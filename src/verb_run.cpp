@@ -407,6 +407,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     // A table of the user's own is kept as checked: resume trains on the
     // same rows, whatever becomes of the files the sweep names.
     if (sweep->task.dataset == "csv") keep_table(dir, tables, *sweep);
+    tables = {};  // (not held through the training)
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
   } catch (const StorageError& e) {
     if (!new_directories.empty() && !umask_note.empty()) {  // made unusable by the umask: it goes, lock and all
@@ -421,7 +422,10 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune run: " << e.what() << "; nothing was trained: once it can be written, run the same command again\n";
     return kExitFailure;
   }
-  read_tables_from(*sweep, dir);  // (just written)
+  if (const std::string gone = read_tables_from(*sweep, dir); !gone.empty()) {  // (just written)
+    err << "hfta-tune run: " << gone << "\n";
+    return kExitFailure;
+  }
   return train(*sweep, dir, a.fusion == "auto", a, a, out, err, "run", *lock);
 }
 

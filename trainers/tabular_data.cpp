@@ -27,29 +27,51 @@ constexpr std::uint64_t kSplitSeed = 20260601;
 // path (a disk image) would fill the memory.
 constexpr std::int64_t kMaxTableBytes = std::int64_t{2} << 30;
 
+// Without the spaces and tabs around it (and a carriage return that ended
+// the file's last line without a line feed).
 std::string trimmed(const std::string& s) {
-  const std::size_t a = s.find_first_not_of(" \t");
+  const std::size_t a = s.find_first_not_of(" \t\r");
   if (a == std::string::npos) return "";
-  const std::size_t b = s.find_last_not_of(" \t");
+  const std::size_t b = s.find_last_not_of(" \t\r");
   return s.substr(a, b - a + 1);
 }
 
-// One field's text as a finite number, or nullopt.
-std::optional<double> number(const std::string& field) {
+// One field's text as a finite number, or nullopt; `range`, when given, is
+// set where it is a number beyond a double's range (1e400, 1e-400).
+std::optional<double> number(const std::string& field, bool* range = nullptr) {
   std::string t = trimmed(field);
-  if (!t.empty() && t[0] == '+') t.erase(0, 1);
+  if (t.size() > 1 && t[0] == '+' && t[1] != '-' && t[1] != '+') t.erase(0, 1);
   double v = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (range) *range = ec == std::errc::result_out_of_range && end == t.data() + t.size();
   if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
+std::string lower(std::string t) {
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  return t;
+}
+
 // The spellings of a missing value that tables carry (pandas, R, UCI's "?").
 bool looks_missing(const std::string& field) {
-  std::string t = trimmed(field);
-  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-  return t.empty() || t == "na" || t == "n/a" || t == "nan" || t == "null" || t == "none" || t == "?" || t == "-" ||
-         t == "inf" || t == "-inf" || t == "infinity";
+  const std::string t = lower(trimmed(field));
+  return t.empty() || t == "na" || t == "n/a" || t == "nan" || t == "-nan" || t == "null" || t == "none" || t == "?" ||
+         t == "-";
+}
+
+// The byte where `text` stops being UTF-8, or npos.
+std::size_t first_non_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return i;
+    for (std::size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 2) return i;
+    }
+    i += n;
+  }
+  return std::string::npos;
 }
 
 // "'alcohol' (column 3)" for messages.
@@ -122,6 +144,9 @@ bool next_record(const std::string& text, std::size_t& at, int& line, Record& r,
 }  // namespace
 
 Table parse_table(const std::string& text, const std::string& name, const std::string& label, const std::string& part) {
+  if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0) {
+    throw TableError(part, name + ": UTF-16 text (it starts with its byte-order mark); save it as UTF-8 CSV");
+  }
   if (text.find('\0') != std::string::npos) {
     throw TableError(part, name + ": holds zero bytes: not a CSV text file (a spreadsheet or a compressed file? "
                                   "save it as CSV)");
@@ -129,6 +154,13 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
   if (text.find('\r') != std::string::npos && text.find('\n') == std::string::npos) {
     throw TableError(part, name + ": its lines end in a carriage return alone (classic Mac OS); save it with LF or "
                                   "CRLF line endings");
+  }
+  if (const std::size_t bad = first_non_utf8(text); bad != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[bad])));
+    throw TableError(part, name + ":" + std::to_string(line) + ": byte " + byte +
+                               " is not UTF-8 (Latin-1 or Windows-1252 text, most likely); save the table as UTF-8");
   }
   std::size_t at = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a byte-order mark (Excel's UTF-8 export)
   int line = 1;
@@ -142,17 +174,39 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
     const std::string col = trimmed(header.fields[c]);
     const std::string where = name + ":" + std::to_string(header.line) + ": ";
     if (col.empty()) throw TableError(part, where + "column " + std::to_string(c + 1) + " of the header has no name");
-    if (number(col) && header.fields.size() > 1) {
-      throw TableError(part, where + "the first row holds " + col + " in column " + std::to_string(c + 1) +
-                                 ": a table starts with a header row naming its columns, not with data");
-    }
     if (auto [it, fresh] = seen.emplace(col, c); !fresh) {
       throw TableError(part, where + "two columns are named '" + col + "' (columns " + std::to_string(it->second + 1) +
                                  " and " + std::to_string(c + 1) + ")");
     }
     columns.push_back(col);
   }
+  // A first row of numbers is data, not names: a file without its header.
+  // Names that are numbers too are taken, where the label is named among them
+  // or they are distinct integers (pandas' 0, 1, 2, ..., years).
+  if (columns.size() > 1 && (label.empty() || !seen.count(label))) {
+    std::size_t numbers = 0;
+    bool integers = true;
+    std::set<double> distinct;
+    for (const auto& col : columns) {
+      if (auto v = number(col)) {
+        ++numbers;
+        integers = integers && *v == std::floor(*v);
+        distinct.insert(*v);
+      }
+    }
+    if (numbers + 1 >= columns.size() && !(integers && distinct.size() == numbers)) {
+      throw TableError(part, name + ":" + std::to_string(header.line) + ": the first row holds " + columns.front() +
+                                 ", " + columns[1] +
+                                 ", ...: a table starts with a header row naming its columns, not with data");
+    }
+  }
   if (columns.size() < 2) {
+    for (const auto& [separator, said] : {std::pair{';', "semicolons"}, std::pair{'\t', "tabs"}}) {
+      if (columns.front().find(separator) != std::string::npos) {
+        throw TableError(part, name + ":" + std::to_string(header.line) + ": its fields are separated by " + said +
+                                   "; a CSV table's are by commas (save it as CSV with commas)");
+      }
+    }
     throw TableError(part, name + ":" + std::to_string(header.line) + ": the header names " +
                                std::to_string(columns.size()) +
                                " column; a table needs a label column and at least one feature (fields are separated "
@@ -165,7 +219,8 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       std::string names;
       for (std::size_t c = 0; c < columns.size() && c < 12; ++c) names += (c ? ", " : "") + columns[c];
       if (columns.size() > 12) names += ", ... (" + std::to_string(columns.size()) + " in all)";
-      throw TableError("label",
+      // (A test table lacking the training table's label is the test table's problem.)
+      throw TableError(part == "test" ? part : "label",
                        name + ":" + std::to_string(header.line) + ": no column is named '" + label + "'; the columns: " +
                            names,
                        columns);
@@ -190,15 +245,25 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       if (c == label_at) {
         const std::string l = trimmed(field);
         if (l.empty()) throw TableError(part, where + "the row has no label (column " + column_text(t.label, c) + ")");
+        if (const std::string m = lower(l); m == "na" || m == "n/a" || m == "nan" || m == "null" || m == "?") {
+          throw TableError(part, where + "the row's label (column " + column_text(t.label, c) + ") is '" + l +
+                                     "': a missing value? every row needs its class; drop the row");
+        }
         t.labels.push_back(l);
         continue;
       }
-      if (auto v = number(field)) {
+      bool range = false;
+      if (auto v = number(field, &range)) {
         t.values.push_back(*v);
         continue;
       }
       std::string why = where + "column " + column_text(columns[c], c) + " holds '" + trimmed(field) + "', not a number";
-      if (looks_missing(field)) {
+      if (range) {
+        why += ": beyond the range of a double (about 1e-308 to 1e308 in size); rescale the column";
+      } else if (const std::string m = lower(trimmed(field));
+                 m == "inf" || m == "-inf" || m == "+inf" || m == "infinity" || m == "-infinity") {
+        why += ": an infinity; every value must be finite";
+      } else if (looks_missing(field)) {
         why += ": a missing value? hfta-tune does not fill them in; fill them, or drop the row or the column";
       } else {
         why += ": a column of categories? encode it as numbers (one 0/1 column per category) before tuning";
@@ -280,24 +345,43 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
   for (std::int64_t c = 0; c < k; ++c) index[classes[c]] = c;
 
   if (validation_rows == 0) validation_rows = default_validation_rows(n);
-  if (validation_rows >= n) {
-    throw TableError("validation", train.name + " holds " + std::to_string(n) + " rows; holding " +
-                                       std::to_string(validation_rows) +
-                                       " out for validation leaves none to train on");
-  }
-  // Stratified: the rows shuffled, grouped by class (in shuffled order), and
-  // every (n / validation_rows)-th taken, so each class keeps its share.
-  std::vector<std::int64_t> order(n);
-  for (std::int64_t i = 0; i < n; ++i) order[i] = i;
-  std::mt19937_64 rng(kSplitSeed);
-  for (std::int64_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<std::uint64_t>(i + 1)]);
+  // Stratified: each class holds out its share of the validation rows
+  // (largest remainders first), keeping at least one row to train on, taken
+  // from its rows shuffled from a fixed seed.
   std::vector<std::int64_t> label_of(n);
-  for (std::int64_t i = 0; i < n; ++i) label_of[i] = index[class_name(train.labels[i])];
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return label_of[a] < label_of[b]; });
-  std::vector<std::int64_t> training, validation;
+  std::vector<std::vector<std::int64_t>> rows_of(k);
   for (std::int64_t i = 0; i < n; ++i) {
-    const bool held = (i + 1) * validation_rows / n > i * validation_rows / n;
-    (held ? validation : training).push_back(order[i]);
+    label_of[i] = index[class_name(train.labels[i])];
+    rows_of[label_of[i]].push_back(i);
+  }
+  if (validation_rows > n - k) {
+    throw TableError("validation", train.name + " holds " + std::to_string(n) + " rows of " + std::to_string(k) +
+                                       " classes; holding " + std::to_string(validation_rows) +
+                                       " out for validation leaves a class no row to train on (at most " +
+                                       std::to_string(n - k) + ")");
+  }
+  std::vector<std::int64_t> held(k);
+  std::vector<std::pair<double, std::int64_t>> remainders;
+  std::int64_t given = 0;
+  for (std::int64_t c = 0; c < k; ++c) {
+    const double share = static_cast<double>(validation_rows) * static_cast<double>(rows_of[c].size()) / static_cast<double>(n);
+    held[c] = std::min(static_cast<std::int64_t>(share), static_cast<std::int64_t>(rows_of[c].size()) - 1);
+    given += held[c];
+    remainders.push_back({share - static_cast<double>(held[c]), c});
+  }
+  std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  while (given < validation_rows) {  // (validation_rows <= n - k: some class has room)
+    for (const auto& [remainder, c] : remainders) {
+      if (given < validation_rows && held[c] + 1 < static_cast<std::int64_t>(rows_of[c].size())) ++held[c], ++given;
+    }
+  }
+  std::mt19937_64 rng(kSplitSeed);
+  std::vector<std::int64_t> training, validation;
+  for (std::int64_t c = 0; c < k; ++c) {
+    auto& rows = rows_of[c];
+    for (std::size_t i = rows.size() - 1; i > 0; --i) std::swap(rows[i], rows[rng() % (i + 1)]);
+    validation.insert(validation.end(), rows.begin(), rows.begin() + held[c]);
+    training.insert(training.end(), rows.begin() + held[c], rows.end());
   }
   std::sort(training.begin(), training.end());
   std::sort(validation.begin(), validation.end());
@@ -308,14 +392,22 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
   out.classes = classes;
   out.mean.assign(f, 0);
   out.scale.assign(f, 1);
+  // Each column in units of its largest magnitude, so that neither the sum
+  // nor the squares overflow (a column of 1e200s has a finite deviation).
+  std::vector<double> unit(f, 1), centre(f, 0), spread(f, 1);  // in those units
   for (std::int64_t j = 0; j < f; ++j) {
+    double largest = 0;
+    for (auto r : training) largest = std::max(largest, std::fabs(train.values[r * f + j]));
+    if (largest > 0) unit[j] = largest;
     double sum = 0, squares = 0;
-    for (auto r : training) sum += train.values[r * f + j];
+    for (auto r : training) sum += train.values[r * f + j] / unit[j];
     const double mean = sum / static_cast<double>(training.size());
-    for (auto r : training) squares += (train.values[r * f + j] - mean) * (train.values[r * f + j] - mean);
+    for (auto r : training) squares += (train.values[r * f + j] / unit[j] - mean) * (train.values[r * f + j] / unit[j] - mean);
     const double sd = std::sqrt(squares / static_cast<double>(training.size()));
-    out.mean[j] = mean;
-    out.scale[j] = sd > 1e-12 * std::max(1.0, std::fabs(mean)) ? sd : 1.0;  // a constant column stays centred
+    centre[j] = mean;
+    spread[j] = sd > 1e-12 * std::max(1.0, std::fabs(mean)) ? sd : 1.0 / unit[j];  // a constant column stays centred
+    out.mean[j] = mean * unit[j];
+    out.scale[j] = spread[j] * unit[j];
   }
   auto split = [&](const std::vector<double>& values, const std::vector<std::int64_t>& labels,
                    const std::vector<std::int64_t>& rows) {
@@ -325,7 +417,7 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
     std::int64_t* yp = y.data_ptr<std::int64_t>();
     for (std::int64_t i = 0; i < m; ++i) {
       for (std::int64_t j = 0; j < f; ++j) {
-        xp[i * f + j] = static_cast<float>((values[rows[i] * f + j] - out.mean[j]) / out.scale[j]);
+        xp[i * f + j] = static_cast<float>((values[rows[i] * f + j] / unit[j] - centre[j]) / spread[j]);
       }
       yp[i] = labels[rows[i]];
     }
@@ -339,16 +431,22 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
     return out;
   }
   if (test->features != train.features || test->label != train.label) {
-    throw TableError("test", test->name + ": its columns are not the training table's (" +
-                                 std::to_string(test->features.size() + 1) + " against " +
-                                 std::to_string(train.features.size() + 1) +
-                                 "): a test table has the same header, in the same order");
+    std::size_t c = 0;
+    while (c < test->features.size() && c < train.features.size() && test->features[c] == train.features[c]) ++c;
+    const std::string differs =
+        c < test->features.size() && c < train.features.size()
+            ? "its feature " + std::to_string(c + 1) + " is '" + test->features[c] + "', the training table's '" +
+                  train.features[c] + "'"
+            : "it has " + std::to_string(test->features.size()) + " features, the training table " +
+                  std::to_string(train.features.size());
+    throw TableError("test", test->name + ":1: " + differs + ": a test table has the training table's header, in its order");
   }
   std::vector<std::int64_t> test_labels(test->rows()), all(test->rows());
   for (std::int64_t i = 0; i < test->rows(); ++i) {
     const std::string& l = test->labels[i];
     const auto v = number(l);
-    auto it = integers && v && *v == std::floor(*v) ? index.find(class_name(l)) : index.find(integers ? "" : l);
+    const bool integer = v && *v == std::floor(*v) && std::fabs(*v) < 9e15;
+    auto it = integers ? (integer ? index.find(class_name(l)) : index.end()) : index.find(l);
     if (it == index.end()) {
       std::string names;
       for (std::int64_t c = 0; c < k && c < 12; ++c) names += (c ? ", " : "") + classes[c];

@@ -56,9 +56,12 @@ TEST(TableSweep, FilesAreReadFromTheSweepFilesDirectoryAndRecordedAsWritten) {
   EXPECT_EQ(elsewhere, s);
   // Through a pipe, from the working directory; ~/ from the home directory.
   EXPECT_EQ(load_sweep_string(sweep_yaml({{"task", kTask}}), "/dev/stdin").task.table.train_file, "data/train.csv");
+  const char* was = std::getenv("HOME");
+  const std::string home_was = was ? was : "";
   setenv("HOME", "/home/someone", 1);
   const std::string home = std::regex_replace(kTask, std::regex("data/train.csv"), "~/t.csv");
   EXPECT_EQ(load_sweep_string(sweep_yaml({{"task", home}}), "s.yaml").task.table.train_file, "/home/someone/t.csv");
+  if (was) setenv("HOME", home_was.c_str(), 1); else unsetenv("HOME");
   // Before the table is read, the summary names the files and the defaults.
   EXPECT_NE(summarize(s).find("data        /home/u/project/data/train.csv, test /abs/test.csv (validation: a fifth of "
                               "its rows; label kind)"),
@@ -70,8 +73,21 @@ TEST(TableSweep, TaskDataIsForCsvAndCsvNeedsIt) {
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n"}}), "task.data", "model: mlp",
                   "missing required key 'data'");
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  data: {train: t.csv}\n"}}), "task.data", "data:",
-                  "names the CSV files of a table of your own, for dataset csv; dataset fashion_mnist is read from "
-                  "its own files");
+                  "names the CSV files of a table of your own, for dataset csv; dataset fashion_mnist (the model's) "
+                  "is read from its own files: to train on the table, add dataset: csv");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: fashion_mnist\n  data: {train: t.csv}\n"}}),
+                  "task.data", "data:", "for dataset csv; dataset fashion_mnist is read from its own files");
+  // A dataset refused is said once, there (task.data is for the one meant).
+  for (const char* task : {"task:\n  model: cnn\n  dataset: csv\n  data: {train: t.csv}\n",
+                           "task:\n  model: mlp\n  dataset: CSV\n  data: {train: t.csv}\n"}) {
+    try {
+      load_sweep_string(sweep_yaml({{"task", task}}), "sweep.yaml");
+      ADD_FAILURE() << task;
+    } catch (const ConfigError& e) {
+      ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+      EXPECT_EQ(e.diagnostics().front().path, "task.dataset");
+    }
+  }
   expect_rejected(sweep_yaml({{"task", "task:\n  model: cnn\n  dataset: csv\n  data: {train: t.csv}\n"}}),
                   "task.dataset", "dataset: csv", "model cnn does not train on csv; it takes fashion_mnist");
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  data: {test: t.csv}\n"}}),
@@ -145,7 +161,9 @@ TEST_F(TableFiles, ProblemsNameTheSweepsLineAndTheTablesRow) {
   d = refusal(held);
   EXPECT_EQ(d.path, "task.validation_size");
   EXPECT_EQ(d.line, line_of(held, "validation_size: 5"));
-  EXPECT_NE(d.message.find("holds 5 rows; holding 5 out for validation leaves none to train on"), std::string::npos);
+  EXPECT_NE(d.message.find("holds 5 rows of 2 classes; holding 5 out for validation leaves a class no row to train on"),
+            std::string::npos)
+      << d.message;
   // A test table with a class the training rows never show.
   write("data/test.csv", "a,b,kind\n1,2,z\n");
   const std::string tested = std::regex_replace(
@@ -192,6 +210,10 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
       "  depth: {values: [1, 2]}\n";
   write("sweep.yaml", yaml);
   const std::string sweep = dir_ + "/sweep.yaml";
+  const auto planned = run("plan " + sweep);
+  EXPECT_NE(planned.out.find("table " + dir_ + "/data/wine_train.csv, test " + dir_ + "/data/wine_test.csv: 114 rows"),
+            std::string::npos)
+      << planned.out;
   const auto whole = run("run " + sweep + " --out " + dir_ + "/whole");
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_NE(whole.out.find("table data/wine_train.csv and data/wine_test.csv as kept in " + dir_ + "/whole/data: 114 "
@@ -229,9 +251,33 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
   EXPECT_EQ(gone.code, 1);
   EXPECT_NE(gone.err.find(dir_ + "/cut/data/train.csv is gone: run kept the sweep's table there"), std::string::npos)
       << gone.err;
+  // Nor with a copy changed from outside (one value of one row): the split
+  // and the scaling would change under trials part-trained.
+  std::string changed = test::slurp(dir_ + "/whole/data/train.csv");
+  changed.replace(changed.find("14.22"), 5, "14.23");
+  std::ofstream(dir_ + "/cut/data/train.csv") << changed;
+  const auto altered = run("resume " + dir_ + "/cut");
+  EXPECT_EQ(altered.code, 1);
+  EXPECT_NE(altered.err.find(dir_ + "/cut/data/train.csv is not the table run kept (its size or CRC-32 differs from "
+                                    "what data/table.json records)"),
+            std::string::npos)
+      << altered.err;
+  // The experiment's own sweep.yaml reads the tables kept beside it.
+  const auto own = run("validate " + dir_ + "/whole/sweep.yaml");
+  EXPECT_EQ(own.code, 0) << own.err;
+  EXPECT_NE(own.out.find("data        " + dir_ + "/whole/data/train.csv, test " + dir_ + "/whole/data/test.csv: 114 rows"),
+            std::string::npos)
+      << own.out;
 
   // Each trial alone: the same losses within float32's rounding.
   copy_wine();  // (the originals back)
+  // A folder of the user's named data/ is no table a run left: run refuses the --out.
+  std::filesystem::create_directories(dir_ + "/project/data");
+  write("project/data/train.csv", "theirs\n");
+  const auto theirs = run("run " + sweep + " --out " + dir_ + "/project");
+  EXPECT_EQ(theirs.code, 2);
+  EXPECT_NE(theirs.err.find("holds other files (data)"), std::string::npos) << theirs.err;
+  EXPECT_EQ(test::slurp(dir_ + "/project/data/train.csv"), "theirs\n");
   const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
   ASSERT_EQ(alone.code, 0) << alone.err;
   const auto unfused = nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json"));

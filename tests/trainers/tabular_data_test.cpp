@@ -48,15 +48,24 @@ TEST(TabularData, RefusesWhatIsNoTableNamingFileAndLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "t.csv: empty"},
       {"a,b\n", "t.csv: holds a header row and no data rows"},
-      {"1,2\n3,4\n", "t.csv:1: the first row holds 1 in column 1: a table starts with a header row"},
+      {"1.5,2\n3,4\n", "t.csv:1: the first row holds 1.5, 2, ...: a table starts with a header row"},
+      {"5.1,3.5,setosa\n4.9,3,setosa\n", "t.csv:1: the first row holds 5.1, 3.5, ...: a table starts with a header"},
+      {"a;b;c\n1;2;3\n", "t.csv:1: its fields are separated by semicolons; a CSV table's are by commas"},
+      {"a\tb\tc\n1\t2\t3\n", "t.csv:1: its fields are separated by tabs"},
+      {"a,b,c\n1,1e400,x\n", "holds '1e400', not a number: beyond the range of a double"},
+      {"a,b,c\n1,+-3,x\n", "holds '+-3', not a number: a column of categories?"},
+      {"a,b,c\n1,-inf,x\n", "holds '-inf', not a number: an infinity; every value must be finite"},
+      {"a,b,c\n1,2,NA\n", "t.csv:2: the row's label (column 'c' (column 3)) is 'NA': a missing value?"},
+      {"gr\xf6\xdfe,b\n1,x\n", "t.csv:1: byte 0xF6 is not UTF-8 (Latin-1 or Windows-1252 text, most likely)"},
+      {std::string("\xff\xfe" "a\0,\0", 6), "t.csv: UTF-16 text"},
       {"a,a\n1,2\n", "t.csv:1: two columns are named 'a' (columns 1 and 2)"},
       {"a,,c\n1,2,3\n", "t.csv:1: column 2 of the header has no name"},
-      {"a;b;c\n1;2;3\n", "the header names 1 column; a table needs a label column and at least one feature"},
+      {"abc\n1\n", "the header names 1 column; a table needs a label column and at least one feature"},
       {"a,b,c\n1,2,3\n4,5\n", "t.csv:3: the row holds 2 fields; the header names 3 columns"},
       {"a,b,c\n1,2,x\n4,NA,y\n", "t.csv:3: column 'b' (column 2) holds 'NA', not a number: a missing value?"},
       {"a,b,c\n1,,x\n", "t.csv:2: column 'b' (column 2) holds '', not a number: a missing value?"},
       {"a,b,c\n1,red,x\n", "holds 'red', not a number: a column of categories? encode it as numbers"},
-      {"a,b,c\n1,inf,x\n", "holds 'inf', not a number: a missing value?"},
+      {"a,b,c\n1,nan,x\n", "holds 'nan', not a number: a missing value?"},
       {"a,b,c\n1,2,\n", "t.csv:2: the row has no label (column 'c' (column 3))"},
       {"a,b\n\"1,2\n", "t.csv:2: a quoted field has no closing quote"},
       {"a,b\n\"1\"x,2\n", "t.csv:2: text after a quoted field's closing quote ('x')"},
@@ -72,6 +81,15 @@ TEST(TabularData, RefusesWhatIsNoTableNamingFileAndLine) {
   const auto [part, message] = refusal("a,b,c\n1,2,3\n", "klass");
   EXPECT_EQ(part, "label");
   EXPECT_NE(message.find("t.csv:1: no column is named 'klass'; the columns: a, b, c"), std::string::npos) << message;
+}
+
+TEST(TabularData, NumbersAsColumnNamesAreAHeaderWhereTheyCanBeOnlyNames) {
+  // pandas' to_csv of an unnamed frame: 0, 1, 2, ...; and years.
+  EXPECT_EQ(parse_table("0,1,2,label\n1.5,2,3,x\n", "t.csv", "").features, (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(parse_table("2019,2020,y\n1,2,a\n", "t.csv", "").features, (std::vector<std::string>{"2019", "2020"}));
+  EXPECT_EQ(parse_table("1.5,2.5,y\n1,2,a\n", "t.csv", "y").features, (std::vector<std::string>{"1.5", "2.5"}));
+  // A trailing carriage return without its line feed ends the line.
+  EXPECT_EQ(parse_table("a,b\r\n1,x\r\n2,y\r", "t.csv", "").labels, (std::vector<std::string>{"x", "y"}));
 }
 
 TEST(TabularData, ReadsFilesAndSaysWhyNot) {
@@ -138,12 +156,25 @@ TEST(TabularData, SplitIsStratifiedFixedAndWhole) {
   EXPECT_TRUE(at::equal(make_tabular_data(t, nullptr).data.validation.images, d.data.validation.images));
   EXPECT_EQ(make_tabular_data(t, nullptr, 50).data.validation.size(), 50);
   try {
-    make_tabular_data(t, nullptr, 103);
-    FAIL() << "left no training row";
+    make_tabular_data(t, nullptr, 101);
+    FAIL() << "left a class no training row";
   } catch (const TableError& e) {
     EXPECT_EQ(e.part(), "validation");
-    EXPECT_NE(std::string(e.what()).find("n.csv holds 103 rows; holding 103 out for validation leaves none"),
-              std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("n.csv holds 103 rows of 3 classes; holding 101 out for validation leaves a "
+                                         "class no row to train on (at most 100)"),
+              std::string::npos)
+        << e.what();
+  }
+  // Every class keeps a row to train on, however few it has and however
+  // many rows are held out (a rare class's share rounds to none).
+  for (std::int64_t held : {1, 2, 5, 10, 16}) {  // (16: all but one row of each class)
+    Table rare = counted(20, 4);  // classes of 5 rows, but class_3 only once:
+    for (std::int64_t i = 0; i < 20; ++i) {
+      if (rare.labels[i] == "class_3" && i != 3) rare.labels[i] = "class_0";
+    }
+    const TabularData s = make_tabular_data(rare, nullptr, held);
+    EXPECT_EQ(s.data.validation.size(), held);
+    EXPECT_EQ(std::get<0>(at::_unique(s.data.train.labels)).numel(), 4) << held << " held out";
   }
 }
 
@@ -170,6 +201,16 @@ TEST(TabularData, StandardisedByTheTrainingRowsAlone) {
   for (std::int64_t r = 0; r < 8; ++r) {
     const double i = std::log(v[r].item<double>() / 1000) / std::log(1.1);
     EXPECT_NEAR(i, std::round(i), 1e-4) << "validation row " << r;
+  }
+}
+
+TEST(TabularData, ColumnsNearADoublesLimitStandardiseWithoutOverflow) {
+  const Table t = parse_table("a,b,y\n1e308,1e200,p\n-1e308,-1e200,q\n1.5e308,1e200,p\n-1.5e308,-1e200,q\n"
+                              "1e308,1e200,p\n-1e308,-1e200,q\n", "t.csv", "");
+  const TabularData d = make_tabular_data(t, nullptr, 2);
+  for (std::int64_t j = 0; j < 2; ++j) {
+    EXPECT_TRUE(std::isfinite(d.mean[j]) && std::isfinite(d.scale[j]) && d.scale[j] > 0) << "column " << j;
+    EXPECT_NEAR(d.data.train.images.select(1, j).to(at::kDouble).std(false).item<double>(), 1, 1e-6);
   }
 }
 
@@ -202,7 +243,11 @@ TEST(TabularData, IntegerLabelsAreNumberedInNumericOrder) {
   EXPECT_NE(message(train, &unknown).find("test: test.csv:3: label 8 is no class of the training table (its classes: 9, 10)"),
             std::string::npos);
   const Table other = parse_table("z,y\n1,10\n", "test.csv", "");
-  EXPECT_NE(message(train, &other).find("test: test.csv: its columns are not the training table's"), std::string::npos);
+  EXPECT_NE(message(train, &other).find("test: test.csv:1: its feature 1 is 'z', the training table's 'x'"),
+            std::string::npos);
+  // A label beyond an integer's range is no class (not undefined behaviour).
+  const Table huge = parse_table("x,y\n1,1e300\n", "test.csv", "");
+  EXPECT_NE(message(train, &huge).find("label 1e300 is no class"), std::string::npos);
 }
 
 // The table's rows train an MLP array exactly as each trial alone.

@@ -4,6 +4,7 @@
 // to feed new rows to an exported model.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "hfta/core/sweep_config.h"
@@ -29,6 +30,10 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
 /// Whether DIR/data holds nothing but what keep_table writes (a run killed
 /// before its sweep.json left it; a folder of the user's is no such thing).
 bool holds_only_a_kept_table(const std::string& dir);
+
+/// A read table's width and classes, as the footprint of an MLP takes them
+/// (`inputs`, `classes`); nothing before the table is read.
+void add_table_shape(const TableOptions& table, std::map<std::string, double>& numeric);
 
 /// Points a recorded sweep (DIR/sweep.json) at DIR/data's copies and reads
 /// them (their counts): "" where they are there and whole, else why not
