@@ -226,8 +226,14 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
     } else if (task.dataset == "point_clouds") {
       read_int_in(r, v, "task.validation_size", 1, 100000, "generated validation clouds", task.validation_size);
     } else if (task.dataset == "csv") {  // (whether it leaves rows to train on, the table says)
-      read_int_in(r, v, "task.validation_size", 1, std::int64_t{1} << 40, "table rows held out for validation",
-                  task.validation_size);
+      double share = 0;
+      if (v->IsScalar() && std::sscanf(v->Scalar().c_str(), "%lf", &share) == 1 && share > 0 && share < 1) {
+        r.error(*v, "task.validation_size",
+                "a number of rows, not a share of them (" + v->Scalar() + "); leave it out for a fifth of the rows");
+      } else {
+        read_int_in(r, v, "task.validation_size", 1, std::int64_t{1} << 40, "table rows held out for validation",
+                    task.validation_size);
+      }
       task.table.marks["validation"] = {v->Mark().line + 1, v->Mark().column + 1};
     } else if (!task.dataset.empty()) {
       r.error(*v, "task.validation_size",

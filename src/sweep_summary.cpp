@@ -123,7 +123,9 @@ std::string summarize(const SweepConfig& s) {
   out << "  task        " << s.task.model << " on " << s.task.dataset << ", batch "
       << s.task.batch_size << ", loss " << s.task.loss;
   if (s.task.precision != "fp32") out << ", " << s.task.precision << " autocast";
-  if (s.task.validation_size > 0) out << ", " << s.task.validation_size << " validation examples";
+  if (s.task.validation_size > 0) {
+    out << ", " << s.task.validation_size << (s.task.validation_size == 1 ? " validation example" : " validation examples");
+  }
   if (s.task.eval_steps > 0) out << ", evaluated every " << s.task.eval_steps << " steps";
   std::string options;
   for (const auto& [name, value] : s.task.options) {

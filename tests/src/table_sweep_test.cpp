@@ -96,6 +96,9 @@ TEST(TableSweep, TaskDataIsForCsvAndCsvNeedsIt) {
                   "task.data.train", "data:", "an empty path");
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  data: {train: t.csv, lable: y}\n"}}),
                   "task.data.lable", "data:", "did you mean 'label'");
+  expect_rejected(
+      sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  validation_size: 0.2\n  data: {train: t.csv}\n"}}),
+      "task.validation_size", "validation_size", "a number of rows, not a share of them (0.2)");
   const SweepConfig rows = load_sweep_string(
       sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: csv\n  validation_size: 30\n  data: {train: t.csv}\n"}}));
   EXPECT_EQ(rows.task.validation_size, 30);
