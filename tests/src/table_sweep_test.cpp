@@ -144,40 +144,31 @@ class TableFiles : public ::testing::Test {
 TEST_F(TableFiles, ProblemsNameTheSweepsLineAndTheTablesRow) {
   write("data/train.csv", "a,b,kind\n1,2,x\n3,oops,y\n5,6,x\n7,8,y\n");
   write("data/good.csv", "a,b,kind\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n9,1,x\n");
-  const std::string yaml = sweep_yaml({{"task", std::regex_replace(kTask, std::regex("/abs/test.csv"), "data/good.csv")}});
-  Diagnostic d = refusal(yaml);
-  EXPECT_EQ(d.path, "task.data.train");
-  EXPECT_EQ(d.line, line_of(yaml, "train: data"));
-  EXPECT_EQ(d.message, dir_ + "/data/train.csv:3: column 'b' (column 2) holds 'oops', not a number: a column of "
-                              "categories? encode it as numbers (one 0/1 column per category) before tuning");
-  // The label: at task.data.label, with the column meant.
-  const std::string typo = std::regex_replace(yaml, std::regex("label: kind"), "label: knd");
-  d = refusal(std::regex_replace(typo, std::regex("data/train.csv"), "data/good.csv"));
-  EXPECT_EQ(d.path, "task.data.label");
-  EXPECT_EQ(d.line, line_of(typo, "label: knd"));
-  EXPECT_NE(d.message.find("no column is named 'knd'; the columns: a, b, kind (did you mean 'kind'?)"),
-            std::string::npos)
-      << d.message;
-  // Rows held out beyond the table: at task.validation_size.
-  const std::string held = std::regex_replace(std::regex_replace(yaml, std::regex("data/train.csv"), "data/good.csv"),
-                                              std::regex("  batch_size: 16\n"), "  batch_size: 16\n  validation_size: 5\n");
-  d = refusal(held);
-  EXPECT_EQ(d.path, "task.validation_size");
-  EXPECT_EQ(d.line, line_of(held, "validation_size: 5"));
-  EXPECT_NE(d.message.find("holds 5 rows of 2 classes; holding 5 out for validation leaves a class no row to train on"),
-            std::string::npos)
-      << d.message;
-  // A test table with a class the training rows never show.
   write("data/test.csv", "a,b,kind\n1,2,z\n");
-  const std::string tested = std::regex_replace(
-      std::regex_replace(yaml, std::regex("data/train.csv"), "data/good.csv"), std::regex("test: data/good.csv"),
-      "test: data/test.csv");
-  d = refusal(tested);
-  EXPECT_EQ(d.path, "task.data.test");
-  EXPECT_EQ(d.line, line_of(tested, "test: data/test.csv"));
-  EXPECT_NE(d.message.find("test.csv:2: label z is no class of the training table (its classes: x, y)"),
-            std::string::npos)
-      << d.message;
+  const std::string yaml = sweep_yaml({{"task", std::regex_replace(kTask, std::regex("/abs/test.csv"), "data/good.csv")}});
+  const std::string good = std::regex_replace(yaml, std::regex("train: data/train.csv"), "train: data/good.csv");
+  // At the sweep's line for the file, value or key at fault, with the table's own line.
+  auto expect_at = [&](const std::string& sweep, const std::string& path, const std::string& needle,
+                       const std::string& message) {
+    SCOPED_TRACE(path);
+    const Diagnostic d = refusal(sweep);
+    EXPECT_EQ(d.path, path);
+    EXPECT_EQ(d.line, line_of(sweep, needle));
+    EXPECT_NE(d.message.find(message), std::string::npos) << d.message;
+  };
+  expect_at(yaml, "task.data.train", "train: data",
+            dir_ + "/data/train.csv:3: column 'b' (column 2) holds 'oops', not a number: a column of categories? "
+                   "encode it as numbers (one 0/1 column per category) before tuning");
+  // The label: at task.data.label, with the column meant.
+  expect_at(std::regex_replace(good, std::regex("label: kind"), "label: knd"), "task.data.label", "label: knd",
+            "no column is named 'knd'; the columns: a, b, kind (did you mean 'kind'?)");
+  // Rows held out beyond the table: at task.validation_size.
+  expect_at(std::regex_replace(good, std::regex("  batch_size: 16\n"), "  batch_size: 16\n  validation_size: 5\n"),
+            "task.validation_size", "validation_size: 5",
+            "holds 5 rows of 2 classes; holding 5 out for validation leaves a class no row to train on");
+  // A test table with a class the training rows never show.
+  expect_at(std::regex_replace(good, std::regex("test: data/good.csv"), "test: data/test.csv"), "task.data.test",
+            "test: data/test.csv", "test.csv:2: label z is no class of the training table (its classes: x, y)");
 }
 
 TEST_F(TableFiles, ValidatePlanAndRunRefuseABadTableWritingNothing) {
