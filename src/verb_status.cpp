@@ -78,6 +78,7 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
            "), which resume refuses: restore " + (edited->edits.changed.size() == 1 ? "it" : "them") + ", then " + resume;
   }
   if (const auto mixed = trials_of_another_sweep(dir, recorded); !mixed.empty()) return mixed + ", which resume refuses";
+  if (const std::string table = read_tables_from(recorded, dir); !table.empty()) return table + ", then " + resume;
   const std::string device = run_options->value("device", "cpu");
   try {
     fusion::parse_device_list(device);

@@ -245,6 +245,9 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
   EXPECT_EQ(gone.code, 1);
   EXPECT_NE(gone.err.find(dir_ + "/cut/data/train.csv is gone: run kept the sweep's table there"), std::string::npos)
       << gone.err;
+  const auto status = run("status " + dir_ + "/cut");
+  EXPECT_NE(status.out.find(dir_ + "/cut/data/train.csv is gone: run kept the sweep's table there"), std::string::npos)
+      << status.out;
   // Nor with a copy changed from outside (one value of one row): the split
   // and the scaling would change under trials part-trained.
   std::string changed = test::slurp(dir_ + "/whole/data/train.csv");
