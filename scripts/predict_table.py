@@ -45,7 +45,7 @@ def integer(text):
 def feature(text, column, where):
     """A finite number, as hfta-tune reads its features; else exits naming the file and line."""
     try:
-        value = float(text)
+        value = float(text) if "_" not in text else float("nan")  # (Python reads 1_000; hfta-tune does not)
     except (TypeError, ValueError):
         value = float("nan")
     if value != value or value in (float("inf"), float("-inf")):
@@ -56,18 +56,25 @@ def feature(text, column, where):
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: predict_table.py EXPERIMENT_DIR TRIAL ROWS.csv")
-    experiment, trial, rows_path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    experiment, trial, rows_path = sys.argv[1], sys.argv[2], sys.argv[3]
+    if not trial.isdigit():
+        sys.exit(f"predict_table.py: TRIAL is a trial's id (a number), not {trial!r}")
     try:
-        net, table = model_of(experiment, trial)
+        net, table = model_of(experiment, int(trial))
     except FileNotFoundError as e:
         sys.exit(f"{e.filename}: no such file (is {experiment} an experiment on a table, and {trial} its trial?)")
-    with open(rows_path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            sys.exit(f"{rows_path}: empty; a table starts with a header row naming its columns")
-        columns = [c.strip(" \t") for c in header]  # as hfta-tune names them
-        rows = [(reader.line_num, r) for r in reader if any(field.strip() for field in r)]
+    try:
+        with open(rows_path, newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                sys.exit(f"{rows_path}: empty; a table starts with a header row naming its columns")
+            columns = [c.strip(" \t") for c in header]  # as hfta-tune names them
+            rows = [(reader.line_num, r) for r in reader if any(field.strip() for field in r)]
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"{rows_path}: cannot be read as UTF-8 CSV text: {e}")
+    if not rows:
+        sys.exit(f"{rows_path}: holds a header row and no rows to score")
     missing = [c for c in table["features"] if c not in columns]
     if missing:
         sys.exit(f"{rows_path}: no column {missing[0]!r}; the trial reads {', '.join(table['features'])}")

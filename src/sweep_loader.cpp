@@ -143,9 +143,13 @@ void load_table(YamlReader& r, const YAML::Node& task_node, TaskOptions& task, c
               "names the CSV files of a table of your own, for dataset csv; dataset " + task.dataset +
                   " is read from its own files");
     } else if (!dataset_written) {
+      const trainers::ModelSpec* model = trainers::find_model(task.model);
+      const bool takes_csv = model && std::count(model->datasets.begin(), model->datasets.end(), "csv") > 0;
       r.error(*data, "task.data",
               "names the CSV files of a table of your own, for dataset csv; dataset " + task.dataset +
-                  " (the model's) is read from its own files: to train on the table, add dataset: csv");
+                  " (the model's) is read from its own files" +
+                  (takes_csv ? ": to train on the table, add dataset: csv"
+                             : "; model " + task.model + " does not train on tables (mlp does)"));
     }
     return;
   }

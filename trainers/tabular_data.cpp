@@ -245,7 +245,8 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       if (c == label_at) {
         const std::string l = trimmed(field);
         if (l.empty()) throw TableError(part, where + "the row has no label (column " + column_text(t.label, c) + ")");
-        if (const std::string m = lower(l); m == "na" || m == "n/a" || m == "nan" || m == "null" || m == "?") {
+        if (const std::string m = lower(l);
+            m == "na" || m == "n/a" || m == "#n/a" || m == "nan" || m == "null" || m == "none" || m == "?") {
           throw TableError(part, where + "the row's label (column " + column_text(t.label, c) + ") is '" + l +
                                      "': a missing value? every row needs its class; drop the row");
         }

@@ -75,6 +75,9 @@ TEST(TableSweep, TaskDataIsForCsvAndCsvNeedsIt) {
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  data: {train: t.csv}\n"}}), "task.data", "data:",
                   "names the CSV files of a table of your own, for dataset csv; dataset fashion_mnist (the model's) "
                   "is read from its own files: to train on the table, add dataset: csv");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: cnn\n  data: {train: t.csv}\n"}}), "task.data", "data:",
+                  "dataset fashion_mnist (the model's) is read from its own files; model cnn does not train on tables "
+                  "(mlp does)");
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  dataset: fashion_mnist\n  data: {train: t.csv}\n"}}),
                   "task.data", "data:", "for dataset csv; dataset fashion_mnist is read from its own files");
   // A dataset refused is said once, there (task.data is for the one meant).
