@@ -36,8 +36,14 @@ SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& devi
   plan.device = device;
   auto scheduler = make_scheduler(sweep);
   const auto brackets = scheduler->plan();
-  plan.total_budget = search::total_budget(brackets);
   plan.trained_budget = search::trained_budget(brackets);
+  // Li et al.'s sum counts each rung's trials as trained from scratch: a
+  // Hyperband, successive halving or ASHA total. Random search, a grid and
+  // population based training train each trial (or member) on through their
+  // budgets, so their total is what they train, as `plan` prints it.
+  const bool halving = sweep.search.method == SearchMethod::kHyperband || sweep.search.method == SearchMethod::kSha ||
+                       sweep.search.method == SearchMethod::kAsha;
+  plan.total_budget = halving ? search::total_budget(brackets) : plan.trained_budget;
   for (const auto& b : brackets) {
     PlannedBracket pb{b.s, {}, b.first_round, b.iteration};
     for (const auto& r : b.rungs) pb.rungs.push_back({r.n, r.r, std::nullopt});

@@ -56,6 +56,10 @@ TEST(PbtSweep, LoadsWithRayTunesDefaultsAndPlansGenerations) {
                                             {"trials", 24},
                                             {"explored", {"lr", "momentum"}},
                                             {"burn_in_period", 0}}));
+  // Its total, as the text says: the population to budget.max (not the sum
+  // of the generations' cumulative budgets, 8 x (1 + ... + 9) = 360).
+  EXPECT_EQ(json.at("total_budget"), 72.0);
+  EXPECT_EQ(json.at("trained_budget"), 72.0);
 }
 
 TEST(PbtSweep, SweepJsonLoadsBackEqual) {

@@ -38,7 +38,7 @@ struct PlannedBracket {
 /// The brackets, rungs, arrays and budget totals of a sweep.
 struct SweepPlan {
   std::vector<PlannedBracket> brackets;
-  double total_budget = 0;    ///< sum of n_i r_i, as Li et al. count it
+  double total_budget = 0;    ///< sum of n_i r_i, as Li et al. count it (random, grid, pbt: trained_budget)
   double trained_budget = 0;  ///< with promoted trials resuming from their checkpoints
   bool fused = true;
   std::string device = "cpu";
