@@ -129,10 +129,18 @@ std::string summarize(const SweepConfig& s) {
   if (s.task.eval_steps > 0) out << ", evaluated every " << s.task.eval_steps << " steps";
   std::string options;
   for (const auto& [name, value] : s.task.options) {
-    // An option a parameter sets per trial is tuned, not this value.
-    const bool tuned = std::any_of(s.parameters.begin(), s.parameters.end(),
-                                   [&](const search::ParameterSpec& p) { return p.name == name; });
-    options += (options.empty() ? "" : ", ") + name + "=" + (tuned ? std::string("tuned") : search::to_string(value));
+    // An option a parameter sets per trial is tuned, not this value; one a
+    // constant parameter (value:) sets takes that value.
+    const auto set = std::find_if(s.parameters.begin(), s.parameters.end(),
+                                  [&](const search::ParameterSpec& p) { return p.name == name; });
+    const bool constant = set != s.parameters.end() && set->distribution == search::Distribution::kConst &&
+                          set->when.empty() && std::count_if(s.parameters.begin(), s.parameters.end(), [&](const auto& p) {
+                            return p.name == name;
+                          }) == 1 && !set->values.empty();
+    const std::string shown = set == s.parameters.end() ? search::to_string(value)
+                              : constant                 ? search::to_string(set->values.front())
+                                                         : std::string("tuned");
+    options += (options.empty() ? "" : ", ") + name + "=" + shown;
   }
   if (!options.empty()) out << " (" << options << ")";
   if (s.task.dataset == "csv") out << "\n  data        " << describe_table(s.task.table, s.task.validation_size);

@@ -300,6 +300,13 @@ TEST(SweepLoader, TheSummaryCallsAnOptionAParameterSetsTuned) {
                   {"parameters", "parameters:\n  lr: {value: 0.1}\n  width: {values: [16, 64]}\n"}}),
       "sweep.yaml");
   EXPECT_NE(summarize(s).find("(activation=relu, depth=2, dropout=0, width=tuned)"), std::string::npos) << summarize(s);
+  // A constant parameter sets every trial's: its value.
+  const SweepConfig fixed = load_sweep_string(
+      sweep_yaml({{"task", "task:\n  model: mlp\n  batch_size: 32\n  options: {width: 256}\n"},
+                  {"parameters", "parameters:\n  lr: {value: 0.1}\n  width: {value: 16}\n"}}),
+      "sweep.yaml");
+  EXPECT_NE(summarize(fixed).find("(activation=relu, depth=2, dropout=0, width=16)"), std::string::npos)
+      << summarize(fixed);
 }
 
 TEST(SweepLoader, EarlyStoppingAndFusion) {
