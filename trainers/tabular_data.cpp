@@ -173,7 +173,10 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
   for (std::size_t c = 0; c < header.fields.size(); ++c) {
     const std::string col = trimmed(header.fields[c]);
     const std::string where = name + ":" + std::to_string(header.line) + ": ";
-    if (col.empty()) throw TableError(part, where + "column " + std::to_string(c + 1) + " of the header has no name");
+    if (col.empty()) {
+      throw TableError(part, where + "column " + std::to_string(c + 1) + " of the header has no name" +
+                                 (c == 0 ? " (pandas' to_csv writes its index there: save with index=False)" : ""));
+    }
     if (auto [it, fresh] = seen.emplace(col, c); !fresh) {
       throw TableError(part, where + "two columns are named '" + col + "' (columns " + std::to_string(it->second + 1) +
                                  " and " + std::to_string(c + 1) + ")");
@@ -233,22 +236,22 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
   for (std::size_t c = 0; c < columns.size(); ++c) {
     if (c != label_at) t.features.push_back(columns[c]);
   }
-  Record row;
-  while (next_record(text, at, line, row, name, part)) {
+  // A row's values and label into `t`, or what is wrong with it.
+  auto take = [&](const Record& row) -> std::string {
     const std::string where = name + ":" + std::to_string(row.line) + ": ";
     if (row.fields.size() != columns.size()) {
-      throw TableError(part, where + "the row holds " + std::to_string(row.fields.size()) + " fields; the header names " +
-                                 std::to_string(columns.size()) + " columns");
+      return where + "the row holds " + std::to_string(row.fields.size()) + " fields; the header names " +
+             std::to_string(columns.size()) + " columns";
     }
     for (std::size_t c = 0; c < columns.size(); ++c) {
       const std::string& field = row.fields[c];
       if (c == label_at) {
         const std::string l = trimmed(field);
-        if (l.empty()) throw TableError(part, where + "the row has no label (column " + column_text(t.label, c) + ")");
+        if (l.empty()) return where + "the row has no label (column " + column_text(t.label, c) + ")";
         if (const std::string m = lower(l);
             m == "na" || m == "n/a" || m == "#n/a" || m == "nan" || m == "null" || m == "none" || m == "?") {
-          throw TableError(part, where + "the row's label (column " + column_text(t.label, c) + ") is '" + l +
-                                     "': a missing value? every row needs its class; drop the row");
+          return where + "the row's label (column " + column_text(t.label, c) + ") is '" + l +
+                 "': a missing value? every row needs its class; drop the row";
         }
         t.labels.push_back(l);
         continue;
@@ -269,9 +272,34 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       } else {
         why += ": a column of categories? encode it as numbers (one 0/1 column per category) before tuning";
       }
-      throw TableError(part, why);
+      return why;
     }
     t.lines.push_back(row.line);
+    return "";
+  };
+  // Every row is read: the first problem is said whole, and how many rows
+  // after it have one, so that a user mends them in one go.
+  std::string first;
+  std::vector<int> others;
+  Record row;
+  while (next_record(text, at, line, row, name, part)) {
+    const std::string why = take(row);
+    if (why.empty()) continue;
+    if (first.empty()) {
+      first = why;
+    } else {
+      others.push_back(row.line);
+    }
+  }
+  if (!first.empty()) {
+    if (!others.empty()) {
+      std::string lines;
+      for (std::size_t i = 0; i < others.size() && i < 5; ++i) lines += (i ? ", " : "") + std::to_string(others[i]);
+      first += " (and " + std::to_string(others.size()) + (others.size() == 1 ? " more row" : " more rows") +
+               " with a problem: line" + (others.size() == 1 ? " " : "s ") + lines + (others.size() > 5 ? ", ..." : "") +
+               ")";
+    }
+    throw TableError(part, first);
   }
   if (t.rows() == 0) throw TableError(part, name + ": holds a header row and no data rows");
   return t;

@@ -60,6 +60,10 @@ TEST(TabularData, RefusesWhatIsNoTableNamingFileAndLine) {
       {std::string("\xff\xfe" "a\0,\0", 6), "t.csv: UTF-16 text"},
       {"a,a\n1,2\n", "t.csv:1: two columns are named 'a' (columns 1 and 2)"},
       {"a,,c\n1,2,3\n", "t.csv:1: column 2 of the header has no name"},
+      {",a,c\n0,2,x\n", "t.csv:1: column 1 of the header has no name (pandas' to_csv writes its index there"},
+      {"a,b,c\n1,x,p\n2,3,q\n4,,q\n5,6\n", "t.csv:2: column 'b' (column 2) holds 'x', not a number: a column of "
+                                                "categories? encode it as numbers (one 0/1 column per category) before "
+                                                "tuning (and 2 more rows with a problem: lines 4, 5)"},
       {"abc\n1\n", "the header names 1 column; a table needs a label column and at least one feature"},
       {"a,b,c\n1,2,3\n4,5\n", "t.csv:3: the row holds 2 fields; the header names 3 columns"},
       {"a,b,c\n1,2,x\n4,NA,y\n", "t.csv:3: column 'b' (column 2) holds 'NA', not a number: a missing value?"},
