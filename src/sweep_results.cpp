@@ -167,6 +167,10 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
   if (sweep.metric.target) {
     out["metric"]["target"] = *sweep.metric.target;
   }
+  if (sweep.task.dataset == "csv") {  // the table the trials trained on, and how to feed their models (sweep_tables.h)
+    out["data"] = {{"train", "data/train.csv"}, {"table", "data/table.json"}};
+    if (!sweep.task.table.test.empty()) out["data"]["test"] = "data/test.csv";
+  }
   if (!sweep.constraints.empty()) out["constraints"] = to_json(sweep).at("constraints");
   if (!sweep.objectives.empty()) {
     out["objectives"] = nlohmann::json::array();

@@ -224,6 +224,8 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
   EXPECT_EQ(table.at("features").size(), 13u);
   EXPECT_EQ(table.at("features")[0], "alcohol");
   const auto results = nlohmann::json::parse(test::slurp(dir_ + "/whole/results.json"));
+  EXPECT_EQ(results.at("data"), nlohmann::json::parse(
+                                    R"({"train": "data/train.csv", "test": "data/test.csv", "table": "data/table.json"})"));
 
   // Cut after a few pieces of training; the files change and go before the resume.
   setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
