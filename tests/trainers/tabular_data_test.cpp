@@ -255,7 +255,7 @@ TEST(TabularData, IntegerLabelsAreNumberedInNumericOrder) {
 }
 
 // The table's rows train an MLP array exactly as each trial alone.
-TEST(TabularData, MlpArrayOnATableEqualsEachTrialTrainedAloneInFloat64) {
+void expect_mlp_on_a_table_as_alone_in_float64(const at::Device& device) {
   Table t;
   t.name = "g.csv";
   t.features = {"a", "b", "c", "d", "e"};
@@ -272,9 +272,18 @@ TEST(TabularData, MlpArrayOnATableEqualsEachTrialTrainedAloneInFloat64) {
   std::vector<SlotTrial> trials = {{0, 11, 0.05, 0.9}, {1, 12, 0.1, 0.0, 1e-3}, {2, 13, 0.02, 0.5}};
   ArrayTrainerOptions o;
   o.batch_size = 16;
-  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
   expect_same_as_alone(std::make_shared<FusedMlp>(3, 5, 2, 24, "gelu", 0.0, d.data.classes, f64), trials, o, 60,
-                       d.data);
+                       on(device, d.data));
+}
+
+TEST(TabularData, MlpArrayOnATableEqualsEachTrialTrainedAloneInFloat64) {
+  expect_mlp_on_a_table_as_alone_in_float64(at::kCPU);
+}
+
+TEST(TabularData, MlpArrayOnATableEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_mlp_on_a_table_as_alone_in_float64(at::kCUDA);
 }
 
 }  // namespace
