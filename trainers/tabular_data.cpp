@@ -184,20 +184,20 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
     columns.push_back(col);
   }
   // A first row of numbers is data, not names: a file without its header.
-  // Names that are numbers too are taken, where the label is named among them
-  // or they are distinct integers (pandas' 0, 1, 2, ..., years).
+  // Names that are numbers too are taken where the label is named among them,
+  // or where they are pandas' 0, 1, 2, ... of an unnamed frame, or years.
   if (columns.size() > 1 && (label.empty() || !seen.count(label))) {
-    std::size_t numbers = 0;
-    bool integers = true;
-    std::set<double> distinct;
+    std::vector<double> numbers;
     for (const auto& col : columns) {
-      if (auto v = number(col)) {
-        ++numbers;
-        integers = integers && *v == std::floor(*v);
-        distinct.insert(*v);
-      }
+      if (auto v = number(col)) numbers.push_back(*v);
     }
-    if (numbers + 1 >= columns.size() && !(integers && distinct.size() == numbers)) {
+    bool counted = true, years = true;
+    for (std::size_t i = 0; i < numbers.size(); ++i) {
+      counted = counted && numbers[i] == static_cast<double>(i);
+      years = years && numbers[i] == std::floor(numbers[i]) && numbers[i] >= 1800 && numbers[i] <= 2200;
+    }
+    const bool distinct = std::set<double>(numbers.begin(), numbers.end()).size() == numbers.size();
+    if (numbers.size() + 1 >= columns.size() && !counted && !(years && distinct)) {
       throw TableError(part, name + ":" + std::to_string(header.line) + ": the first row holds " + columns.front() +
                                  ", " + columns[1] +
                                  ", ...: a table starts with a header row naming its columns, not with data");

@@ -92,6 +92,8 @@ TEST(TabularData, NumbersAsColumnNamesAreAHeaderWhereTheyCanBeOnlyNames) {
   EXPECT_EQ(parse_table("0,1,2,label\n1.5,2,3,x\n", "t.csv", "").features, (std::vector<std::string>{"0", "1", "2"}));
   EXPECT_EQ(parse_table("2019,2020,y\n1,2,a\n", "t.csv", "").features, (std::vector<std::string>{"2019", "2020"}));
   EXPECT_EQ(parse_table("1.5,2.5,y\n1,2,a\n", "t.csv", "y").features, (std::vector<std::string>{"1.5", "2.5"}));
+  // Other integers are a row of data without its header.
+  EXPECT_THROW(parse_table("4,9,1\n3,2,1\n", "t.csv", ""), TableError);
   // A trailing carriage return without its line feed ends the line.
   EXPECT_EQ(parse_table("a,b\r\n1,x\r\n2,y\r", "t.csv", "").labels, (std::vector<std::string>{"x", "y"}));
 }
