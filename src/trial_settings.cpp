@@ -69,9 +69,16 @@ std::int64_t TrialSettings::raw_steps_at(double budget, std::int64_t b) const {
   switch (sweep_->budget.unit) {
     case BudgetUnit::kEpochs: return std::llround(budget * per_epoch);
     case BudgetUnit::kSteps: return std::llround(budget);
-    case BudgetUnit::kSamples: return std::llround(budget / static_cast<double>(b));
+    case BudgetUnit::kSamples: return std::llround(budget / static_cast<double>(examples_per_step(b)));
   }
   return 0;
+}
+
+// A batch larger than the training set is the whole set (a table's 114 rows
+// at batch_size 512): a step trains that many examples, and a budget in
+// samples counts them.
+std::int64_t TrialSettings::examples_per_step(std::int64_t b) const {
+  return train_size_ > 0 ? std::min(b, train_size_) : b;
 }
 
 double TrialSettings::budget_of(std::int64_t steps, const Config& c) const {
@@ -79,7 +86,7 @@ double TrialSettings::budget_of(std::int64_t steps, const Config& c) const {
   switch (sweep_->budget.unit) {
     case BudgetUnit::kEpochs: return n / std::ceil(static_cast<double>(train_size_) / b);
     case BudgetUnit::kSteps: return n;
-    case BudgetUnit::kSamples: return n * b;
+    case BudgetUnit::kSamples: return n * static_cast<double>(examples_per_step(batch_size(c)));
   }
   return n;
 }

@@ -37,6 +37,15 @@ TEST(TrialSettings, EveryPositiveBudgetTrainsAStepAndNothingTrainsNone) {
   EXPECT_DOUBLE_EQ(settings.budget_of(10, {}), 1000);
 }
 
+TEST(TrialSettings, ABudgetInSamplesCountsTheExamplesAStepTrains) {
+  // A batch of 100 over a table of 30 rows is the 30 rows, every step.
+  const SweepConfig s = sweep_with(kTask, "budget:\n  unit: samples\n  min: 300\n  max: 900\n");
+  const TrialSettings settings(s, 30);
+  EXPECT_EQ(settings.steps_for(900, {}), 30);
+  EXPECT_DOUBLE_EQ(settings.budget_of(30, {}), 900);
+  EXPECT_EQ(settings.steps_for(900, {{"batch_size", std::int64_t{10}}}), 90);  // a batch within the rows
+}
+
 TEST(TrialSettings, StepsAreTheBudgetWhenItCountsSteps) {
   const SweepConfig s = sweep_with(kTask, "budget:\n  unit: steps\n  min: 10\n  max: 90\n");
   const TrialSettings settings(s, 60000);

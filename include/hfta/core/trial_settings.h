@@ -45,6 +45,7 @@ class TrialSettings {
   double hyperparameter(const search::Config& c, const char* name) const;
 
   const SweepConfig* sweep_;  // a pointer: the tuner assigns its settings once the data is loaded
+  std::int64_t examples_per_step(std::int64_t batch_size) const;
   std::int64_t train_size_;
 };
 
