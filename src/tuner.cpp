@@ -331,7 +331,9 @@ void Tuner::replay(std::int64_t id, const RungResult& r) {
   for (const auto& earlier : rungs_.at(id)) {
     if (earlier.budget < r.budget) from = std::max(from, earlier.budget);
   }
-  progress_.replayed(r.budget - from, id, r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric);
+  // (As shown_metric: a diverged result, or one outside the constraints, is never best.)
+  const bool never_best = r.status == "diverged" || r.violation != 0;
+  progress_.replayed(r.budget - from, id, never_best ? std::numeric_limits<double>::quiet_NaN() : r.metric);
 }
 
 // A diverged trial's metric where it stopped may be finite (a NaN model's
