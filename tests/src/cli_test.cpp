@@ -3280,3 +3280,22 @@ TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
     for (const auto& [id, t] : by_id) EXPECT_EQ(again.at(id).value("feasible", nlohmann::json()), t.value("feasible", nlohmann::json())) << other << " " << id;
   }
 }
+
+// No result outside the constraints is called best, by a run's progress line
+// or by a resume's, which replays the results so far.
+TEST_F(Cli, NoProgressLineCallsAResultOutsideTheConstraintsBest) {
+  std::string text = tiny_constrained_sweep();
+  text.replace(text.find("max: 20000"), 10, "max: 1000");  // no width meets it
+  const std::string sweep = write_sweep("unmet.yaml", text);
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "5", 1);
+  const Result cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1 --time-limit 1h");
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  const Result resumed = run("resume " + dir_ + "/cut");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  for (const Result* r : {&cut, &resumed}) {
+    EXPECT_NE(r->out.find("best val_accuracy -"), std::string::npos) << r->out;
+    EXPECT_FALSE(std::regex_search(r->out, std::regex("best val_accuracy [0-9]"))) << r->out;
+  }
+  EXPECT_TRUE(results(dir_ + "/cut").at("best").is_null());
+}
