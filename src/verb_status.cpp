@@ -169,8 +169,12 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     const auto outside = std::count_if(all.begin(), all.end(), [](const nlohmann::json& t) {
       return t.value("feasible", true) == false;
     });
-    out << outside << " of " << all.size() << " trials ended outside the constraints (never best)"
-        << (results->at("best").is_null() ? ": no trial is best" : "") << "\n";
+    if (outside == 0) {
+      out << "every trial with a result ended within the constraints\n";
+    } else {
+      out << outside << " of " << all.size() << " trials ended outside the constraints (never best)"
+          << (results->at("best").is_null() ? ": no trial is best" : "") << "\n";
+    }
   }
   out << pareto_summary(*results);
   out << importance_summary(*results);

@@ -3298,4 +3298,9 @@ TEST_F(Cli, NoProgressLineCallsAResultOutsideTheConstraintsBest) {
     EXPECT_FALSE(std::regex_search(r->out, std::regex("best val_accuracy [0-9]"))) << r->out;
   }
   EXPECT_TRUE(results(dir_ + "/cut").at("best").is_null());
+  // And where every trial meets them, status says so (not "0 of 17 ended outside").
+  text.replace(text.find("max: 1000"), 9, "max: 1000000");
+  ASSERT_EQ(run("run " + write_sweep("met.yaml", text) + " --out " + dir_ + "/met").code, 0);
+  EXPECT_NE(run("status " + dir_ + "/met").out.find("every trial with a result ended within the constraints\n"),
+            std::string::npos);
 }
