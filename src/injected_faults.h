@@ -31,6 +31,11 @@ struct InjectedFaults {
   bool time_up_at_start = false;
   /// An array runs out of memory after reporting this many trials of a rung past the first.
   int oom_after_reports = 0;
+  /// The scheduler's clock stands still (HFTA_TUNE_SCHEDULER_CLOCK_STILL=1):
+  /// ASHA holds a promotion for company until nothing else can train or a
+  /// new wave starts, however long rounds take, so that a test's sweep
+  /// schedules alike on any machine and under any load.
+  bool scheduler_clock_still = false;
 
   static InjectedFaults from_environment();
 };

@@ -44,12 +44,20 @@ using Result = hfta::test::CliResult;
 
 class Cli : public ::testing::Test {
  protected:
+  // No clock decides what a test's sweep does: ASHA's promotion_wait, the
+  // only wall-clock rule of the scheduler, reads a clock that stands still,
+  // so its promotions train in the same rounds on any machine, under any load,
+  // as in the cut and resumed runs they are compared with.
   void SetUp() override {
     char tmpl[] = "/tmp/hfta-cli-test-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
+    setenv("HFTA_TUNE_SCHEDULER_CLOCK_STILL", "1", 1);
   }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  void TearDown() override {
+    unsetenv("HFTA_TUNE_SCHEDULER_CLOCK_STILL");
+    std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
 
   Result run(const std::string& args) { return hfta::test::run_cli(args, dir_); }
 
@@ -1563,8 +1571,8 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   ASSERT_EQ(run("run " + alone + " --out " + dir_ + "/alone --workers 1").code, 0);
   expect_cut_and_resumed_as_whole(alone, "alone", "alone-cut", "6");
 
-  // ASHA too, whose promotions, held 30 s for company, go with the next wave
-  // whatever the time (a resume replays rounds in no time).
+  // ASHA too, whose promotions, held for company, go with the next wave
+  // whatever the wait (a resume replays rounds in no time).
   const std::string asha = write_sweep(
       "asha.yaml", tiny_sweep_searching("{method: asha, eta: 3, trials: 12, searcher: tpe, waves: 3, promotion_wait: 30}"));
   const Result asha_run = run("run " + asha + " --out " + dir_ + "/asha");
