@@ -7,12 +7,15 @@ Builds the trial's MLP in PyTorch (plain_models.mlp, with the options its
 sweep.json and trial.json record), loads its trials/<id>/state_dict.pt, and
 feeds it the rows as the trial was trained: the columns data/table.json names,
 in its order, each standardised by its mean and scale. Prints the rows' CSV
-with a `predicted` column (the label of the class with the largest logit).
-Where the rows carry the label column too, their accuracy goes to stderr.
+with a `predicted` column: the label of the class with the largest logit, or
+for a regression (task.loss mse, l1 or huber) the number predicted, in the
+label's own units. Where the rows carry the label column too, their accuracy
+(a regression's RMSE and MAE) goes to stderr.
 """
 import csv
 import json
 import os
+import signal
 import sys
 
 import torch
@@ -28,7 +31,7 @@ def model_of(experiment, trial):
     options = dict(sweep["task"]["options"])
     options.update({k: v for k, v in params.items() if k in ("depth", "width", "activation")})
     net = plain_models.mlp(inputs=len(table["features"]), depth=int(options["depth"]), width=int(options["width"]),
-                           activation=options["activation"], classes=len(table["classes"]))
+                           activation=options["activation"], classes=len(table.get("classes", [None])))
     net.load_state_dict(torch.load(os.path.join(experiment, "trials", str(trial), "state_dict.pt")))
     return net.eval(), table
 
@@ -54,6 +57,7 @@ def feature(text, column, where):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     if len(sys.argv) != 4:
         sys.exit("usage: predict_table.py EXPERIMENT_DIR TRIAL ROWS.csv")
     experiment, trial, rows_path = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -85,13 +89,24 @@ def main():
     x = torch.tensor([[(feature(r[at[c]], c, f"{rows_path}:{line}") - m) / s
                        for c, m, s in zip(table["features"], table["mean"], table["scale"])] for line, r in rows],
                      dtype=torch.float64).float()  # standardised in double, then float32, as the trial trained
-    with torch.no_grad():
-        predicted = net(x).argmax(1).tolist()
+    label = table["label"]
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(columns + ["predicted"])
+    if "target_scale" in table:  # a regression: the output, in the label's units
+        with torch.no_grad():
+            predicted = (net(x).double().squeeze(1) * table["target_scale"] + table["target_mean"]).tolist()
+        for (_, r), p in zip(rows, predicted):
+            out.writerow(r + [repr(p)])
+        if label in at:
+            errors = [feature(r[at[label]], label, f"{rows_path}:{line}") - p for (line, r), p in zip(rows, predicted)]
+            rmse = (sum(e * e for e in errors) / len(errors)) ** 0.5
+            mae = sum(abs(e) for e in errors) / len(errors)
+            print(f"rmse {rmse:.6g} mae {mae:.6g} ({len(rows)} rows)", file=sys.stderr)
+        return
+    with torch.no_grad():
+        predicted = net(x).argmax(1).tolist()
     for (_, r), p in zip(rows, predicted):
         out.writerow(r + [table["classes"][p]])
-    label = table["label"]
     if label in at and rows:
         integers = all(integer(c) is not None for c in table["classes"])
         def same(written, name):  # integer classes are one class however written (1, 1.0)

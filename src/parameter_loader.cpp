@@ -997,6 +997,12 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
       r.error(entry.first, "parameters." + name, "duplicate parameter '" + name + "'");
       continue;
     }
+    if (name == "label_smoothing" && trainers::is_regression_loss(sweep.task.loss)) {
+      r.error(entry.first, "parameters." + name,
+              "label_smoothing smooths cross-entropy's classes; task.loss " + sweep.task.loss +
+                  " learns a number, and no trial would read it");
+      continue;
+    }
     const YAML::Node& value = entry.second;
     if (!value.IsSequence()) {
       if (auto spec = reader.read(name, entry.first, value)) sweep.parameters.push_back(std::move(*spec));

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -178,6 +179,30 @@ void load_table(YamlReader& r, const YAML::Node& task_node, TaskOptions& task, c
   }
 }
 
+// What another library calls a loss hfta-tune takes under another name
+// (Keras' "mae", PyTorch's "smooth_l1_loss"), said as the name to write; "" for
+// any other value.
+std::string loss_alias(const YAML::Node& node, const std::vector<std::string>& names) {
+  if (!node.IsScalar()) return "";
+  static const std::map<std::string, std::pair<std::string, std::string>> aliases = {
+      {"mae", {"l1", "the mean absolute error"}},
+      {"mean_absolute_error", {"l1", "the mean absolute error"}},
+      {"l1_loss", {"l1", "PyTorch's L1Loss"}},
+      {"mean_squared_error", {"mse", "the mean squared error"}},
+      {"mse_loss", {"mse", "PyTorch's MSELoss"}},
+      {"l2", {"mse", "the mean squared error"}},
+      {"smooth_l1", {"huber", "PyTorch's SmoothL1Loss with beta 1 (HuberLoss with delta 1)"}},
+      {"smooth_l1_loss", {"huber", "PyTorch's SmoothL1Loss with beta 1 (HuberLoss with delta 1)"}},
+      {"huber_loss", {"huber", "PyTorch's HuberLoss with delta 1"}},
+      {"categorical_crossentropy", {"cross_entropy", "the cross-entropy of classes"}},
+      {"sparse_categorical_crossentropy", {"cross_entropy", "the cross-entropy of classes"}},
+      {"crossentropy", {"cross_entropy", "the cross-entropy of classes"}},
+  };
+  auto it = aliases.find(node.Scalar());
+  if (it == aliases.end() || std::find(names.begin(), names.end(), it->second.first) == names.end()) return "";
+  return it->second.second + " is " + it->second.first + " here";
+}
+
 const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "task", true);
   if (!node) return nullptr;
@@ -253,8 +278,22 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
   read_int_in(r, r.child(*node, "task", "eval_steps", false), "task.eval_steps", 1, std::int64_t{1} << 40,
               "training steps between evaluations", task.eval_steps);
   if (auto l = r.child(*node, "task", "loss", false); l && model) {
-    if (auto i = r.read_enum(*l, "task.loss", trainers::loss_names(model->kind))) {
-      task.loss = trainers::loss_names(model->kind)[*i];
+    const auto names = trainers::loss_names(*model, task.dataset);
+    if (l->IsScalar() && trainers::is_regression_loss(l->Scalar()) &&
+        std::find(names.begin(), names.end(), l->Scalar()) == names.end()) {
+      const bool takes_tables = std::find(model->datasets.begin(), model->datasets.end(), "csv") != model->datasets.end();
+      r.error(*l, "task.loss",
+              l->Scalar() + " learns a number from a table's column (regression): " +
+                  (takes_tables ? "add task.dataset: csv and name the table in task.data"
+                                : "model " + model->name + " does not train on tables (mlp does)") +
+                  "; " + task.dataset + " trains with " + join_alternatives(names));
+    } else if (const auto alias = loss_alias(*l, names); !alias.empty()) {
+      r.error(*l, "task.loss", "'" + l->Scalar() + "' is not one of " + join_alternatives(names) + ": " + alias);
+      task.loss = l->Scalar();  // (not a loss: the metric is then checked against every loss's)
+    } else if (auto i = r.read_enum(*l, "task.loss", names)) {
+      task.loss = names[*i];
+    } else if (l->IsScalar()) {
+      task.loss = l->Scalar();
     }
   }
   if (!model) return nullptr;
@@ -303,11 +342,13 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
 std::optional<double> read_metric_value(YamlReader& r, const YAML::Node& n, const std::string& path,
                                         const std::string& name, const std::string& what) {
   const bool accuracy = name.find("accuracy") != std::string::npos;
-  const double least = name.find("perplexity") != std::string::npos ? 1 : 0;
+  const bool r2 = name == "val_r2";  // 1 is perfect; a model worse than the mean is below 0
+  const double least = name.find("perplexity") != std::string::npos ? 1 : r2 ? -INFINITY : 0;
   auto v = r.read_number(n, path);
-  if (v && (*v < least || (accuracy && *v > 1))) {
+  if (v && (*v < least || ((accuracy || r2) && *v > 1))) {
     std::ostringstream range;
-    range << name << " lies in [" << least << ", " << (accuracy ? "1]" : "infinity)");
+    range << name << " lies in " << (r2 ? "(-infinity" : "[" + std::to_string(static_cast<int>(least))) << ", "
+          << (accuracy || r2 ? "1]" : "infinity)");
     r.error(n, path,
             "expected a value " + name + " can reach, got " + describe_node(n) + ": " + range.str() +
                 (accuracy && *v <= 100 ? " (a " + what + " of 90% is 0.9)" : ""));
@@ -318,17 +359,59 @@ std::optional<double> read_metric_value(YamlReader& r, const YAML::Node& n, cons
 
 // A metric's name and goal at `path` ("metric", or "metric[i]" in a list of
 // objectives, where "params", the model's size, may be named too).
+// The metrics a sweep's task reports; where its loss was refused, those of
+// every loss the model takes on its dataset (the loss's error is the one to see).
+std::vector<std::string> task_metric_names(const ModelSpec& model, const TaskOptions& task) {
+  const auto losses = trainers::loss_names(model, task.dataset);
+  if (std::find(losses.begin(), losses.end(), task.loss) != losses.end()) {
+    return trainers::metric_names(trainers::task_kind(model, task.loss));
+  }
+  std::vector<std::string> out;
+  for (const auto& loss : losses) {
+    for (const auto& name : trainers::metric_names(trainers::task_kind(model, loss))) {
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+  }
+  return out;
+}
+
+// Why a metric of another kind of task is not this one's: a regression's
+// errors on classes, an accuracy on a regression; "" for any other name.
+std::string other_kinds_metric(const std::string& name, const ModelSpec& model, const TaskOptions& task) {
+  const auto losses = trainers::loss_names(model, task.dataset);
+  if (std::find(losses.begin(), losses.end(), task.loss) == losses.end()) return "";  // the loss's error says it
+  const auto regression = trainers::metric_names(trainers::TaskKind::kRegression);
+  const auto own = trainers::metric_names(model.kind);  // (val_loss and train_loss are every kind's)
+  const bool regression_metric = std::find(regression.begin(), regression.end(), name) != regression.end() &&
+                                 std::find(own.begin(), own.end(), name) == own.end();
+  if (trainers::is_regression_loss(task.loss) && name == "val_accuracy") {
+    return "val_accuracy counts classes; task.loss " + task.loss + " learns a number, measured by " +
+           join_alternatives(regression);
+  }
+  if (!regression_metric || trainers::is_regression_loss(task.loss)) return "";
+  if (std::find(losses.begin(), losses.end(), "mse") != losses.end()) {
+    return name + " measures a regression, and task.loss " + task.loss + " learns classes: to predict a number, set "
+           "task.loss: mse (or l1, huber)";
+  }
+  return name + " measures a regression, on a table of your own (task.dataset: csv and task.loss: mse, with mlp); " +
+         model.name + " on " + task.dataset + " reports " + join_alternatives(trainers::metric_names(model.kind));
+}
+
 void load_metric_name_goal(YamlReader& r, const YAML::Node& node, const std::string& path, const ModelSpec* model,
-                           bool objective, MetricOptions& out) {
+                           const TaskOptions& task, bool objective, MetricOptions& out) {
   if (auto n = r.child(node, path, "name", true)) {
     if (!objective && n->IsScalar() && n->Scalar() == "params") {
       r.error(*n, path + ".name",
               "params (the model's size) is an objective to trade against a measured one: write metric as a list, "
               "[{name: val_accuracy, goal: maximize}, {name: params, goal: minimize}]");
     } else if (model) {
-      auto names = trainers::metric_names(model->kind);
+      auto names = task_metric_names(*model, task);
       if (objective) names.push_back("params");
-      if (auto i = r.read_enum(*n, path + ".name", names)) out.name = names[*i];
+      if (const std::string other = n->IsScalar() ? other_kinds_metric(n->Scalar(), *model, task) : ""; !other.empty()) {
+        r.error(*n, path + ".name", other);
+      } else if (auto i = r.read_enum(*n, path + ".name", names)) {
+        out.name = names[*i];
+      }
     } else if (auto s = r.read_string(*n, path + ".name")) {
       out.name = *s;
     }
@@ -354,7 +437,7 @@ void load_objectives(YamlReader& r, const YAML::Node& node, const ModelSpec* mod
       r.error(*t, path + ".target", "a target ends a sweep at one metric's value; a sweep of several objectives has none");
     }
     MetricOptions o;
-    load_metric_name_goal(r, item, path, model, true, o);
+    load_metric_name_goal(r, item, path, model, sweep.task, true, o);
     if (o.name.empty()) continue;
     const bool repeated = std::any_of(sweep.objectives.begin(), sweep.objectives.end(),
                                       [&](const MetricOptions& seen) { return seen.name == o.name; });
@@ -377,7 +460,7 @@ void load_metric(YamlReader& r, const YAML::Node& root, const ModelSpec* model,
   if (node->IsSequence()) return load_objectives(r, *node, model, sweep);
   r.check_mapping(*node, "metric", {"name", "goal", "target"});
   if (!node->IsMap()) return;
-  load_metric_name_goal(r, *node, "metric", model, false, sweep.metric);
+  load_metric_name_goal(r, *node, "metric", model, sweep.task, false, sweep.metric);
   if (auto n = r.child(*node, "metric", "target", false)) {
     sweep.metric.target = read_metric_value(r, *n, "metric.target", sweep.metric.name, "target");
   }
@@ -816,7 +899,7 @@ void load_constraints(YamlReader& r, const YAML::Node& root, const ModelSpec* mo
     ConstraintOptions c;
     if (auto n = r.child(item, path, "name", true)) {
       if (model) {
-        auto names = trainers::metric_names(model->kind);
+        auto names = task_metric_names(*model, sweep.task);
         names.push_back("params");
         if (auto k = r.read_enum(*n, path + ".name", names)) c.name = names[*k];
       } else if (auto s = r.read_string(*n, path + ".name")) {

@@ -24,8 +24,9 @@ nlohmann::json params_json(const search::Config& c) {
 
 // A model's test metrics, with what its kind reports besides.
 nlohmann::json test_json(const SweepConfig& sweep, const TestMetrics& test) {
+  const auto kind = trainers::task_kind(*trainers::find_model(sweep.task.model), sweep.task.loss);
+  if (kind == trainers::TaskKind::kRegression) return {{"loss", test.loss}, {"rmse", test.rmse}, {"mae", test.mae}, {"r2", test.r2}};
   nlohmann::json out = {{"loss", test.loss}, {"accuracy", test.accuracy}};
-  const auto kind = trainers::find_model(sweep.task.model)->kind;
   if (kind == trainers::TaskKind::kGan) {
     out["fid"] = test.fid;  // loss and accuracy: the discriminator's
   } else if (kind != trainers::TaskKind::kClassification) {

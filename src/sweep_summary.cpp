@@ -114,7 +114,7 @@ std::string table_counts(const TableOptions& t) {
   std::string out = std::to_string(t.train_rows) + (t.train_rows == 1 ? " row" : " rows") + " to train on, " + std::to_string(t.validation_rows) +
                     " to validate" + (t.test_file.empty() ? "" : ", " + std::to_string(t.test_rows) + " to test") +
                     "; " + std::to_string(t.features) + (t.features == 1 ? " feature" : " features") + "; label " +
-                    t.label_column + ", " + std::to_string(t.classes) + " classes";
+                    t.label_column + (t.regression ? ", a number to predict" : ", " + std::to_string(t.classes) + " classes");
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "hfta/core/config_error.h"
 #include "hfta/core/did_you_mean.h"
 #include "hfta/core/experiment_dir.h"
+#include "hfta/trainers/catalog.h"
 
 namespace hfta::core {
 
@@ -38,10 +39,12 @@ trainers::TabularData tabular(SweepConfig& sweep, Read read) {
     const trainers::Table train = read("train", t.label);
     std::optional<trainers::Table> test;
     if (!t.test.empty()) test = read("test", train.label);
-    trainers::TabularData data = trainers::make_tabular_data(train, test ? &*test : nullptr, sweep.task.validation_size);
+    trainers::TabularData data = trainers::make_tabular_data(train, test ? &*test : nullptr, sweep.task.validation_size,
+                                                             trainers::is_regression_loss(sweep.task.loss));
     t.features = static_cast<std::int64_t>(data.features.size());
     t.label_column = data.label;
     t.classes = data.data.classes;
+    t.regression = data.regression;
     t.train_rows = data.data.train.size();
     t.validation_rows = data.data.validation.size();
     t.test_rows = data.data.test.size();
@@ -85,11 +88,17 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
       {"mean", data.mean},
       {"scale", data.scale},
       {"label", data.label},
-      {"output", "a logit per class: index i stands for classes[i]"},
-      {"classes", data.classes},
       {"rows", {{"train", t.train_rows}, {"validation", t.validation_rows}, {"test", t.test_rows}}},
       {"files", copies},
   };
+  if (data.regression) {
+    table["output"] = "the label predicted, standardised: value = output * target_scale + target_mean";
+    table["target_mean"] = data.target_mean;
+    table["target_scale"] = data.target_scale;
+  } else {
+    table["output"] = "a logit per class: index i stands for classes[i]";
+    table["classes"] = data.classes;
+  }
   // table.json first: it marks data/ as a kept table's (a run killed before
   // the copies leaves what the next run into the directory takes over), and
   // names the copies' bytes, which resume checks.

@@ -146,6 +146,7 @@ trainers::SlotTrial TrialSettings::slot_of(std::int64_t id, const Config& c, std
 trainers::ArrayTrainerOptions TrialSettings::array_options(const Config& first) const {
   trainers::ArrayTrainerOptions o;
   o.optimizer = text(first, "optimizer", "sgd");
+  if (!sweep_->task.loss.empty()) o.loss = sweep_->task.loss;
   o.batch_size = batch_size(first);
   o.data_seed = sweep_->seed;
   o.metric = sweep_->metric.name;

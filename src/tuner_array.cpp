@@ -254,8 +254,12 @@ void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::s
     done += chunk;
     for (const auto& m : trainer.evaluate(/*scheduled=*/done % every == 0)) {
       latest[m.trial_id] = m;
-      nlohmann::json point = {{"step", m.step}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss},
-                              {"val_accuracy", m.val_accuracy}};
+      nlohmann::json point = {{"step", m.step}, {"train_loss", m.train_loss}, {"val_loss", m.val_loss}};
+      if (regression_) {
+        point["val_rmse"] = m.val_rmse, point["val_mae"] = m.val_mae, point["val_r2"] = m.val_r2;
+      } else {
+        point["val_accuracy"] = m.val_accuracy;
+      }
       if (language_model_) point["val_perplexity"] = m.val_perplexity;
       if (gan_) {
         // train_loss is the generator's; g_loss, the metric's name for it, too.
@@ -378,6 +382,9 @@ double Tuner::metric_named(const trainers::SlotMetrics& m, const std::string& na
   if (name == "train_loss" || name == "g_loss") return m.train_loss;
   if (name == "d_loss") return m.d_loss;
   if (name == "val_fid") return m.val_fid;
+  if (name == "val_rmse") return m.val_rmse;
+  if (name == "val_mae") return m.val_mae;
+  if (name == "val_r2") return m.val_r2;
   return m.val_accuracy;
 }
 

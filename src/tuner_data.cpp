@@ -93,7 +93,7 @@ std::optional<TestMetrics> Tuner::test_metrics(const TrialRecord& r) {
   o.prefetch = prefetch_on(device_of(0));
   trainers::ArrayTrainer trainer(model, {settings_.slot_of(r.id, r.params, r.seed)}, o, test, /*initialise=*/false);
   const auto m = trainer.evaluate().front();
-  return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid};
+  return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid, m.val_rmse, m.val_mae, m.val_r2};
 }
 
 }  // namespace hfta::core::tuning

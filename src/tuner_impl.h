@@ -171,6 +171,7 @@ class Tuner {
   const bool language_model_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kLanguageModel ||
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
   const bool gan_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kGan;
+  const bool regression_ = trainers::is_regression_loss(sweep_.task.loss);
 };
 
 }  // namespace hfta::core::tuning

@@ -23,6 +23,10 @@ std::string number(const nlohmann::json& v) {
 // results.json's best.test as run and status print it: a GAN's FID first (its
 // loss and accuracy are its discriminator's), a language model's perplexity too.
 std::string test_summary(const nlohmann::json& test) {
+  if (test.contains("rmse")) {  // a regression's, in the target's units
+    return "loss " + number(test.at("loss")) + ", RMSE " + number(test.at("rmse")) + ", MAE " + number(test.at("mae")) +
+           ", R2 " + number(test.at("r2"));
+  }
   std::string text = "loss " + number(test.at("loss")) + ", accuracy " + number(test.at("accuracy"));
   if (test.contains("perplexity")) text += ", perplexity " + number(test.at("perplexity"));
   if (test.contains("fid")) text = "FID " + number(test.at("fid")) + " (the discriminator's " + text + ")";
@@ -91,6 +95,11 @@ std::string test_cell(const std::string& metric, const nlohmann::json& test) {
   if (test.contains("fid")) return "test FID " + number(test.at("fid"));
   if (test.contains("perplexity")) return "test perplexity " + number(test.at("perplexity"));
   if (metric.find("loss") != std::string::npos) return "test loss " + number(test.at("loss"));
+  if (test.contains("rmse")) {
+    if (metric == "val_mae") return "test MAE " + number(test.at("mae"));
+    if (metric == "val_r2") return "test R2 " + number(test.at("r2"));
+    return "test RMSE " + number(test.at("rmse"));
+  }
   return "test accuracy " + number(test.at("accuracy"));
 }
 

@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 
 #include "gan_evaluation.h"
+#include "hfta/trainers/catalog.h"
 #include "hfta/fusion/host_allocator.h"
 
 namespace hfta::trainers {
@@ -43,6 +44,23 @@ at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& t
   return mean(per_row);
 }
 
+at::Tensor per_model_regression_loss(const at::Tensor& outputs, const at::Tensor& targets, const std::string& loss) {
+  const std::int64_t models = outputs.size(0), n = outputs.size(1);
+  const at::Tensor predicted = outputs.reshape({models, n});
+  const at::Tensor wanted = targets.reshape({1, n}).to(predicted.scalar_type()).expand({models, n});
+  at::Tensor per_row;
+  if (loss == "mse") {
+    per_row = at::mse_loss(predicted, wanted, at::Reduction::None);
+  } else if (loss == "l1") {
+    per_row = at::l1_loss(predicted, wanted, at::Reduction::None);
+  } else if (loss == "huber") {
+    per_row = at::huber_loss(predicted, wanted, at::Reduction::None, 1.0);
+  } else {
+    throw std::invalid_argument("no regression loss is called " + loss + " (mse, l1 or huber)");
+  }
+  return per_row.mean(1);
+}
+
 ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<SlotTrial> trials,
                            ArrayTrainerOptions options, const ClassificationData& data, bool initialise)
     : model_(std::move(model)), trials_(std::move(trials)), options_(std::move(options)),
@@ -74,7 +92,12 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
     model_->set_dropout(i, t.dropout);
   }
   smoothing_ = each(&SlotTrial::label_smoothing);
-  masked_ = (data_.train.labels == kIgnoreLabel).any().item<bool>();
+  regression_ = data_.regression();
+  if (regression_ != is_regression_loss(options_.loss)) {
+    throw std::invalid_argument(regression_ ? "a regression's numeric targets train with mse, l1 or huber, not " + options_.loss
+                                            : "classes train with cross_entropy, not " + options_.loss);
+  }
+  masked_ = !regression_ && (data_.train.labels == kIgnoreLabel).any().item<bool>();
   std::vector<fusion::LrSchedule> schedules;
   for (const auto& t : trials_) {
     // Reduce-on-plateau watches the metric early stopping does, in its direction.
@@ -219,7 +242,7 @@ at::Tensor ArrayTrainer::classifier_step(const Split& b) {
     // Autocast covers the forward pass and the loss only, as torch.autocast is
     // meant to be used: the backward runs in the dtypes the forward chose.
     fusion::AutocastScope autocast(options_.precision, device_);
-    per_model = per_model_cross_entropy(model_->forward(model_->input(b.images)), b.labels, smoothing_, masked_);
+    per_model = per_model_loss(model_->forward(model_->input(b.images)), b.labels);
     if (const at::Tensor extra = model_->regularization(); extra.defined()) per_model = per_model + extra;
   }
   // Each model's gradient is exactly its own loss's: the sum's derivative is 1 per term.
@@ -276,15 +299,62 @@ void ArrayTrainer::clip_gradients(const std::vector<at::Tensor>& params) {
   }
 }
 
+at::Tensor ArrayTrainer::per_model_loss(const at::Tensor& outputs, const at::Tensor& labels) const {
+  return regression_ ? per_model_regression_loss(outputs, labels, options_.loss)
+                     : per_model_cross_entropy(outputs, labels, smoothing_, masked_);
+}
+
 double ArrayTrainer::watched(const SlotMetrics& m) const {
   // Early stopping looks for increases: a metric to minimise is negated.
   const double v = options_.metric == "val_loss"         ? m.val_loss
                    : options_.metric == "val_perplexity" ? m.val_perplexity
+                   : options_.metric == "val_rmse"       ? m.val_rmse
+                   : options_.metric == "val_mae"        ? m.val_mae
+                   : options_.metric == "val_r2"         ? m.val_r2
                    : options_.metric == "train_loss" || options_.metric == "g_loss" ? m.train_loss
                    : options_.metric == "d_loss"         ? m.d_loss
                    : options_.metric == "val_fid"        ? m.val_fid
                                                      : m.val_accuracy;
   return options_.maximize ? v : -v;
+}
+
+std::vector<SlotMetrics> ArrayTrainer::regression_metrics() {
+  torch::NoGradGuard no_grad;
+  fusion::AutocastScope autocast(options_.precision, device_);  // evaluated as trained
+  model_->eval();
+  const std::int64_t b = model_->models(), n = data_.validation.size();
+  const std::int64_t chunk = std::min<std::int64_t>(1000, 4 * options_.batch_size);
+  const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
+  // Sums per model: the loss, squared and absolute errors (standardised units).
+  at::Tensor loss_sum = at::zeros({b}, on_device), squares = at::zeros({b}, on_device), absolute = at::zeros({b}, on_device);
+  for (std::int64_t start = 0; start < n; start += chunk) {
+    const std::int64_t count = std::min<std::int64_t>(chunk, n - start);
+    const at::Tensor x = model_->input(data_.validation.images.narrow(0, start, count).to(device_));
+    const at::Tensor y = data_.validation.labels.narrow(0, start, count).to(device_);
+    const at::Tensor outputs = model_->forward(x);
+    loss_sum += per_model_loss(outputs, y).to(at::kDouble) * static_cast<double>(count);
+    const at::Tensor error = outputs.reshape({b, count}).to(at::kDouble) - y.to(at::kDouble).unsqueeze(0);
+    squares += error.pow(2).sum(1);
+    absolute += error.abs().sum(1);
+  }
+  model_->train();
+  const at::Tensor y = data_.validation.labels.to(at::kDouble);
+  const double total = (y - y.mean()).pow(2).sum().item<double>();
+  loss_sum = loss_sum.cpu(), squares = squares.cpu(), absolute = absolute.cpu();
+  const double scale = data_.target_scale;
+  std::vector<SlotMetrics> out(static_cast<std::size_t>(b));
+  for (std::int64_t i = 0; i < b; ++i) {
+    SlotMetrics& m = out[static_cast<std::size_t>(i)];
+    const double sse = squares[i].item<double>();
+    m.val_loss = loss_sum[i].item<double>() / static_cast<double>(n);
+    m.val_accuracy = m.val_perplexity = NAN;
+    m.val_rmse = std::sqrt(sse / static_cast<double>(n)) * scale;
+    m.val_mae = absolute[i].item<double>() / static_cast<double>(n) * scale;
+    // As sklearn's r2_score where the validation targets are all equal: 1 for
+    // a perfect fit, else 0; a non-finite error stays non-finite.
+    m.val_r2 = total > 0 ? 1 - sse / total : !std::isfinite(sse) ? NAN : sse == 0 ? 1.0 : 0.0;
+  }
+  return out;
 }
 
 std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
@@ -322,7 +392,7 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
 }
 
 std::vector<SlotMetrics> ArrayTrainer::evaluate(bool scheduled) {
-  std::vector<SlotMetrics> all = gan_ ? gan_metrics() : classifier_metrics();
+  std::vector<SlotMetrics> all = gan_ ? gan_metrics() : regression_ ? regression_metrics() : classifier_metrics();
   const at::Tensor train_loss = loss_sum_.cpu(), d_loss = d_loss_sum_.cpu();
   std::vector<SlotMetrics> out;
   for (std::int64_t i = 0; i < model_->models(); ++i) {

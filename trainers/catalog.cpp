@@ -293,7 +293,26 @@ std::vector<std::string> dataset_names() { return {"fashion_mnist", "point_cloud
 
 std::vector<std::string> loss_names(TaskKind kind) {
   if (kind == TaskKind::kGan) return {"bce_with_logits"};
+  // PyTorch's MSELoss, L1Loss and HuberLoss (delta 1), on standardised targets.
+  if (kind == TaskKind::kRegression) return {"mse", "l1", "huber"};
   return {"cross_entropy"};
+}
+
+std::vector<std::string> loss_names(const ModelSpec& model, const std::string& dataset) {
+  std::vector<std::string> out = loss_names(model.kind);
+  if (dataset == "csv" && model.kind == TaskKind::kClassification) {
+    for (const auto& loss : loss_names(TaskKind::kRegression)) out.push_back(loss);
+  }
+  return out;
+}
+
+bool is_regression_loss(const std::string& loss) {
+  const auto names = loss_names(TaskKind::kRegression);
+  return std::find(names.begin(), names.end(), loss) != names.end();
+}
+
+TaskKind task_kind(const ModelSpec& model, const std::string& loss) {
+  return model.kind == TaskKind::kClassification && is_regression_loss(loss) ? TaskKind::kRegression : model.kind;
 }
 
 std::vector<std::string> metric_names(TaskKind kind) {
@@ -302,6 +321,8 @@ std::vector<std::string> metric_names(TaskKind kind) {
     case TaskKind::kLanguageModel:
     case TaskKind::kMaskedLanguageModel: return {"val_perplexity", "val_loss", "train_loss"};
     case TaskKind::kGan: return {"val_fid", "g_loss", "d_loss"};
+    // In the target's own units (r2: 1 is perfect, 0 predicts the mean).
+    case TaskKind::kRegression: return {"val_rmse", "val_mae", "val_r2", "val_loss", "train_loss"};
   }
   return {};
 }

@@ -8,8 +8,9 @@
 namespace hfta::trainers {
 
 ClassificationData to_device(const ClassificationData& data, const at::Device& device) {
-  auto move = [&](const Split& s) { return Split{s.images.to(device), s.labels.to(device)}; };
-  return {move(data.train), move(data.validation), move(data.test), data.classes};
+  ClassificationData out = data;  // classes, target scale
+  for (Split* s : {&out.train, &out.validation, &out.test}) *s = Split{s->images.to(device), s->labels.to(device)};
+  return out;
 }
 
 double data_bytes(const ClassificationData& data) {

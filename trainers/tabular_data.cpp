@@ -251,7 +251,7 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
         if (const std::string m = lower(l);
             m == "na" || m == "n/a" || m == "#n/a" || m == "nan" || m == "null" || m == "none" || m == "?") {
           return where + "the row's label (column " + column_text(t.label, c) + ") is '" + l +
-                 "': a missing value? every row needs its class; drop the row";
+                 "': a missing value? every row needs its label; drop the row";
         }
         t.labels.push_back(l);
         continue;
@@ -329,9 +329,151 @@ std::int64_t default_validation_rows(std::int64_t rows) {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(rows) / 5)));
 }
 
-TabularData make_tabular_data(const Table& train, const Table* test, std::int64_t validation_rows) {
-  const std::int64_t n = train.rows();
+namespace {
+
+// A column's standardisation, worked in units of its largest magnitude so
+// that neither the sum nor the squares overflow (a column of 1e200s has a
+// finite deviation): value -> (value / unit - centre) / spread.
+struct Standardiser {
+  double unit = 1, centre = 0, spread = 1;
+  /// The mean and scale a user applies: (value - mean) / scale.
+  double mean() const { return centre * unit; }
+  double scale() const { return spread * unit; }
+  double operator()(double v) const { return (v / unit - centre) / spread; }
+};
+
+// From the training rows' values of one column (`at(r)`); a constant column
+// stays centred, with scale 1.
+template <typename At>
+Standardiser standardiser(const std::vector<std::int64_t>& rows, At at) {
+  Standardiser s;
+  double largest = 0;
+  for (auto r : rows) largest = std::max(largest, std::fabs(at(r)));
+  if (largest > 0) s.unit = largest;
+  double sum = 0, squares = 0;
+  for (auto r : rows) sum += at(r) / s.unit;
+  const double mean = sum / static_cast<double>(rows.size());
+  for (auto r : rows) squares += (at(r) / s.unit - mean) * (at(r) / s.unit - mean);
+  const double sd = std::sqrt(squares / static_cast<double>(rows.size()));
+  s.centre = mean;
+  s.spread = sd > 1e-12 * std::max(1.0, std::fabs(mean)) ? sd : 1.0 / s.unit;
+  return s;
+}
+
+// A test table has the training table's header, in its order.
+void check_test_header(const Table& train, const Table& test) {
+  if (test.features == train.features && test.label == train.label) return;
+  std::size_t c = 0;
+  while (c < test.features.size() && c < train.features.size() && test.features[c] == train.features[c]) ++c;
+  const std::string differs =
+      c < test.features.size() && c < train.features.size()
+          ? "its feature " + std::to_string(c + 1) + " is '" + test.features[c] + "', the training table's '" +
+                train.features[c] + "'"
+          : "it has " + std::to_string(test.features.size()) + " features, the training table " +
+                std::to_string(train.features.size());
+  throw TableError("test", test.name + ":1: " + differs + ": a test table has the training table's header, in its order");
+}
+
+// Every row's target as a number (regression), or a TableError at the first that is not.
+std::vector<double> targets(const Table& t, const std::string& part) {
+  std::vector<double> out;
+  for (std::int64_t i = 0; i < t.rows(); ++i) {
+    const auto v = number(t.labels[i]);
+    if (!v) {
+      throw TableError(part, t.name + ":" + std::to_string(t.lines[i]) + ": the target column '" + t.label +
+                                 "' holds " + t.labels[i] +
+                                 ": a regression (task.loss mse, l1 or huber) learns a number in every row; to "
+                                 "classify, leave task.loss out");
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// What a classification and a regression share: the rows split, each
+// feature standardised by the training rows, and the splits as tensors.
+// `label_of` gives a row's label tensor value (a class index, or a
+// standardised target) for the training table; `test_label` for the test's.
+template <typename Label, typename TestLabel>
+TabularData assemble(const Table& train, const Table* test, const std::vector<std::int64_t>& training,
+                     const std::vector<std::int64_t>& validation, at::ScalarType label_type, Label label_of,
+                     TestLabel test_label) {
   const auto f = static_cast<std::int64_t>(train.features.size());
+  TabularData out;
+  out.features = train.features;
+  out.label = train.label;
+  std::vector<Standardiser> columns;
+  for (std::int64_t j = 0; j < f; ++j) {
+    columns.push_back(standardiser(training, [&](std::int64_t r) { return train.values[r * f + j]; }));
+    out.mean.push_back(columns.back().mean());
+    out.scale.push_back(columns.back().scale());
+  }
+  auto split = [&](const std::vector<double>& values, const std::vector<std::int64_t>& rows, auto label) {
+    const auto m = static_cast<std::int64_t>(rows.size());
+    at::Tensor x = at::empty({m, f}, at::kFloat), y = at::empty({m}, at::kDouble);
+    float* xp = x.data_ptr<float>();
+    double* yp = y.data_ptr<double>();
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < f; ++j) xp[i * f + j] = static_cast<float>(columns[j](values[rows[i] * f + j]));
+      yp[i] = label(rows[i]);
+    }
+    return Split{x, y.to(label_type)};
+  };
+  out.data.train = split(train.values, training, label_of);
+  out.data.validation = split(train.values, validation, label_of);
+  if (!test) {
+    out.data.test = split({}, {}, label_of);
+    return out;
+  }
+  std::vector<std::int64_t> all(test->rows());
+  for (std::int64_t i = 0; i < test->rows(); ++i) all[i] = i;
+  out.data.test = split(test->values, all, test_label);
+  return out;
+}
+
+// A regression's split: validation rows drawn from a fixed seed (every sweep
+// on the file sees the same), the target standardised by the training rows.
+TabularData make_regression_data(const Table& train, const Table* test, std::int64_t validation_rows) {
+  const std::int64_t n = train.rows();
+  const std::vector<double> y = targets(train, "train");
+  if (validation_rows == 0) validation_rows = default_validation_rows(n);
+  if (validation_rows > n - 2) {
+    throw TableError("validation", train.name + " holds " + std::to_string(n) + " rows; holding " +
+                                       std::to_string(validation_rows) +
+                                       " out for validation leaves fewer than 2 to train on (at most " +
+                                       std::to_string(std::max<std::int64_t>(0, n - 2)) + ")");
+  }
+  std::vector<std::int64_t> rows(n);
+  for (std::int64_t i = 0; i < n; ++i) rows[i] = i;
+  std::mt19937_64 rng(kSplitSeed);
+  for (std::size_t i = rows.size() - 1; i > 0; --i) std::swap(rows[i], rows[rng() % (i + 1)]);
+  std::vector<std::int64_t> validation(rows.begin(), rows.begin() + validation_rows);
+  std::vector<std::int64_t> training(rows.begin() + validation_rows, rows.end());
+  std::sort(training.begin(), training.end());
+  std::sort(validation.begin(), validation.end());
+  if (std::all_of(training.begin(), training.end(), [&](std::int64_t r) { return y[r] == y[training.front()]; })) {
+    throw TableError("train", train.name + ": every training row's target ('" + train.label + "') is " +
+                                  train.labels[training.front()] + ": a constant leaves nothing to learn");
+  }
+  const Standardiser target = standardiser(training, [&](std::int64_t r) { return y[r]; });
+  const std::vector<double> test_y = test ? targets(*test, "test") : std::vector<double>{};
+  TabularData out = assemble(
+      train, test, training, validation, at::kFloat, [&](std::int64_t r) { return target(y[r]); },
+      [&](std::int64_t r) { return target(test_y[r]); });
+  out.regression = true;
+  out.target_mean = target.mean();
+  out.target_scale = target.scale();
+  out.data.classes = 1;  // one output: the standardised target
+  out.data.target_scale = out.target_scale;
+  return out;
+}
+
+}  // namespace
+
+TabularData make_tabular_data(const Table& train, const Table* test, std::int64_t validation_rows, bool regression) {
+  if (test) check_test_header(train, *test);
+  if (regression) return make_regression_data(train, test, validation_rows);
+  const std::int64_t n = train.rows();
   // The classes: sorted as numbers where every label is an integer (one
   // spelling each: 1 and 1.0 are one class), else as text.
   bool integers = true;
@@ -341,8 +483,9 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
       const std::size_t row = static_cast<std::size_t>(&l - train.labels.data());
       throw TableError("train", train.name + ":" + std::to_string(train.lines[row]) + ": the label column '" +
                                     train.label + "' holds " + l +
-                                    ": labels are classes, and a number with a fraction is a measurement (hfta-tune "
-                                    "tunes classifiers); name the class column with task.data.label");
+                                    ": labels are classes, and a number with a fraction is a measurement; to predict "
+                                    "it, set task.loss: mse (regression); to classify, name the class column with "
+                                    "task.data.label");
     }
     integers = integers && v && std::fabs(*v) < 9e15;
   }
@@ -367,8 +510,8 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
   if (k > 1000 || (k > 100 && 2 * k > n)) {
     throw TableError("train", train.name + ": the label column '" + train.label + "' holds " + std::to_string(k) +
                                   " different values in " + std::to_string(n) +
-                                  " rows: an id or a measurement, not a class (name the class column with "
-                                  "task.data.label)");
+                                  " rows: an id or a measurement, not a class (to predict a measurement, set "
+                                  "task.loss: mse; to classify, name the class column with task.data.label)");
   }
   std::map<std::string, std::int64_t> index;
   for (std::int64_t c = 0; c < k; ++c) index[classes[c]] = c;
@@ -415,63 +558,9 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
   std::sort(training.begin(), training.end());
   std::sort(validation.begin(), validation.end());
 
-  TabularData out;
-  out.features = train.features;
-  out.label = train.label;
-  out.classes = classes;
-  out.mean.assign(f, 0);
-  out.scale.assign(f, 1);
-  // Each column in units of its largest magnitude, so that neither the sum
-  // nor the squares overflow (a column of 1e200s has a finite deviation).
-  std::vector<double> unit(f, 1), centre(f, 0), spread(f, 1);  // in those units
-  for (std::int64_t j = 0; j < f; ++j) {
-    double largest = 0;
-    for (auto r : training) largest = std::max(largest, std::fabs(train.values[r * f + j]));
-    if (largest > 0) unit[j] = largest;
-    double sum = 0, squares = 0;
-    for (auto r : training) sum += train.values[r * f + j] / unit[j];
-    const double mean = sum / static_cast<double>(training.size());
-    for (auto r : training) squares += (train.values[r * f + j] / unit[j] - mean) * (train.values[r * f + j] / unit[j] - mean);
-    const double sd = std::sqrt(squares / static_cast<double>(training.size()));
-    centre[j] = mean;
-    spread[j] = sd > 1e-12 * std::max(1.0, std::fabs(mean)) ? sd : 1.0 / unit[j];  // a constant column stays centred
-    out.mean[j] = mean * unit[j];
-    out.scale[j] = spread[j] * unit[j];
-  }
-  auto split = [&](const std::vector<double>& values, const std::vector<std::int64_t>& labels,
-                   const std::vector<std::int64_t>& rows) {
-    const auto m = static_cast<std::int64_t>(rows.size());
-    at::Tensor x = at::empty({m, f}, at::kFloat), y = at::empty({m}, at::kLong);
-    float* xp = x.data_ptr<float>();
-    std::int64_t* yp = y.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < m; ++i) {
-      for (std::int64_t j = 0; j < f; ++j) {
-        xp[i * f + j] = static_cast<float>((values[rows[i] * f + j] / unit[j] - centre[j]) / spread[j]);
-      }
-      yp[i] = labels[rows[i]];
-    }
-    return Split{x, y};
-  };
-  out.data.classes = k;
-  out.data.train = split(train.values, label_of, training);
-  out.data.validation = split(train.values, label_of, validation);
-  if (!test) {
-    out.data.test = split({}, {}, {});
-    return out;
-  }
-  if (test->features != train.features || test->label != train.label) {
-    std::size_t c = 0;
-    while (c < test->features.size() && c < train.features.size() && test->features[c] == train.features[c]) ++c;
-    const std::string differs =
-        c < test->features.size() && c < train.features.size()
-            ? "its feature " + std::to_string(c + 1) + " is '" + test->features[c] + "', the training table's '" +
-                  train.features[c] + "'"
-            : "it has " + std::to_string(test->features.size()) + " features, the training table " +
-                  std::to_string(train.features.size());
-    throw TableError("test", test->name + ":1: " + differs + ": a test table has the training table's header, in its order");
-  }
-  std::vector<std::int64_t> test_labels(test->rows()), all(test->rows());
-  for (std::int64_t i = 0; i < test->rows(); ++i) {
+  // The test table's labels: classes of the training table only.
+  std::vector<std::int64_t> test_labels;
+  for (std::int64_t i = 0; test && i < test->rows(); ++i) {
     const std::string& l = test->labels[i];
     const auto v = number(l);
     const bool integer = v && *v == std::floor(*v) && std::fabs(*v) < 9e15;
@@ -483,10 +572,13 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
                                    " is no class of the training table (its classes: " + names + (k > 12 ? ", ..." : "") +
                                    ")");
     }
-    test_labels[i] = it->second;
-    all[i] = i;
+    test_labels.push_back(it->second);
   }
-  out.data.test = split(test->values, test_labels, all);
+  TabularData out = assemble(
+      train, test, training, validation, at::kLong, [&](std::int64_t r) { return static_cast<double>(label_of[r]); },
+      [&](std::int64_t r) { return static_cast<double>(test_labels[r]); });
+  out.classes = classes;
+  out.data.classes = k;
   return out;
 }
 

@@ -107,6 +107,54 @@ TEST(TableSweep, TaskDataIsForCsvAndCsvNeedsIt) {
   EXPECT_EQ(rows.task.validation_size, 30);
 }
 
+// A regression is asked for by its loss, on a table; its metrics are errors.
+TEST(TableSweep, ARegressionIsAskedForByItsLossAndMeasuredByItsErrors) {
+  const std::string task = kTask + "  loss: mse\n";
+  const std::string rmse = "metric:\n  name: val_rmse\n  goal: minimize\n";
+  const SweepConfig s = load_sweep_string(sweep_yaml({{"task", task}, {"metric", rmse}}));
+  EXPECT_EQ(s.task.loss, "mse");
+  for (const char* metric : {"val_mae", "val_r2", "val_loss", "train_loss"}) {
+    const std::string goal = metric == std::string("val_r2") ? "maximize" : "minimize";
+    EXPECT_NO_THROW(load_sweep_string(sweep_yaml(
+        {{"task", task}, {"metric", "metric:\n  name: " + std::string(metric) + "\n  goal: " + goal + "\n"}})))
+        << metric;
+  }
+  expect_rejected(sweep_yaml({{"task", task}}), "metric.name", "name: val_accuracy",
+                  "val_accuracy counts classes; task.loss mse learns a number, measured by val_rmse, val_mae, val_r2, "
+                  "val_loss or train_loss");
+  expect_rejected(sweep_yaml({{"task", kTask}, {"metric", rmse}}), "metric.name", "name: val_rmse",
+                  "val_rmse measures a regression, and task.loss cross_entropy learns classes: to predict a number, "
+                  "set task.loss: mse (or l1, huber)");
+  expect_rejected(sweep_yaml({{"metric", rmse}}), "metric.name", "name: val_rmse",
+                  "val_rmse measures a regression, on a table of your own (task.dataset: csv and task.loss: mse, with "
+                  "mlp); mlp on fashion_mnist reports val_accuracy, val_loss or train_loss");
+  // Another library's name for a loss is said as this one's; the metric then
+  // is not blamed for the loss.
+  expect_rejected(sweep_yaml({{"task", kTask + "  loss: mae\n"}, {"metric", rmse}}), "task.loss", "loss: mae",
+                  "'mae' is not one of cross_entropy, mse, l1 or huber: the mean absolute error is l1 here");
+  try {
+    load_sweep_string(sweep_yaml({{"task", kTask + "  loss: mae\n"}, {"metric", rmse}}));
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
+  }
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  loss: mse\n"}, {"metric", rmse}}), "task.loss", "loss: mse",
+                  "mse learns a number from a table's column (regression): add task.dataset: csv and name the table "
+                  "in task.data; fashion_mnist trains with cross_entropy");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: cnn\n  loss: huber\n"}}), "task.loss", "loss: huber",
+                  "model cnn does not train on tables (mlp does)");
+  // R2 reaches 1 at best, and any negative value.
+  expect_rejected(sweep_yaml({{"task", task}, {"metric", "metric:\n  name: val_r2\n  goal: maximize\n  target: 1.5\n"}}),
+                  "metric.target", "target: 1.5", "val_r2 lies in (-infinity, 1]");
+  EXPECT_NO_THROW(load_sweep_string(
+      sweep_yaml({{"task", task}, {"metric", "metric:\n  name: val_r2\n  goal: maximize\n  target: -0.5\n"}})));
+  // Label smoothing smooths classes: a regression's trials would not read it.
+  expect_rejected(sweep_yaml({{"task", task},
+                              {"metric", rmse},
+                              {"parameters", "parameters:\n  label_smoothing: {values: [0.0, 0.1]}\n"}}),
+                  "parameters.label_smoothing", "label_smoothing:",
+                  "label_smoothing smooths cross-entropy's classes; task.loss mse learns a number");
+}
+
 // A temporary directory holding a sweep file and its tables.
 class TableFiles : public ::testing::Test {
  protected:
@@ -310,6 +358,101 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
   const double measured = results.at("best").at("test").at("accuracy");
   EXPECT_NEAR(std::stod(m[1].str()) / 36, measured, 1e-9);
   EXPECT_LT(measured, 1.0);  // (a short training: some rows wrong, so the check tells)
+}
+
+
+// The regression example's tables, tuned briefly: run says what it predicts,
+// keeps how to undo the target's scaling, records errors in the label's units,
+// resumes a cut run to the same numbers, trains the same alone, and the
+// exported best model predicts in PyTorch what the run measured on the test rows.
+TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsUnits) {
+  for (const char* name : {"diabetes_train.csv", "diabetes_test.csv"}) {
+    std::filesystem::copy_file(std::string(HFTA_SOURCE_DIR) + "/configs/data/" + name, dir_ + "/data/" + name);
+  }
+  const std::string yaml =
+      "name: diabetes\nseed: 5\n"
+      "task:\n  model: mlp\n  dataset: csv\n  loss: mse\n  batch_size: 32\n  options: {width: 16}\n"
+      "  data: {train: data/diabetes_train.csv, test: data/diabetes_test.csv, label: progression}\n"
+      "metric: {name: val_rmse, goal: minimize}\n"
+      "budget: {unit: steps, min: 4, max: 36}\n"
+      "search: {method: hyperband, eta: 3}\n"
+      "parameters:\n  optimizer: {value: adam}\n  lr: {distribution: log_uniform, min: 0.001, max: 0.03}\n"
+      "  depth: {values: [1, 2]}\n";
+  write("sweep.yaml", yaml);
+  const std::string sweep = dir_ + "/sweep.yaml";
+  const auto whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("as kept in " + dir_ + "/whole/data: 282 rows to train on, 71 to validate, 89 to test; 10 "
+                           "features; label progression, a number to predict\n"),
+            std::string::npos)
+      << whole.out;
+  const auto table = nlohmann::json::parse(test::slurp(dir_ + "/whole/data/table.json"));
+  EXPECT_FALSE(table.contains("classes"));
+  EXPECT_GT(table.at("target_scale").get<double>(), 50);  // progression spreads over about 77
+  EXPECT_GT(table.at("target_mean").get<double>(), 100);
+  const auto results = nlohmann::json::parse(test::slurp(dir_ + "/whole/results.json"));
+  for (const auto& trial : results.at("trials")) {
+    for (const auto& point : trial.at("history")) {
+      EXPECT_FALSE(point.contains("val_accuracy"));
+      EXPECT_GT(point.at("val_rmse").get<double>(), 0);
+      EXPECT_LE(point.at("val_mae").get<double>(), point.at("val_rmse").get<double>());
+      EXPECT_LT(point.at("val_r2").get<double>(), 1);
+    }
+  }
+  const auto& test = results.at("best").at("test");
+  EXPECT_FALSE(test.contains("accuracy"));
+  EXPECT_GT(test.at("rmse").get<double>(), 0);
+  // Trained a little, the best model predicts better than the training mean.
+  EXPECT_GT(results.at("best").at("metric").get<double>(), 0);
+  EXPECT_NE(whole.out.find("RMSE " ), std::string::npos) << whole.out;
+
+  // Cut, and resumed: the same numbers.
+  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
+  const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1 --time-limit 1h");
+  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
+  const auto resumed = run("resume " + dir_ + "/cut");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const auto after_cut = nlohmann::json::parse(test::slurp(dir_ + "/cut/results.json"));
+  ASSERT_EQ(after_cut.at("trials").size(), results.at("trials").size());
+  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
+    EXPECT_EQ(after_cut.at("trials")[i].at("history"), results.at("trials")[i].at("history")) << "trial " << i;
+  }
+  EXPECT_EQ(after_cut.at("best"), results.at("best"));
+
+  // Each trial alone: the same errors within float32's rounding.
+  const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  const auto unfused = nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json"));
+  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
+    const auto& a = results.at("trials")[i].at("history");
+    const auto& b = unfused.at("trials")[i].at("history");
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      const double x = a[k].at("val_rmse"), y = b[k].at("val_rmse");
+      EXPECT_LE(std::fabs(x - y), 1e-4 * std::fabs(y)) << "trial " << i << " point " << k;
+    }
+  }
+
+  // The best trial's state_dict.pt in PyTorch predicts the test rows, in the
+  // label's units, with the errors the run measured.
+  if (std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  }
+  const std::string best = results.at("best").at("id").dump();
+  const std::string script = std::string(HFTA_SOURCE_DIR) + "/scripts/predict_table.py";
+  const int code = std::system(("/usr/bin/python3 " + script + " " + dir_ + "/whole " + best + " " + dir_ +
+                                "/whole/data/test.csv > " + dir_ + "/predicted.csv 2> " + dir_ + "/errors.txt")
+                                   .c_str());
+  ASSERT_EQ(code, 0) << test::slurp(dir_ + "/errors.txt");
+  std::smatch m;
+  const std::string said = test::slurp(dir_ + "/errors.txt");
+  ASSERT_TRUE(std::regex_search(said, m, std::regex("rmse (\\S+) mae (\\S+) \\(89 rows\\)"))) << said;
+  EXPECT_NEAR(std::stod(m[1].str()), test.at("rmse").get<double>(), 1e-3 * test.at("rmse").get<double>());
+  EXPECT_NEAR(std::stod(m[2].str()), test.at("mae").get<double>(), 1e-3 * test.at("mae").get<double>());
+  const std::string predicted = test::slurp(dir_ + "/predicted.csv");
+  EXPECT_EQ(predicted.substr(0, predicted.find('\n')), "age,sex,bmi,bp,tc,ldl,hdl,tch,ltg,glu,progression,predicted");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -286,6 +287,166 @@ TEST(TabularData, MlpArrayOnATableEqualsEachTrialTrainedAloneInFloat64) {
 TEST(TabularData, MlpArrayOnATableEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
   HFTA_SKIP_WITHOUT_GPU();
   expect_mlp_on_a_table_as_alone_in_float64(at::kCUDA);
+}
+
+// A table whose label is a measurement: y = 3a - 2bc + 100 plus noise, in
+// the file's own units (a mean of 100, a spread of about 4).
+Table measured(std::int64_t rows) {
+  Table t;
+  t.name = "m.csv";
+  t.features = {"a", "b", "c"};
+  t.label = "y";
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  const at::Tensor x = at::randn({rows, 4}, gen, at::kDouble);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double a = x[i][0].item<double>(), b = x[i][1].item<double>(), c = x[i][2].item<double>();
+    t.values.insert(t.values.end(), {a * 10, b, c + 5});
+    std::ostringstream y;
+    y.precision(17);
+    y << 3 * a - 2 * b * c + 100 + 0.1 * x[i][3].item<double>();
+    t.labels.push_back(y.str());
+    t.lines.push_back(static_cast<int>(i + 2));
+  }
+  return t;
+}
+
+TEST(TabularData, ARegressionsTargetIsANumberStandardisedByTheTrainingRows) {
+  const Table t = measured(50);
+  const TabularData d = make_tabular_data(t, nullptr, 0, /*regression=*/true);
+  EXPECT_TRUE(d.regression);
+  EXPECT_TRUE(d.classes.empty());
+  EXPECT_EQ(d.data.classes, 1);  // one output
+  EXPECT_EQ(d.data.target_scale, d.target_scale);
+  EXPECT_EQ(d.data.train.labels.scalar_type(), at::kFloat);
+  EXPECT_EQ(d.data.validation.size(), 10);  // a fifth
+  EXPECT_EQ(d.data.train.size(), 40);
+  const at::Tensor y = d.data.train.labels.to(at::kDouble);
+  EXPECT_NEAR(y.mean().item<double>(), 0, 1e-6);
+  EXPECT_NEAR(y.std(/*unbiased=*/false).item<double>(), 1, 1e-6);
+  EXPECT_NEAR(d.target_mean, 100, 5);
+  // Undone by the training rows' mean and scale, every row's target is the file's.
+  std::multiset<double> file;
+  for (const auto& l : t.labels) file.insert(std::stod(l));
+  for (const Split* split : {&d.data.train, &d.data.validation}) {
+    for (std::int64_t r = 0; r < split->size(); ++r) {
+      const double v = split->labels[r].item<double>() * d.target_scale + d.target_mean;
+      const auto near = file.lower_bound(v - 1e-4);
+      ASSERT_TRUE(near != file.end() && std::fabs(*near - v) < 1e-4) << v;
+      file.erase(near);  // each row once
+    }
+  }
+  EXPECT_TRUE(file.empty());
+  // The same rows held out every time (a fixed seed), and the test table's
+  // targets standardised by the training rows'.
+  const TabularData again = make_tabular_data(t, nullptr, 0, true);
+  EXPECT_TRUE(at::equal(again.data.validation.labels, d.data.validation.labels));
+  Table test = measured(7);
+  test.name = "test.csv";
+  const TabularData with_test = make_tabular_data(t, &test, 0, true);
+  for (std::int64_t r = 0; r < 7; ++r) {
+    EXPECT_NEAR(with_test.data.test.labels[r].item<double>() * d.target_scale + d.target_mean, std::stod(test.labels[r]),
+                1e-4);
+  }
+}
+
+TEST(TabularData, ARegressionRefusesWhatItCannotLearnSayingWhy) {
+  const auto message = [](const Table& t, const Table* test, std::int64_t validation, bool regression) {
+    try {
+      make_tabular_data(t, test, validation, regression);
+    } catch (const TableError& e) {
+      return e.part() + ": " + e.what();
+    }
+    return std::string("accepted");
+  };
+  const Table t = measured(50);
+  // As classes, a measurement is refused with the way to predict it.
+  EXPECT_NE(message(t, nullptr, 0, false).find("train: m.csv:2: the label column 'y' holds " + t.labels[0] +
+                                               ": labels are classes, and a number with a fraction is a measurement; "
+                                               "to predict it, set task.loss: mse (regression)"),
+            std::string::npos)
+      << message(t, nullptr, 0, false);
+  Table words = parse_table("x,y\n1,2.5\n2,3\n3,high\n4,1\n", "w.csv", "");
+  EXPECT_EQ(message(words, nullptr, 1, true),
+            "train: w.csv:4: the target column 'y' holds high: a regression (task.loss mse, l1 or huber) learns a "
+            "number in every row; to classify, leave task.loss out");
+  Table test = parse_table("x,y\n1,2.5\n2,high\n", "test.csv", "");
+  Table numbers = parse_table("x,y\n1,2.5\n2,3\n3,4\n4,1\n", "n.csv", "");
+  EXPECT_EQ(message(numbers, &test, 1, true),
+            "test: test.csv:3: the target column 'y' holds high: a regression (task.loss mse, l1 or huber) learns a "
+            "number in every row; to classify, leave task.loss out");
+  EXPECT_EQ(message(numbers, nullptr, 3, true),
+            "validation: n.csv holds 4 rows; holding 3 out for validation leaves fewer than 2 to train on (at most 2)");
+  Table constant = parse_table("x,y\n1,7\n2,7\n3,7.0\n4,7\n", "c.csv", "");
+  EXPECT_EQ(message(constant, nullptr, 1, true),
+            "train: c.csv: every training row's target ('y') is 7: a constant leaves nothing to learn");
+}
+
+// A regression's MLP array trains each trial as PyTorch's MSELoss, L1Loss or
+// HuberLoss trains it alone, and measures what the extracted models measure.
+void expect_regression_as_alone_in_float64(const at::Device& device) {
+  const TabularData d = make_tabular_data(measured(240), nullptr, 0, true);
+  std::vector<SlotTrial> trials = {{0, 21, 0.05, 0.9}, {1, 22, 0.1, 0.0, 1e-3}, {2, 23, 0.02, 0.5}};
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
+  for (const char* loss : {"mse", "l1", "huber"}) {
+    SCOPED_TRACE(loss);
+    ArrayTrainerOptions o;
+    o.batch_size = 16;
+    o.loss = loss;
+    expect_same_as_alone(std::make_shared<FusedMlp>(3, 3, 2, 16, "tanh", 0.0, 1, f64), trials, o, 40,
+                         on(device, d.data));
+  }
+}
+
+TEST(TabularData, RegressionArrayEqualsEachTrialTrainedAloneInFloat64) {
+  expect_regression_as_alone_in_float64(at::kCPU);
+}
+
+TEST(TabularData, RegressionArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_regression_as_alone_in_float64(at::kCUDA);
+}
+
+TEST(TabularData, RegressionMetricsAreEachModelsErrorsInTheTargetsUnits) {
+  const TabularData d = make_tabular_data(measured(200), nullptr, 0, true);
+  ArrayTrainerOptions o;
+  o.batch_size = 16;
+  o.loss = "huber";
+  o.metric = "val_rmse";
+  o.maximize = false;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  auto model = std::make_shared<FusedMlp>(2, 3, 1, 8, "relu", 0.0, 1, f64);
+  ArrayTrainer trainer(model, {{0, 31, 0.05}, {1, 32, 0.001}}, o, d.data);
+  trainer.train(30);
+  const auto metrics = trainer.evaluate();
+  ASSERT_EQ(metrics.size(), 2u);
+  // Independently: each extracted model on the validation rows, in the file's units.
+  const at::Tensor y = d.data.validation.labels.to(at::kDouble) * d.target_scale + d.target_mean;
+  for (std::int64_t b = 0; b < 2; ++b) {
+    SCOPED_TRACE("model " + std::to_string(b));
+    torch::nn::Sequential plain = model->extract_slot(b);
+    plain->eval();
+    const at::Tensor predicted =
+        plain->forward(d.data.validation.images.to(at::kDouble)).view({-1}) * d.target_scale + d.target_mean;
+    const at::Tensor error = predicted - y;
+    const SlotMetrics& m = metrics[b];
+    EXPECT_NEAR(m.val_rmse, error.pow(2).mean().sqrt().item<double>(), 1e-9 * d.target_scale);
+    EXPECT_NEAR(m.val_mae, error.abs().mean().item<double>(), 1e-9 * d.target_scale);
+    EXPECT_NEAR(m.val_r2, 1 - error.pow(2).sum().item<double>() / (y - y.mean()).pow(2).sum().item<double>(), 1e-9);
+    EXPECT_NEAR(m.val_loss,
+                plain_regression_loss("huber", ((predicted - d.target_mean) / d.target_scale).view({-1, 1}),
+                                      (y - d.target_mean) / d.target_scale)
+                    .item<double>(),
+                1e-9);
+    EXPECT_TRUE(std::isnan(m.val_accuracy));
+  }
+  // The faster learner is ahead, and ahead of predicting the mean (R2 > 0);
+  // the slow one is not yet.
+  EXPECT_LT(metrics[0].val_rmse, metrics[1].val_rmse);
+  EXPECT_GT(metrics[0].val_r2, 0);
+  EXPECT_LT(metrics[1].val_r2, metrics[0].val_r2);
+  // A loss that is not a regression's is refused, and the other way round.
+  o.loss = "cross_entropy";
+  EXPECT_THROW(ArrayTrainer(model->resized(1), {{0, 1}}, o, d.data), std::invalid_argument);
 }
 
 }  // namespace

@@ -36,6 +36,18 @@ inline std::int64_t count_parameters(const torch::nn::Sequential& net) {
 
 inline double relative(double got, double want) { return std::abs(got - want) / std::max(std::abs(want), 1e-12); }
 
+// A plain model's regression loss, as PyTorch computes it: outputs [N, 1]
+// against targets [N] (in the outputs' dtype).
+inline at::Tensor plain_regression_loss(const std::string& loss, const at::Tensor& outputs, const at::Tensor& targets) {
+  namespace F = torch::nn::functional;
+  const at::Tensor y = targets.to(outputs.scalar_type()).view({-1, 1});
+  if (loss == "mse") return F::mse_loss(outputs, y);
+  if (loss == "l1") return F::l1_loss(outputs, y);
+  if (loss == "huber") return F::huber_loss(outputs, y, F::HuberLossFuncOptions().delta(1.0));
+  ADD_FAILURE() << "no plain regression loss " << loss;
+  return {};
+}
+
 // Trains one trial alone, with the plain model and torch::optim, over the same batches.
 inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotTrial& t, const ArrayTrainerOptions& o,
                                 std::int64_t steps, torch::nn::Sequential& out,
@@ -68,7 +80,9 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
       // The array's precision, as torch.autocast around the forward pass and loss.
       fusion::AutocastScope autocast(o.precision, b.images.device());
       const at::Tensor logits = plain->forward(array.input(b.images));  // before the regulariser reads it
-      loss = torch::nn::functional::cross_entropy(logits, b.labels.reshape({-1})) + plain_regularization(plain);
+      loss = d.regression() ? plain_regression_loss(o.loss, logits, b.labels)
+                            : torch::nn::functional::cross_entropy(logits, b.labels.reshape({-1})) +
+                                  plain_regularization(plain);
     }
     loss.backward();
     opt->step();

@@ -44,6 +44,8 @@ struct TestMetrics {
   double loss = 0;
   double accuracy = 0;  ///< of classes, or of (masked) next tokens; a GAN's: its discriminator's
   double fid = NAN;     ///< a GAN's: Fréchet distance of its samples to the test images
+  /// A regression's (accuracy NaN): errors in the target's units, and R².
+  double rmse = NAN, mae = NAN, r2 = NAN;
 };
 
 /// The result that ended a sweep at its metric.target.

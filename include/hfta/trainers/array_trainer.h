@@ -38,6 +38,9 @@ struct SlotTrial {
 /// What every slot shares.
 struct ArrayTrainerOptions {
   std::string optimizer = "sgd";  ///< sgd, adam, adamw, rmsprop, adagrad or adadelta
+  /// cross_entropy; or, on regression data (a table's numeric target), mse,
+  /// l1 or huber (PyTorch's MSELoss, L1Loss, HuberLoss with delta 1).
+  std::string loss = "cross_entropy";
   std::int64_t batch_size = 64;
   std::uint64_t data_seed = 0;    ///< batch order: a function of (data_seed, epoch) only
   std::int64_t patience = 0;      ///< > 0: early stopping on validation accuracy
@@ -87,6 +90,9 @@ struct SlotMetrics {
   // discriminator's, telling validation images from samples of fixed noise.
   double d_loss = NAN;   ///< the discriminator's mean training loss (real + fake)
   double val_fid = NAN;  ///< Fréchet distance of samples to validation images (frechet_distance.h)
+  // Regression (val_accuracy NaN): errors in the target's own units, and the
+  // coefficient of determination (sklearn's r2_score: 1 - SSE / SST).
+  double val_rmse = NAN, val_mae = NAN, val_r2 = NAN;
   SlotStatus status = SlotStatus::kRunning;
 };
 
@@ -174,6 +180,7 @@ class ArrayTrainer {
   std::int64_t step_ = 0;
   std::vector<double> smoothing_;
   bool masked_ = false;  ///< labels hold kIgnoreLabel (masked language models)
+  bool regression_ = false;  ///< labels are numeric targets (ClassificationData::regression)
   std::map<std::int64_t, torch::nn::Sequential> frozen_;  ///< stopped slots as they stopped
 
   // A trial compaction removed: how it stopped.
@@ -185,6 +192,8 @@ class ArrayTrainer {
 
   double watched(const SlotMetrics& m) const;
   std::vector<SlotMetrics> classifier_metrics();  ///< validation metrics of every slot
+  std::vector<SlotMetrics> regression_metrics();  ///< classifier_metrics() of a regression
+  at::Tensor per_model_loss(const at::Tensor& outputs, const at::Tensor& labels) const;  ///< [B]
   at::Tensor running_mask() const;  ///< [B] bool: which slots still train
   at::Tensor classifier_step(const Split& batch);  ///< returns the per-model loss [B]
   at::Tensor gan_step(const Split& batch);         ///< returns the generator's loss [B]
@@ -206,5 +215,10 @@ class ArrayTrainer {
 /// and the mean is over the others, as PyTorch's ignore_index.
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
                                    const std::vector<double>& smoothing = {}, bool masked = false);
+
+/// Per-model mean regression loss ("mse", "l1" or "huber") of outputs
+/// [B, N, 1] against targets [N]: a [B] tensor, each model's as PyTorch's
+/// MSELoss, L1Loss or HuberLoss (delta 1) gives it alone.
+at::Tensor per_model_regression_loss(const at::Tensor& outputs, const at::Tensor& targets, const std::string& loss);
 
 }  // namespace hfta::trainers

@@ -47,8 +47,10 @@ struct OptionSpec {
 /// (0, 1); nullopt for anything else (the format of `fractions` options).
 std::optional<std::vector<double>> parse_fractions(const std::string& text);
 
-/// The kind of learning problem a model solves; fixes its losses and metrics.
-enum class TaskKind { kClassification, kLanguageModel, kMaskedLanguageModel, kGan };
+/// The kind of learning problem a sweep solves; fixes its losses and metrics.
+/// A model's own kind, but regression where a classifier learns a table's
+/// numeric target (task.loss mse, l1 or huber).
+enum class TaskKind { kClassification, kLanguageModel, kMaskedLanguageModel, kGan, kRegression };
 
 /// A model a sweep can tune.
 struct ModelSpec {
@@ -74,6 +76,16 @@ std::vector<std::string> dataset_names();
 
 /// Losses a task kind can train with; the first is the default.
 std::vector<std::string> loss_names(TaskKind kind);
+
+/// Losses `model` can train with on `dataset`: its kind's, and on a table
+/// (csv) the regression losses too.
+std::vector<std::string> loss_names(const ModelSpec& model, const std::string& dataset);
+
+/// True for a loss that learns a number rather than a class (mse, l1, huber).
+bool is_regression_loss(const std::string& loss);
+
+/// What `model` trained with `loss` solves: the model's kind, or regression.
+TaskKind task_kind(const ModelSpec& model, const std::string& loss);
 
 /// Metrics a task kind reports at each evaluation point.
 std::vector<std::string> metric_names(TaskKind kind);

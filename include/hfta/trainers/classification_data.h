@@ -24,7 +24,11 @@ struct Split {
 /// Train, validation and test splits.
 struct ClassificationData {
   Split train, validation, test;
-  std::int64_t classes = 10;
+  std::int64_t classes = 10;  ///< a regression's: 1, its one output
+  /// > 0: a regression, whose labels are float targets standardised by this
+  /// scale; its validation errors (RMSE, MAE) are reported in the target's units.
+  double target_scale = 0;
+  bool regression() const { return target_scale > 0; }
 };
 
 /// The bytes of every split's tensors.

@@ -60,7 +60,11 @@ struct TabularData {
   std::vector<std::string> features; ///< the columns, in input order
   std::string label;                 ///< the label column's name
   std::vector<double> mean, scale;   ///< per feature: input = (value - mean) / scale
-  std::vector<std::string> classes;  ///< the label each class index stands for
+  std::vector<std::string> classes;  ///< the label each class index stands for (classification)
+  /// Regression: labels hold the target standardised, (value - target_mean) /
+  /// target_scale, and the model's one output predicts it.
+  bool regression = false;
+  double target_mean = 0, target_scale = 1;
 };
 
 /// The rows a training table leaves for validation where the sweep names no
@@ -75,6 +79,10 @@ std::int64_t default_validation_rows(std::int64_t rows);
 /// integer). `test`, when given, holds the same columns and only labels the
 /// training table has. Throws TableError where a split would be empty, a
 /// label has one class or looks like a measurement, or the test table differs.
-TabularData make_tabular_data(const Table& train, const Table* test, std::int64_t validation_rows = 0);
+/// `regression`: the label column is a number to predict (every row's a
+/// finite number); the validation rows are drawn at random from the fixed
+/// seed, and the target is standardised as the features are.
+TabularData make_tabular_data(const Table& train, const Table* test, std::int64_t validation_rows = 0,
+                              bool regression = false);
 
 }  // namespace hfta::trainers
