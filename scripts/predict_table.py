@@ -10,7 +10,10 @@ in its order, each standardised by its mean and scale. Prints the rows' CSV
 with a `predicted` column: the label of the class with the largest logit, or
 for a regression (task.loss mse, l1 or huber) the number predicted, in the
 label's own units. Where the rows carry the label column too, their accuracy
-(a regression's RMSE and MAE) goes to stderr.
+(a regression's RMSE and MAE, over the rows whose label is a number) goes to
+stderr. The model runs in float32: a sweep trained with precision bf16 or
+fp16 evaluated under autocast, so its figures differ from the run's by that
+rounding.
 """
 import csv
 import json
@@ -45,13 +48,19 @@ def integer(text):
     return int(value) if value == int(value) and abs(value) < 9e15 else None
 
 
-def feature(text, column, where):
-    """A finite number, as hfta-tune reads its features; else exits naming the file and line."""
+def number(text):
+    """A finite number, as hfta-tune reads them, or None."""
     try:
         value = float(text) if "_" not in text else float("nan")  # (Python reads 1_000; hfta-tune does not)
     except (TypeError, ValueError):
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return value if value == value and value not in (float("inf"), float("-inf")) else None
+
+
+def feature(text, column, where):
+    """A finite number, as hfta-tune reads its features; else exits naming the file and line."""
+    value = number(text)
+    if value is None:
         sys.exit(f"{where}: column {column!r} holds {text!r}, not a finite number")
     return value
 
@@ -98,10 +107,20 @@ def main():
         for (_, r), p in zip(rows, predicted):
             out.writerow(r + [repr(p)])
         if label in at:
-            errors = [feature(r[at[label]], label, f"{rows_path}:{line}") - p for (line, r), p in zip(rows, predicted)]
-            rmse = (sum(e * e for e in errors) / len(errors)) ** 0.5
-            mae = sum(abs(e) for e in errors) / len(errors)
-            print(f"rmse {rmse:.6g} mae {mae:.6g} ({len(rows)} rows)", file=sys.stderr)
+            # Errors in units of target_scale, so that labels near 1e200 do not
+            # overflow when squared; a row without a number to compare with
+            # (new rows, some labelled) is left out, and counted.
+            scale = table["target_scale"]
+            known = [(number(r[at[label]]), p) for (_, r), p in zip(rows, predicted)]
+            errors = [(y - p) / scale for y, p in known if y is not None]
+            skipped = len(known) - len(errors)
+            note = f"; {skipped} without a number in {label!r} left out" if skipped else ""
+            if errors:
+                rmse = (sum(e * e for e in errors) / len(errors)) ** 0.5 * scale
+                mae = sum(abs(e) for e in errors) / len(errors) * scale
+                print(f"rmse {rmse:.6g} mae {mae:.6g} ({len(errors)} rows{note})", file=sys.stderr)
+            else:
+                print(f"no row has a number in {label!r} to compare with", file=sys.stderr)
         return
     with torch.no_grad():
         predicted = net(x).argmax(1).tolist()

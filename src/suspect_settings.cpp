@@ -224,6 +224,18 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
     }
   }
   for (auto& note : size_notes(sweep, metrics)) out.push_back(std::move(note));
+  // A table's integer label of many classes may be a measurement; a
+  // regression's R2 on one validation row is 0 for every trial.
+  const TableOptions& table = sweep.task.table;
+  if (table.integer_classes && table.classes > trainers::kManyIntegerClasses) {
+    out.push_back("note: label " + table.label_column + " holds " + std::to_string(table.classes) +
+                  " different integers, trained as that many classes (task.loss " + sweep.task.loss +
+                  "); if they are a measurement, set task.loss: mse to predict the number");
+  }
+  if (table.regression && table.validation_rows == 1) {
+    out.push_back("note: one validation row: val_r2 is 0 for every trial that misses it (R2 needs two rows to "
+                  "measure a spread), and val_rmse is one row's error; hold out more rows with task.validation_size");
+  }
   // Accuracy in steps of 1/N: on a handful of examples most trials tie, and
   // the best is whichever the tie-break names.
   constexpr std::int64_t kFewest = 100;

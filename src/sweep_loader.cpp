@@ -194,11 +194,28 @@ std::string loss_alias(const YAML::Node& node, const std::vector<std::string>& n
       {"smooth_l1", {"huber", "PyTorch's SmoothL1Loss with beta 1 (HuberLoss with delta 1)"}},
       {"smooth_l1_loss", {"huber", "PyTorch's SmoothL1Loss with beta 1 (HuberLoss with delta 1)"}},
       {"huber_loss", {"huber", "PyTorch's HuberLoss with delta 1"}},
+      {"mseloss", {"mse", "PyTorch's MSELoss"}},
+      {"l1loss", {"l1", "PyTorch's L1Loss"}},
+      {"huberloss", {"huber", "PyTorch's HuberLoss with delta 1"}},
+      {"smoothl1loss", {"huber", "PyTorch's SmoothL1Loss with beta 1 (HuberLoss with delta 1)"}},
+      {"squared_error", {"mse", "the squared error"}},
+      {"absolute_error", {"l1", "the absolute error"}},
+      {"reg:squarederror", {"mse", "XGBoost's squared error"}},
+      {"reg:absoluteerror", {"l1", "XGBoost's absolute error"}},
+      {"reg:pseudohubererror", {"huber", "a Huber loss"}},
+      {"regression", {"mse", "LightGBM's regression (L2) objective"}},
+      {"regression_l1", {"l1", "LightGBM's L1 objective"}},
       {"categorical_crossentropy", {"cross_entropy", "the cross-entropy of classes"}},
       {"sparse_categorical_crossentropy", {"cross_entropy", "the cross-entropy of classes"}},
       {"crossentropy", {"cross_entropy", "the cross-entropy of classes"}},
+      {"crossentropyloss", {"cross_entropy", "PyTorch's CrossEntropyLoss"}},
   };
-  auto it = aliases.find(node.Scalar());
+  std::string key = node.Scalar();
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (key != node.Scalar() && std::find(names.begin(), names.end(), key) != names.end()) {
+    return "names are lower case: " + key;
+  }
+  auto it = aliases.find(key);
   if (it == aliases.end() || std::find(names.begin(), names.end(), it->second.first) == names.end()) return "";
   return it->second.second + " is " + it->second.first + " here";
 }
@@ -397,6 +414,25 @@ std::string other_kinds_metric(const std::string& name, const ModelSpec& model, 
          model.name + " on " + task.dataset + " reports " + join_alternatives(trainers::metric_names(model.kind));
 }
 
+// A metric named as other libraries name it ("rmse", "accuracy", a
+// regression's "mse"), said as this one's name; "" for any other.
+std::string metric_alias(const std::string& name, const std::vector<std::string>& names, const TaskOptions& task) {
+  std::string key = name;
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (key.rfind("val_", 0) != 0) {
+    for (const std::string& with : {"val_" + key, "val_" + key.substr(0, key.find("_score"))}) {
+      if (std::find(names.begin(), names.end(), with) != names.end()) {
+        return "did you mean '" + with + "'? (what is measured on the validation rows starts with val_)";
+      }
+    }
+  }
+  if ((key == "mse" || key == "val_mse") && trainers::is_regression_loss(task.loss)) {
+    return "the validation rows' mean squared error, on the standardised label, is val_loss under task.loss mse; "
+           "val_rmse is its root in the label's units";
+  }
+  return "";
+}
+
 void load_metric_name_goal(YamlReader& r, const YAML::Node& node, const std::string& path, const ModelSpec* model,
                            const TaskOptions& task, bool objective, MetricOptions& out) {
   if (auto n = r.child(node, path, "name", true)) {
@@ -409,6 +445,8 @@ void load_metric_name_goal(YamlReader& r, const YAML::Node& node, const std::str
       if (objective) names.push_back("params");
       if (const std::string other = n->IsScalar() ? other_kinds_metric(n->Scalar(), *model, task) : ""; !other.empty()) {
         r.error(*n, path + ".name", other);
+      } else if (const std::string hint = n->IsScalar() ? metric_alias(n->Scalar(), names, task) : ""; !hint.empty()) {
+        r.error(*n, path + ".name", "'" + n->Scalar() + "' is not one of " + join_alternatives(names) + ": " + hint);
       } else if (auto i = r.read_enum(*n, path + ".name", names)) {
         out.name = names[*i];
       }

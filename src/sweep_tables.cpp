@@ -45,6 +45,7 @@ trainers::TabularData tabular(SweepConfig& sweep, Read read) {
     t.label_column = data.label;
     t.classes = data.data.classes;
     t.regression = data.regression;
+    t.integer_classes = data.integer_classes;
     t.train_rows = data.data.train.size();
     t.validation_rows = data.data.validation.size();
     t.test_rows = data.data.test.size();
@@ -65,7 +66,7 @@ trainers::TabularData read_sweep_table(SweepConfig& sweep, TableBytes* bytes) {
   return tabular(sweep, [&](const std::string& part, const std::string& label) {
     const std::string& file = part == "train" ? t.train_file : t.test_file;
     std::string* read = bytes ? (part == "train" ? &bytes->train : &bytes->test) : nullptr;
-    return trainers::read_table(file, file, label, part, read);
+    return trainers::read_table(file, file, label, part, read, trainers::is_regression_loss(sweep.task.loss));
   });
 }
 
@@ -73,7 +74,8 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
   const TableOptions& files = sweep.task.table;
   const trainers::TabularData data = tabular(sweep, [&](const std::string& part, const std::string& label) {
     return trainers::parse_table(part == "train" ? bytes.train : bytes.test,
-                                 part == "train" ? files.train_file : files.test_file, label, part);
+                                 part == "train" ? files.train_file : files.test_file, label, part,
+                                 trainers::is_regression_loss(sweep.task.loss));
   });
   std::error_code ec;
   std::filesystem::create_directory(dir + "/data", ec);
@@ -89,6 +91,8 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
       {"scale", data.scale},
       {"label", data.label},
       {"rows", {{"train", t.train_rows}, {"validation", t.validation_rows}, {"test", t.test_rows}}},
+      // Which rows: so that a baseline elsewhere is measured on the same ones.
+      {"validation_lines", data.validation_lines},
       {"files", copies},
   };
   if (data.regression) {

@@ -16,6 +16,8 @@
 
 #include <ATen/ATen.h>
 
+#include "hfta/trainers/catalog.h"
+
 namespace hfta::trainers {
 namespace {
 
@@ -141,9 +143,22 @@ bool next_record(const std::string& text, std::size_t& at, int& line, Record& r,
   return false;
 }
 
+// Integer labels that may be a measurement (kManyIntegerClasses), said where the classes fail.
+std::string many_integers(const std::string& label, std::int64_t classes) {
+  return "; '" + label + "' holds " + std::to_string(classes) +
+         " different integers: if they are a measurement, set task.loss: mse to predict the number";
+}
+
+// What is wrong with a regression's target that is no number.
+std::string target_problem(const std::string& label, const std::string& value) {
+  return "the target column '" + label + "' holds " + value +
+         ": a regression (task.loss mse, l1 or huber) learns a number in every row; to classify, leave task.loss out";
+}
+
 }  // namespace
 
-Table parse_table(const std::string& text, const std::string& name, const std::string& label, const std::string& part) {
+Table parse_table(const std::string& text, const std::string& name, const std::string& label, const std::string& part,
+                  bool numeric_label) {
   if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0) {
     throw TableError(part, name + ": UTF-16 text (it starts with its byte-order mark); save it as UTF-8 CSV");
   }
@@ -253,6 +268,7 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
           return where + "the row's label (column " + column_text(t.label, c) + ") is '" + l +
                  "': a missing value? every row needs its label; drop the row";
         }
+        if (numeric_label && !number(l)) return where + target_problem(t.label, l);
         t.labels.push_back(l);
         continue;
       }
@@ -306,7 +322,7 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
 }
 
 Table read_table(const std::string& path, const std::string& name, const std::string& label, const std::string& part,
-                 std::string* bytes) {
+                 std::string* bytes, bool numeric_label) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) throw TableError(part, name + ": " + std::strerror(errno));
   if (S_ISDIR(info.st_mode)) throw TableError(part, name + ": a directory, not a CSV file");
@@ -320,7 +336,7 @@ Table read_table(const std::string& path, const std::string& name, const std::st
   text << in.rdbuf();
   if (!in && !in.eof()) throw TableError(part, name + ": cannot be read: " + std::strerror(errno));
   std::string read = text.str();
-  Table t = parse_table(read, name, label, part);
+  Table t = parse_table(read, name, label, part, numeric_label);
   if (bytes) *bytes = std::move(read);
   return t;
 }
@@ -374,17 +390,13 @@ void check_test_header(const Table& train, const Table& test) {
   throw TableError("test", test.name + ":1: " + differs + ": a test table has the training table's header, in its order");
 }
 
-// Every row's target as a number (regression), or a TableError at the first that is not.
+// Every row's target as a number (regression), or a TableError at the first
+// that is not (a table parsed with numeric_label has none).
 std::vector<double> targets(const Table& t, const std::string& part) {
   std::vector<double> out;
   for (std::int64_t i = 0; i < t.rows(); ++i) {
     const auto v = number(t.labels[i]);
-    if (!v) {
-      throw TableError(part, t.name + ":" + std::to_string(t.lines[i]) + ": the target column '" + t.label +
-                                 "' holds " + t.labels[i] +
-                                 ": a regression (task.loss mse, l1 or huber) learns a number in every row; to "
-                                 "classify, leave task.loss out");
-    }
+    if (!v) throw TableError(part, t.name + ":" + std::to_string(t.lines[i]) + ": " + target_problem(t.label, t.labels[i]));
     out.push_back(*v);
   }
   return out;
@@ -402,6 +414,7 @@ TabularData assemble(const Table& train, const Table* test, const std::vector<st
   TabularData out;
   out.features = train.features;
   out.label = train.label;
+  for (auto r : validation) out.validation_lines.push_back(train.lines[r]);
   std::vector<Standardiser> columns;
   for (std::int64_t j = 0; j < f; ++j) {
     columns.push_back(standardiser(training, [&](std::int64_t r) { return train.values[r * f + j]; }));
@@ -570,7 +583,7 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
       for (std::int64_t c = 0; c < k && c < 12; ++c) names += (c ? ", " : "") + classes[c];
       throw TableError("test", test->name + ":" + std::to_string(test->lines[i]) + ": label " + l +
                                    " is no class of the training table (its classes: " + names + (k > 12 ? ", ..." : "") +
-                                   ")");
+                                   ")" + (integers && k > kManyIntegerClasses ? many_integers(train.label, k) : ""));
     }
     test_labels.push_back(it->second);
   }
@@ -578,6 +591,7 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
       train, test, training, validation, at::kLong, [&](std::int64_t r) { return static_cast<double>(label_of[r]); },
       [&](std::int64_t r) { return static_cast<double>(test_labels[r]); });
   out.classes = classes;
+  out.integer_classes = integers;
   out.data.classes = k;
   return out;
 }

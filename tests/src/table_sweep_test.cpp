@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -137,6 +138,17 @@ TEST(TableSweep, ARegressionIsAskedForByItsLossAndMeasuredByItsErrors) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
   }
+  expect_rejected(sweep_yaml({{"task", kTask + "  loss: MSELoss\n"}, {"metric", rmse}}), "task.loss", "loss: MSELoss",
+                  "PyTorch's MSELoss is mse here");
+  expect_rejected(sweep_yaml({{"task", kTask + "  loss: reg:squarederror\n"}, {"metric", rmse}}), "task.loss",
+                  "loss: reg:squarederror", "XGBoost's squared error is mse here");
+  expect_rejected(sweep_yaml({{"task", task}, {"metric", "metric: {name: rmse, goal: minimize}\n"}}), "metric.name",
+                  "name: rmse", "did you mean 'val_rmse'? (what is measured on the validation rows starts with val_)");
+  expect_rejected(sweep_yaml({{"task", task}, {"metric", "metric: {name: r2_score, goal: maximize}\n"}}), "metric.name",
+                  "name: r2_score", "did you mean 'val_r2'?");
+  expect_rejected(sweep_yaml({{"task", task}, {"metric", "metric: {name: mse, goal: minimize}\n"}}), "metric.name",
+                  "name: mse",
+                  "the validation rows' mean squared error, on the standardised label, is val_loss under task.loss mse");
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  loss: mse\n"}, {"metric", rmse}}), "task.loss", "loss: mse",
                   "mse learns a number from a table's column (regression): add task.dataset: csv and name the table "
                   "in task.data; fashion_mnist trains with cross_entropy");
@@ -174,6 +186,39 @@ class TableFiles : public ::testing::Test {
     }
   }
   test::CliResult run(const std::string& args) const { return test::run_cli(args, dir_); }
+
+  // Two runs of one sweep: every trial's history the same, within float32's
+  // rounding of `metric` (`relative` 0: exactly), and the best alike.
+  static void expect_same_trials(const nlohmann::json& a, const nlohmann::json& b, const std::string& metric = "",
+                                 double relative = 0) {
+    ASSERT_EQ(a.at("trials").size(), b.at("trials").size());
+    for (std::size_t i = 0; i < a.at("trials").size(); ++i) {
+      const auto& x = a.at("trials")[i].at("history");
+      const auto& y = b.at("trials")[i].at("history");
+      if (relative == 0) {
+        EXPECT_EQ(x, y) << "trial " << i;
+        continue;
+      }
+      ASSERT_EQ(x.size(), y.size());
+      for (std::size_t k = 0; k < x.size(); ++k) {
+        const double u = x[k].at(metric), v = y[k].at(metric);
+        EXPECT_LE(std::fabs(u - v), relative * std::fabs(v)) << "trial " << i << " point " << k;
+      }
+    }
+    if (relative == 0) EXPECT_EQ(a.at("best"), b.at("best"));
+  }
+
+  // scripts/predict_table.py on `rows` with trial `trial` of the experiment
+  // `experiment` (in dir_): its exit code; what it wrote to stdout and stderr
+  // goes to dir_/`name`.csv and dir_/`name`.txt.
+  int predict(const std::string& experiment, const std::string& trial, const std::string& rows,
+              const std::string& name) const {
+    const std::string script = std::string(HFTA_SOURCE_DIR) + "/scripts/predict_table.py";
+    return std::system(("/usr/bin/python3 " + script + " " + dir_ + "/" + experiment + " " + trial + " " + rows + " > " +
+                        dir_ + "/" + name + ".csv 2> " + dir_ + "/" + name + ".txt")
+                           .c_str());
+  }
+  static bool python_has_torch() { return std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") == 0; }
 
   // The ConfigError reading the sweep's table throws: its one diagnostic.
   Diagnostic refusal(const std::string& yaml) const {
@@ -285,12 +330,7 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
   std::filesystem::remove(dir_ + "/data/wine_test.csv");
   const auto resumed = run("resume " + dir_ + "/cut");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  const auto after_cut = nlohmann::json::parse(test::slurp(dir_ + "/cut/results.json"));
-  ASSERT_EQ(after_cut.at("trials").size(), results.at("trials").size());
-  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
-    EXPECT_EQ(after_cut.at("trials")[i].at("history"), results.at("trials")[i].at("history")) << "trial " << i;
-  }
-  EXPECT_EQ(after_cut.at("best"), results.at("best"));
+  expect_same_trials(nlohmann::json::parse(test::slurp(dir_ + "/cut/results.json")), results);
   // Without its copy, resume says what is gone.
   std::filesystem::remove(dir_ + "/cut/data/train.csv");
   std::filesystem::remove(dir_ + "/cut/results.json");
@@ -330,28 +370,15 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
   EXPECT_EQ(test::slurp(dir_ + "/project/data/train.csv"), "theirs\n");
   const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
   ASSERT_EQ(alone.code, 0) << alone.err;
-  const auto unfused = nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json"));
-  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
-    const auto& a = results.at("trials")[i].at("history");
-    const auto& b = unfused.at("trials")[i].at("history");
-    ASSERT_EQ(a.size(), b.size());
-    for (std::size_t k = 0; k < a.size(); ++k) {
-      const double x = a[k].at("val_loss"), y = b[k].at("val_loss");
-      EXPECT_LE(std::fabs(x - y), 1e-4 * std::fabs(y)) << "trial " << i << " point " << k;
-    }
-  }
+  expect_same_trials(results, nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json")), "val_loss", 1e-4);
 
   // The best trial's state_dict.pt in PyTorch, fed the test rows as table.json
   // says, scores what the run measured on the test split.
-  if (std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
+  if (!python_has_torch()) {
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch: install python3-torch (scripts/install-deps.sh does)";
   }
   const std::string best = results.at("best").at("id").dump();
-  const std::string script = std::string(HFTA_SOURCE_DIR) + "/scripts/predict_table.py";
-  const int code = std::system(("/usr/bin/python3 " + script + " " + dir_ + "/whole " + best + " " + dir_ +
-                                "/whole/data/test.csv > " + dir_ + "/predicted.csv 2> " + dir_ + "/accuracy.txt")
-                                   .c_str());
-  ASSERT_EQ(code, 0) << test::slurp(dir_ + "/accuracy.txt");
+  ASSERT_EQ(predict("whole", best, dir_ + "/whole/data/test.csv", "accuracy"), 0) << test::slurp(dir_ + "/accuracy.txt");
   std::smatch m;
   const std::string said = test::slurp(dir_ + "/accuracy.txt");
   ASSERT_TRUE(std::regex_search(said, m, std::regex("accuracy \\S+ \\((\\d+) of 36 rows\\)"))) << said;
@@ -388,6 +415,11 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
       << whole.out;
   const auto table = nlohmann::json::parse(test::slurp(dir_ + "/whole/data/table.json"));
   EXPECT_FALSE(table.contains("classes"));
+  // The rows held out, by their lines in the training file (2 to 354).
+  const auto held = table.at("validation_lines").get<std::vector<int>>();
+  EXPECT_EQ(held.size(), 71u);
+  EXPECT_TRUE(std::is_sorted(held.begin(), held.end()) && std::adjacent_find(held.begin(), held.end()) == held.end());
+  EXPECT_TRUE(held.front() >= 2 && held.back() <= 354);
   EXPECT_GT(table.at("target_scale").get<double>(), 50);  // progression spreads over about 77
   EXPECT_GT(table.at("target_mean").get<double>(), 100);
   const auto results = nlohmann::json::parse(test::slurp(dir_ + "/whole/results.json"));
@@ -414,45 +446,63 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
   ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
   const auto resumed = run("resume " + dir_ + "/cut");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  const auto after_cut = nlohmann::json::parse(test::slurp(dir_ + "/cut/results.json"));
-  ASSERT_EQ(after_cut.at("trials").size(), results.at("trials").size());
-  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
-    EXPECT_EQ(after_cut.at("trials")[i].at("history"), results.at("trials")[i].at("history")) << "trial " << i;
-  }
-  EXPECT_EQ(after_cut.at("best"), results.at("best"));
+  expect_same_trials(nlohmann::json::parse(test::slurp(dir_ + "/cut/results.json")), results);
 
   // Each trial alone: the same errors within float32's rounding.
   const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
   ASSERT_EQ(alone.code, 0) << alone.err;
-  const auto unfused = nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json"));
-  for (std::size_t i = 0; i < results.at("trials").size(); ++i) {
-    const auto& a = results.at("trials")[i].at("history");
-    const auto& b = unfused.at("trials")[i].at("history");
-    ASSERT_EQ(a.size(), b.size());
-    for (std::size_t k = 0; k < a.size(); ++k) {
-      const double x = a[k].at("val_rmse"), y = b[k].at("val_rmse");
-      EXPECT_LE(std::fabs(x - y), 1e-4 * std::fabs(y)) << "trial " << i << " point " << k;
-    }
-  }
+  expect_same_trials(results, nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json")), "val_rmse", 1e-4);
 
   // The best trial's state_dict.pt in PyTorch predicts the test rows, in the
   // label's units, with the errors the run measured.
-  if (std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") != 0) {
+  if (!python_has_torch()) {
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch: install python3-torch (scripts/install-deps.sh does)";
   }
   const std::string best = results.at("best").at("id").dump();
-  const std::string script = std::string(HFTA_SOURCE_DIR) + "/scripts/predict_table.py";
-  const int code = std::system(("/usr/bin/python3 " + script + " " + dir_ + "/whole " + best + " " + dir_ +
-                                "/whole/data/test.csv > " + dir_ + "/predicted.csv 2> " + dir_ + "/errors.txt")
-                                   .c_str());
-  ASSERT_EQ(code, 0) << test::slurp(dir_ + "/errors.txt");
+  ASSERT_EQ(predict("whole", best, dir_ + "/whole/data/test.csv", "predicted"), 0) << test::slurp(dir_ + "/predicted.txt");
   std::smatch m;
-  const std::string said = test::slurp(dir_ + "/errors.txt");
+  const std::string said = test::slurp(dir_ + "/predicted.txt");
   ASSERT_TRUE(std::regex_search(said, m, std::regex("rmse (\\S+) mae (\\S+) \\(89 rows\\)"))) << said;
   EXPECT_NEAR(std::stod(m[1].str()), test.at("rmse").get<double>(), 1e-3 * test.at("rmse").get<double>());
   EXPECT_NEAR(std::stod(m[2].str()), test.at("mae").get<double>(), 1e-3 * test.at("mae").get<double>());
   const std::string predicted = test::slurp(dir_ + "/predicted.csv");
   EXPECT_EQ(predicted.substr(0, predicted.find('\n')), "age,sex,bmi,bp,tc,ldl,hdl,tch,ltg,glu,progression,predicted");
+  // New rows, some without a label: every row predicted, the errors over the labelled ones.
+  std::string rows = test::slurp(dir_ + "/whole/data/test.csv");
+  const std::size_t second = rows.find('\n', rows.find('\n') + 1);  // the end of the first data row
+  rows.replace(rows.rfind(',', second) + 1, second - rows.rfind(',', second) - 1, "NA");
+  write("some.csv", rows);
+  ASSERT_EQ(predict("whole", best, dir_ + "/some.csv", "some-predicted"), 0) << test::slurp(dir_ + "/some-predicted.txt");
+  EXPECT_NE(test::slurp(dir_ + "/some-predicted.txt").find("(88 rows; 1 without a number in 'progression' left out)"),
+            std::string::npos)
+      << test::slurp(dir_ + "/some-predicted.txt");
+}
+
+// plan's notes on a table: integer labels of many classes may be a
+// measurement; a regression's one validation row makes every val_r2 0.
+TEST_F(TableFiles, PlanNotesIntegerClassesThatMayBeANumberAndOneValidationRow) {
+  std::string many = "x,y\n";
+  for (int i = 0; i < 60; ++i) many += std::to_string(i) + "," + std::to_string(100 + i % 30) + "\n";
+  write("data/many.csv", many);
+  const std::string base = "name: t\ntask:\n  model: mlp\n  dataset: csv\n  batch_size: 8\n  data: {train: data/many.csv}\n"
+                           "budget: {unit: steps, min: 2, max: 4}\nsearch: {method: random, trials: 2}\n"
+                           "parameters:\n  lr: {values: [0.01, 0.1]}\n";
+  write("classes.yaml", base + "metric: {name: val_accuracy, goal: maximize}\n");
+  const auto classes = run("plan " + dir_ + "/classes.yaml");
+  EXPECT_EQ(classes.code, 0) << classes.err;
+  EXPECT_NE(classes.out.find("note: label y holds 30 different integers, trained as that many classes (task.loss "
+                             "cross_entropy); if they are a measurement, set task.loss: mse to predict the number"),
+            std::string::npos)
+      << classes.out;
+  write("data/three.csv", "x,y\n1,2.5\n2,3.5\n3,1\n");
+  std::string one = std::regex_replace(base, std::regex("many.csv"), "three.csv");
+  one = std::regex_replace(one, std::regex("  batch_size: 8\n"), "  batch_size: 8\n  loss: mse\n");
+  write("one.yaml", one + "metric: {name: val_r2, goal: maximize}\n");
+  const auto single = run("plan " + dir_ + "/one.yaml");
+  EXPECT_EQ(single.code, 0) << single.err;
+  EXPECT_NE(single.out.find("note: one validation row: val_r2 is 0 for every trial"), std::string::npos) << single.out;
+  EXPECT_EQ(classes.out.find("one validation row"), std::string::npos);
+  EXPECT_EQ(single.out.find("different integers"), std::string::npos);
 }
 
 }  // namespace

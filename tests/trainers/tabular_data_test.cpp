@@ -376,6 +376,26 @@ TEST(TabularData, ARegressionRefusesWhatItCannotLearnSayingWhy) {
             "number in every row; to classify, leave task.loss out");
   EXPECT_EQ(message(numbers, nullptr, 3, true),
             "validation: n.csv holds 4 rows; holding 3 out for validation leaves fewer than 2 to train on (at most 2)");
+  // Read as a regression's, a table says every row whose target is no number,
+  // with its other problems, in file order.
+  try {
+    parse_table("x,y\n1,abc\n2,NA\nq,3\n4,5\n5,xyz\n", "r.csv", "", "train", /*numeric_label=*/true);
+    ADD_FAILURE() << "accepted";
+  } catch (const TableError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "r.csv:2: the target column 'y' holds abc: a regression (task.loss mse, l1 or huber) learns a number in "
+              "every row; to classify, leave task.loss out (and 3 more rows with a problem: lines 3, 4, 6)");
+  }
+  // Integer labels of many classes fail as classes saying how to predict the number.
+  std::string many = "x,y\n";
+  for (int i = 0; i < 60; ++i) many += std::to_string(i) + "," + std::to_string(100 + i % 30) + "\n";
+  const Table unknown = parse_table("x,y\n1,99\n", "test.csv", "");
+  EXPECT_NE(message(parse_table(many, "many.csv", ""), &unknown, 1, false)
+                .find("label 99 is no class of the training table (its classes: 100, 101, 102, 103, 104, 105, 106, "
+                      "107, 108, 109, 110, 111, ...); 'y' holds 30 different integers: if they are a measurement, set "
+                      "task.loss: mse to predict the number"),
+            std::string::npos);
+  EXPECT_TRUE(make_tabular_data(parse_table(many, "many.csv", ""), nullptr, 1).integer_classes);
   Table constant = parse_table("x,y\n1,7\n2,7\n3,7.0\n4,7\n", "c.csv", "");
   EXPECT_EQ(message(constant, nullptr, 1, true),
             "train: c.csv: every training row's target ('y') is 7: a constant leaves nothing to learn");

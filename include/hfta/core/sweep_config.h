@@ -52,6 +52,7 @@ struct TableOptions {
   std::map<std::string, std::pair<int, int>> marks;  ///< "train", "test", "label", "validation": line, column
   std::int64_t features = 0, classes = 0;            ///< once read (0 before); a regression's classes: 1 output
   bool regression = false;                           ///< once read: the label is a number to predict (task.loss mse, ...)
+  bool integer_classes = false;                      ///< once read: every class an integer
   std::string label_column;                          ///< once read: the label's name
   std::int64_t train_rows = 0, validation_rows = 0, test_rows = 0;
   bool operator==(const TableOptions& o) const { return train == o.train && test == o.test && label == o.label; }

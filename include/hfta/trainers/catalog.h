@@ -81,6 +81,11 @@ std::vector<std::string> loss_names(TaskKind kind);
 /// (csv) the regression losses too.
 std::vector<std::string> loss_names(const ModelSpec& model, const std::string& dataset);
 
+/// A table's integer labels of more classes than this may be a measurement
+/// (a count, a price): where they fail as classes, and plan's notes, say how
+/// to predict the number instead.
+inline constexpr long kManyIntegerClasses = 20;
+
 /// True for a loss that learns a number rather than a class (mse, l1, huber).
 bool is_regression_loss(const std::string& loss);
 

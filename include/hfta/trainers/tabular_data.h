@@ -42,15 +42,16 @@ struct Table {
 /// Parses CSV text: commas between fields, fields in double quotes where they
 /// hold a comma ("" for a quote inside), LF or CRLF line ends, blank lines
 /// skipped. `label` names the label column ("": the last). Every other column
-/// holds a finite number in every row. Throws TableError(part) naming
+/// holds a finite number in every row, and so does the label where
+/// `numeric_label` (a regression's target). Throws TableError(part) naming
 /// `name`:line for anything else.
 Table parse_table(const std::string& text, const std::string& name, const std::string& label,
-                  const std::string& part = "train");
+                  const std::string& part = "train", bool numeric_label = false);
 
 /// Reads `path` (at most `max_bytes`) and parses it; `bytes`, when given,
 /// receives the file as read. `name` stands for the file in messages.
 Table read_table(const std::string& path, const std::string& name, const std::string& label,
-                 const std::string& part = "train", std::string* bytes = nullptr);
+                 const std::string& part = "train", std::string* bytes = nullptr, bool numeric_label = false);
 
 /// A table's rows as a model trains on them, and what a user needs to feed it
 /// new rows: the same columns, standardised by `mean` and `scale`, and which
@@ -60,7 +61,9 @@ struct TabularData {
   std::vector<std::string> features; ///< the columns, in input order
   std::string label;                 ///< the label column's name
   std::vector<double> mean, scale;   ///< per feature: input = (value - mean) / scale
+  std::vector<int> validation_lines; ///< the training file's lines held out for validation, in order
   std::vector<std::string> classes;  ///< the label each class index stands for (classification)
+  bool integer_classes = false;      ///< every label an integer (numbered in numeric order)
   /// Regression: labels hold the target standardised, (value - target_mean) /
   /// target_scale, and the model's one output predicts it.
   bool regression = false;
