@@ -234,12 +234,15 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
   }
   if (table.regression && table.validation_rows == 1) {
     out.push_back("note: one validation row: val_r2 is 0 for every trial that misses it (R2 needs two rows to "
-                  "measure a spread), and val_rmse is one row's error; hold out more rows with task.validation_size");
+                  "measure a spread; scikit-learn leaves it undefined), and val_rmse is one row's error; hold out more "
+                  "rows with task.validation_size");
   }
   // Accuracy in steps of 1/N: on a handful of examples most trials tie, and
-  // the best is whichever the tie-break names.
+  // the best is whichever the tie-break names. (A regression's errors do not
+  // come in steps.)
   constexpr std::int64_t kFewest = 100;
-  if (sweep.task.validation_size > 0 && sweep.task.validation_size < kFewest) {
+  if (sweep.task.validation_size > 0 && sweep.task.validation_size < kFewest &&
+      !trainers::is_regression_loss(sweep.task.loss)) {
     out.push_back("note: task.validation_size " + std::to_string(sweep.task.validation_size) +
                   ": every validation metric is measured on that many examples, so trials tie often (at least " +
                   std::to_string(kFewest) + " tell them apart)");

@@ -398,9 +398,9 @@ std::string other_kinds_metric(const std::string& name, const ModelSpec& model, 
   const auto losses = trainers::loss_names(model, task.dataset);
   if (std::find(losses.begin(), losses.end(), task.loss) == losses.end()) return "";  // the loss's error says it
   const auto regression = trainers::metric_names(trainers::TaskKind::kRegression);
-  const auto own = trainers::metric_names(model.kind);  // (val_loss and train_loss are every kind's)
+  const auto classes = trainers::metric_names(trainers::TaskKind::kClassification);  // (val_loss, train_loss: both)
   const bool regression_metric = std::find(regression.begin(), regression.end(), name) != regression.end() &&
-                                 std::find(own.begin(), own.end(), name) == own.end();
+                                 std::find(classes.begin(), classes.end(), name) == classes.end();
   if (trainers::is_regression_loss(task.loss) && name == "val_accuracy") {
     return "val_accuracy counts classes; task.loss " + task.loss + " learns a number, measured by " +
            join_alternatives(regression);
@@ -427,8 +427,10 @@ std::string metric_alias(const std::string& name, const std::vector<std::string>
     }
   }
   if ((key == "mse" || key == "val_mse") && trainers::is_regression_loss(task.loss)) {
-    return "the validation rows' mean squared error, on the standardised label, is val_loss under task.loss mse; "
-           "val_rmse is its root in the label's units";
+    return task.loss == "mse" ? "the validation rows' mean squared error, on the standardised label, is val_loss under "
+                                "task.loss mse; val_rmse is its root in the label's units"
+                              : "val_rmse is the root of the validation rows' mean squared error, in the label's units "
+                                "(val_loss is task.loss " + task.loss + "'s)";
   }
   return "";
 }

@@ -46,8 +46,11 @@ at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& t
 
 at::Tensor per_model_regression_loss(const at::Tensor& outputs, const at::Tensor& targets, const std::string& loss) {
   const std::int64_t models = outputs.size(0), n = outputs.size(1);
-  const at::Tensor predicted = outputs.reshape({models, n});
-  const at::Tensor wanted = targets.reshape({1, n}).to(predicted.scalar_type()).expand({models, n});
+  // In at least float32, as autocast runs these losses: bfloat16 outputs are
+  // widened, and the target is never rounded to 8 bits of mantissa.
+  const at::ScalarType type = at::promote_types(outputs.scalar_type(), at::kFloat);
+  const at::Tensor predicted = outputs.reshape({models, n}).to(type);
+  const at::Tensor wanted = targets.reshape({1, n}).to(type).expand({models, n});
   at::Tensor per_row;
   if (loss == "mse") {
     per_row = at::mse_loss(predicted, wanted, at::Reduction::None);

@@ -149,10 +149,18 @@ std::string many_integers(const std::string& label, std::int64_t classes) {
          " different integers: if they are a measurement, set task.loss: mse to predict the number";
 }
 
-// What is wrong with a regression's target that is no number.
+// What is wrong with a regression's target that is no finite number.
 std::string target_problem(const std::string& label, const std::string& value) {
-  return "the target column '" + label + "' holds " + value +
-         ": a regression (task.loss mse, l1 or huber) learns a number in every row; to classify, leave task.loss out";
+  bool range = false;
+  number(value, &range);
+  const std::string m = lower(value);
+  const std::string start = "the target column '" + label + "' holds " + value;
+  if (range) return start + ": beyond the range of a double (about 1e-308 to 1e308 in size); rescale the column";
+  if (m == "inf" || m == "-inf" || m == "+inf" || m == "infinity" || m == "-infinity") {
+    return start + ": an infinity; a regression's target must be finite";
+  }
+  return start + ": a regression (task.loss mse, l1 or huber) learns a number in every row; to classify, leave "
+                 "task.loss out";
 }
 
 }  // namespace
@@ -449,6 +457,7 @@ TabularData assemble(const Table& train, const Table* test, const std::vector<st
 TabularData make_regression_data(const Table& train, const Table* test, std::int64_t validation_rows) {
   const std::int64_t n = train.rows();
   const std::vector<double> y = targets(train, "train");
+  if (test) check_test_header(train, *test);  // (before its targets are read)
   if (validation_rows == 0) validation_rows = default_validation_rows(n);
   if (validation_rows > n - 2) {
     throw TableError("validation", train.name + " holds " + std::to_string(n) + " rows; holding " +
@@ -484,7 +493,6 @@ TabularData make_regression_data(const Table& train, const Table* test, std::int
 }  // namespace
 
 TabularData make_tabular_data(const Table& train, const Table* test, std::int64_t validation_rows, bool regression) {
-  if (test) check_test_header(train, *test);
   if (regression) return make_regression_data(train, test, validation_rows);
   const std::int64_t n = train.rows();
   // The classes: sorted as numbers where every label is an integer (one
@@ -572,6 +580,7 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
   std::sort(validation.begin(), validation.end());
 
   // The test table's labels: classes of the training table only.
+  if (test) check_test_header(train, *test);
   std::vector<std::int64_t> test_labels;
   for (std::int64_t i = 0; test && i < test->rows(); ++i) {
     const std::string& l = test->labels[i];

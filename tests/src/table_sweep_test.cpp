@@ -154,6 +154,9 @@ TEST(TableSweep, ARegressionIsAskedForByItsLossAndMeasuredByItsErrors) {
                   "in task.data; fashion_mnist trains with cross_entropy");
   expect_rejected(sweep_yaml({{"task", "task:\n  model: cnn\n  loss: huber\n"}}), "task.loss", "loss: huber",
                   "model cnn does not train on tables (mlp does)");
+  // A metric every kind but a regression's and a GAN's has is no regression's (val_loss).
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: dcgan\n"}, {"metric", "metric: {name: val_loss, goal: minimize}\n"}}),
+                  "metric.name", "name: val_loss", "'val_loss' is not one of val_fid, g_loss or d_loss");
   // R2 reaches 1 at best, and any negative value.
   expect_rejected(sweep_yaml({{"task", task}, {"metric", "metric:\n  name: val_r2\n  goal: maximize\n  target: 1.5\n"}}),
                   "metric.target", "target: 1.5", "val_r2 lies in (-infinity, 1]");
@@ -434,8 +437,8 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
   const auto& test = results.at("best").at("test");
   EXPECT_FALSE(test.contains("accuracy"));
   EXPECT_GT(test.at("rmse").get<double>(), 0);
-  // Trained a little, the best model predicts better than the training mean.
-  EXPECT_GT(results.at("best").at("metric").get<double>(), 0);
+  // Trained a little, the best model predicts the test rows better than the training mean.
+  EXPECT_GT(test.at("r2").get<double>(), 0);
   EXPECT_NE(whole.out.find("RMSE " ), std::string::npos) << whole.out;
 
   // Cut, and resumed: the same numbers.
@@ -502,6 +505,9 @@ TEST_F(TableFiles, PlanNotesIntegerClassesThatMayBeANumberAndOneValidationRow) {
   EXPECT_EQ(single.code, 0) << single.err;
   EXPECT_NE(single.out.find("note: one validation row: val_r2 is 0 for every trial"), std::string::npos) << single.out;
   EXPECT_EQ(classes.out.find("one validation row"), std::string::npos);
+  // validate says what plan notes of the sweep itself.
+  const auto validated = run("validate " + dir_ + "/classes.yaml");
+  EXPECT_NE(validated.out.find("note: label y holds 30 different integers"), std::string::npos) << validated.out;
   EXPECT_EQ(single.out.find("different integers"), std::string::npos);
 }
 

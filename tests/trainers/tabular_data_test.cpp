@@ -386,6 +386,20 @@ TEST(TabularData, ARegressionRefusesWhatItCannotLearnSayingWhy) {
               "r.csv:2: the target column 'y' holds abc: a regression (task.loss mse, l1 or huber) learns a number in "
               "every row; to classify, leave task.loss out (and 3 more rows with a problem: lines 3, 4, 6)");
   }
+  // A target beyond a double, or infinite, is said as such.
+  for (const auto& [value, why] : std::vector<std::pair<std::string, std::string>>{
+           {"1e999", "holds 1e999: beyond the range of a double"}, {"-inf", "holds -inf: an infinity"}}) {
+    try {
+      parse_table("x,y\n1,2\n2," + value + "\n", "r.csv", "", "train", true);
+      ADD_FAILURE() << value << " accepted";
+    } catch (const TableError& e) {
+      EXPECT_NE(std::string(e.what()).find("r.csv:3: the target column 'y' " + why), std::string::npos) << e.what();
+    }
+  }
+  // The training table's own problems are said before a test table's header.
+  const Table header = parse_table("z,y\n1,2\n", "test.csv", "");
+  EXPECT_NE(message(parse_table("x,y\n1,0.5\n2,1\n", "t.csv", ""), &header, 1, false).find("train: t.csv:2"),
+            std::string::npos);
   // Integer labels of many classes fail as classes saying how to predict the number.
   std::string many = "x,y\n";
   for (int i = 0; i < 60; ++i) many += std::to_string(i) + "," + std::to_string(100 + i % 30) + "\n";
@@ -424,6 +438,26 @@ TEST(TabularData, RegressionArrayEqualsEachTrialTrainedAloneInFloat64) {
 TEST(TabularData, RegressionArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
   HFTA_SKIP_WITHOUT_GPU();
   expect_regression_as_alone_in_float64(at::kCUDA);
+}
+
+TEST(TabularData, ARegressionLossUnderAutocastIsFloat32sWithTheTargetUnrounded) {
+  // bfloat16 outputs, as autocast gives them; targets bfloat16 cannot hold
+  // (1 + 2^-12): each model's loss is float32's of the widened outputs.
+  const at::Tensor outputs = at::randn({2, 64, 1}).to(at::kBFloat16);
+  const at::Tensor targets = at::full({64}, 1 + std::ldexp(1.0, -12), at::kFloat) + at::arange(64, at::kFloat);
+  fusion::AutocastScope autocast(fusion::Precision::kBFloat16, at::kCPU);
+  for (const char* loss : {"mse", "l1", "huber"}) {
+    SCOPED_TRACE(loss);
+    const at::Tensor got = per_model_regression_loss(outputs, targets, loss);
+    EXPECT_EQ(got.scalar_type(), at::kFloat);
+    for (std::int64_t b = 0; b < 2; ++b) {
+      const at::Tensor e = (outputs[b].to(at::kDouble).view({-1}) - targets.to(at::kDouble));
+      const double want = loss == std::string("mse") ? e.pow(2).mean().item<double>()
+                          : loss == std::string("l1") ? e.abs().mean().item<double>()
+                          : at::where(e.abs() < 1, 0.5 * e.pow(2), e.abs() - 0.5).mean().item<double>();
+      EXPECT_NEAR(got[b].item<double>(), want, 1e-6 * want) << "model " << b;
+    }
+  }
 }
 
 TEST(TabularData, RegressionMetricsAreEachModelsErrorsInTheTargetsUnits) {
@@ -467,6 +501,10 @@ TEST(TabularData, RegressionMetricsAreEachModelsErrorsInTheTargetsUnits) {
   // A loss that is not a regression's is refused, and the other way round.
   o.loss = "cross_entropy";
   EXPECT_THROW(ArrayTrainer(model->resized(1), {{0, 1}}, o, d.data), std::invalid_argument);
+  const TabularData classes = make_tabular_data(counted(40, 2), nullptr, 8);
+  o.loss = "mse";
+  EXPECT_THROW(ArrayTrainer(std::make_shared<FusedMlp>(1, 1, 1, 8, "relu", 0.0, 2, f64), {{0, 1}}, o, classes.data),
+               std::invalid_argument);
 }
 
 }  // namespace

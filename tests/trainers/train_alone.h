@@ -37,13 +37,14 @@ inline std::int64_t count_parameters(const torch::nn::Sequential& net) {
 inline double relative(double got, double want) { return std::abs(got - want) / std::max(std::abs(want), 1e-12); }
 
 // A plain model's regression loss, as PyTorch computes it: outputs [N, 1]
-// against targets [N] (in the outputs' dtype).
+// against targets [N], in at least float32 (as autocast runs these losses).
 inline at::Tensor plain_regression_loss(const std::string& loss, const at::Tensor& outputs, const at::Tensor& targets) {
   namespace F = torch::nn::functional;
-  const at::Tensor y = targets.to(outputs.scalar_type()).view({-1, 1});
-  if (loss == "mse") return F::mse_loss(outputs, y);
-  if (loss == "l1") return F::l1_loss(outputs, y);
-  if (loss == "huber") return F::huber_loss(outputs, y, F::HuberLossFuncOptions().delta(1.0));
+  const at::ScalarType type = at::promote_types(outputs.scalar_type(), at::kFloat);
+  const at::Tensor x = outputs.to(type), y = targets.to(type).view({-1, 1});
+  if (loss == "mse") return F::mse_loss(x, y);
+  if (loss == "l1") return F::l1_loss(x, y);
+  if (loss == "huber") return F::huber_loss(x, y, F::HuberLossFuncOptions().delta(1.0));
   ADD_FAILURE() << "no plain regression loss " << loss;
   return {};
 }
