@@ -74,6 +74,7 @@ InjectedFaults InjectedFaults::from_environment() {
   f.time_up_at_start = count("HFTA_TUNE_TIME_UP_AT_START") > 0;
   f.oom_after_reports = count("HFTA_TUNE_OOM_AFTER_REPORTS");
   f.scheduler_clock_still = count("HFTA_TUNE_SCHEDULER_CLOCK_STILL") > 0;
+  f.rates_untimed = count("HFTA_TUNE_RATES_UNTIMED") > 0;
   return f;
 }
 

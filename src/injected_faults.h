@@ -36,6 +36,10 @@ struct InjectedFaults {
   /// new wave starts, however long rounds take, so that a test's sweep
   /// schedules alike on any machine and under any load.
   bool scheduler_clock_still = false;
+  /// The throughput probe times nothing (HFTA_TUNE_RATES_UNTIMED=1): an
+  /// array of B models is taken to train B times as fast as one, so that
+  /// which arrays a test's sweep builds depends on no machine's speed or load.
+  bool rates_untimed = false;
 
   static InjectedFaults from_environment();
 };

@@ -25,6 +25,15 @@ double Tuner::estimated_seconds(const search::ArrayPlan& a) {
   return steps * static_cast<double>(models) / rate;
 }
 
+// What a test's sweep takes for measured rates (InjectedFaults::rates_untimed):
+// B models B times as fast as one, at the sizes the probe would time.
+static std::map<std::int64_t, double> untimed_rates(std::int64_t most) {
+  std::map<std::int64_t, double> rates;
+  for (std::int64_t b = 1; b < most; b *= 2) rates[b] = 1000.0 * static_cast<double>(b);
+  rates[most] = 1000.0 * static_cast<double>(most);
+  return rates;
+}
+
 // Before the first arrays of a fusion key, measures how fast arrays of 1, 2,
 // 4, ... of its models train (throughput_probe.h), so that the sizer caps
 // arrays where larger ones stop paying. Kept in the experiment directory: a
@@ -61,7 +70,7 @@ void Tuner::probe_array_sizes(const std::vector<search::PackItem>& items) {
       sizer_.observe_out_of_memory(key, b);
     };
     const auto start = std::chrono::steady_clock::now();
-    const auto measured = probe_throughput(make_step, most, probe);
+    const auto measured = faults_.rates_untimed ? untimed_rates(most) : probe_throughput(make_step, most, probe);
     // The probe's arrays leave their blocks cached; arrays of other sizes
     // trained after them ran slower (PointNet sweep: 60.9-62.4 s against
     // 56.8-57.9 s with the cache emptied here), so they start from none.

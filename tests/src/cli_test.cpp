@@ -44,18 +44,22 @@ using Result = hfta::test::CliResult;
 
 class Cli : public ::testing::Test {
  protected:
-  // No clock decides what a test's sweep does: ASHA's promotion_wait, the
-  // only wall-clock rule of the scheduler, reads a clock that stands still,
-  // so its promotions train in the same rounds on any machine, under any load,
-  // as in the cut and resumed runs they are compared with.
+  // No clock decides what a test's sweep does, so it runs alike on any
+  // machine, under any load, and as the cut and resumed runs it is compared
+  // with: ASHA's promotion_wait, the only wall-clock rule of the scheduler,
+  // reads a clock that stands still; and the throughput probe times nothing,
+  // taking B models to train B times as fast as one (so arrays are as large
+  // as the sweep and memory allow), where its timings would size the arrays.
   void SetUp() override {
     char tmpl[] = "/tmp/hfta-cli-test-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     setenv("HFTA_TUNE_SCHEDULER_CLOCK_STILL", "1", 1);
+    setenv("HFTA_TUNE_RATES_UNTIMED", "1", 1);
   }
   void TearDown() override {
     unsetenv("HFTA_TUNE_SCHEDULER_CLOCK_STILL");
+    unsetenv("HFTA_TUNE_RATES_UNTIMED");
     std::system(("rm -rf '" + dir_ + "'").c_str());
   }
 
@@ -106,18 +110,6 @@ class Cli : public ::testing::Test {
       const std::string bytes = slurp(dir + "/" + t.at("files").at("checkpoint").get<std::string>());
       EXPECT_EQ(crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())), named);
     }
-  }
-
-  // The sizes resume packs by are the ones the run measured (throughput.json):
-  // made decisive (B models B times as fast as one), since on a loaded machine
-  // the probe of kTinySweep's small MLP can read B=2 within fusion.min_gain of
-  // one model, and keep arrays of one.
-  static void make_rates_decisive(const std::string& dir) {
-    auto rates = nlohmann::json::parse(slurp(dir + "/throughput.json"));
-    for (auto& [key, by_size] : rates.items()) {
-      for (auto& [size, rate] : by_size.items()) rate = std::stod(size) * 1000.0;
-    }
-    std::ofstream(dir + "/throughput.json") << rates.dump();
   }
 
   // Defined below kTinySweep, which it runs.
@@ -727,7 +719,7 @@ TEST_F(Cli, GanSweepRecordsFidAndTrainsEachTrialAsAlone) {
   }
   EXPECT_EQ(one.at("best").at("id"), fused.at("best").at("id"));
   EXPECT_GT(fused.at("best").at("test").at("fid").get<double>(), 0);
-  // Array sizes were measured (the first rung packs up to 3 models when that is faster).
+  // Array sizes were recorded for the fusion key (throughput.json, which resume packs by).
   EXPECT_TRUE(exists(dir_ + "/gan/throughput.json"));
 }
 
@@ -743,8 +735,8 @@ TEST_F(Cli, BatchesPreparedAheadGiveTheSameResults) {
   // Cut mid-rung, then resumed with another count: the resumed trials seek to their checkpoints' steps.
   ASSERT_NO_FATAL_FAILURE(expect_cut_mid_rung_resumes_as_whole("--prefetch 3", "--prefetch 1"));
   // Token sequences (labels [N, T]) and a GAN's images: the same too. Trials
-  // alone, as array sizes follow the probe's timings, and a GAN's convolutions
-  // and batch norms round differently at different sizes.
+  // alone: a GAN's convolutions and batch norms round differently at
+  // different array sizes, and prefetching is what is compared.
   for (const auto& [name, text] : {std::pair{"lm", kTinyLanguageModel}, std::pair{"gan", kTinyGan}}) {
     SCOPED_TRACE(name);
     const std::string file = write_sweep(std::string(name) + ".yaml", text);
@@ -778,7 +770,7 @@ parameters:
 TEST_F(Cli, MultiStepKeepsTheFullLearningRateUntilItsFirstMilestone) {
   // One trial (the same seed, data and initial weights in each sweep),
   // evaluated at 40 and 120 steps: before the first milestone (60 or 108
-  // steps of 120) it trains as at a constant rate, after it slower.
+  // steps of 120) it trains as at a constant rate, after it at a tenth of the rate.
   const std::string base = R"(name: multistep
 seed: 4
 task: {model: mlp, batch_size: 64, validation_size: 500, options: {depth: 1, width: 16}}
@@ -912,7 +904,6 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
       << "fusion: {max_array: 2}\n";
   std::remove((dir_ + "/cut/results.json").c_str());
   for (int id = 0; id < 9; ++id) std::filesystem::remove_all(dir_ + "/cut/trials/" + std::to_string(id));
-  make_rates_decisive(dir_ + "/cut");
   EXPECT_EQ(run("resume " + dir_ + "/cut --device cuda:0").code, 2);  // refused before sweep.json is rewritten
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/cut/sweep.json")).at("fusion").at("max_array"), 64);
   const Result repacked = run("resume " + dir_ + "/cut");
@@ -1154,7 +1145,6 @@ TEST_F(Cli, KeepCheckpointsLiveRemovesTheCheckpointsOfTrialsDoneTrainingAndEndsA
     const ScopedEnv first_round("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
     ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/live --workers 1 --keep-checkpoints live").code, 0);
   }
-  make_rates_decisive(dir_ + "/live");
   {
     const ScopedEnv later("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3");
     ASSERT_EQ(run("resume " + dir_ + "/live --workers 1").code, 0);

@@ -178,8 +178,12 @@ class TableFiles : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     std::filesystem::create_directory(dir_ + "/data");
+    setenv("HFTA_TUNE_RATES_UNTIMED", "1", 1);  // arrays sized by no clock (Cli's fixture says why)
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override {
+    unsetenv("HFTA_TUNE_RATES_UNTIMED");
+    std::filesystem::remove_all(dir_);
+  }
 
   void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ + "/" + name) << text; }
   void copy_wine() const {
