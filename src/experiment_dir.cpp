@@ -305,8 +305,10 @@ std::string csv_field(const nlohmann::json& v) {
 
 std::string results_csv(const nlohmann::json& results, const std::vector<std::string>& parameters, bool parents) {
   std::set<std::string> params(parameters.begin(), parameters.end()), finals;
+  bool sized = false;
   for (const auto& t : results.at("trials")) {
     parents |= t.contains("parent");
+    sized |= t.contains("model_params");
     for (const auto& [k, v] : t.at("params").items()) params.insert(k);
     if (t.contains("final") && t.at("final").is_object()) {
       for (const auto& [k, v] : t.at("final").items()) finals.insert(k);
@@ -331,6 +333,7 @@ std::string results_csv(const nlohmann::json& results, const std::vector<std::st
   if (!objectives.empty()) out << ",pareto";
   const bool constrained = results.contains("constraints");
   if (constrained) out << ",feasible";
+  if (sized) out << ",model_params";
   out << "\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
@@ -349,6 +352,7 @@ std::string results_csv(const nlohmann::json& results, const std::vector<std::st
     for (const auto& o : objectives) out << "," << (values.contains(o) ? csv_field(values.at(o)) : "");
     if (!objectives.empty()) out << "," << (front.count(t.at("id").get<std::int64_t>()) ? "true" : "false");
     if (constrained) out << "," << csv_field(t.value("feasible", nlohmann::json()));
+    if (sized) out << "," << csv_field(t.value("model_params", nlohmann::json()));
     out << "\n";
   }
   return out.str();

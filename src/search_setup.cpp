@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <sstream>
 
 #include "hfta/search/asha_scheduler.h"
 #include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/median_stopping.h"
 #include "hfta/search/pbt_scheduler.h"
+#include "hfta/core/sweep_summary.h"
 
 namespace hfta::core {
 
@@ -117,6 +119,45 @@ std::vector<double> rung_budgets(const SweepConfig& sweep) {
     out.push_back(static_cast<double>(b.max));
   }
   return out;
+}
+
+std::optional<RungStepsProblem> rung_steps_problem(const SweepConfig& sweep, std::int64_t train_rows) {
+  if (sweep.budget.unit != BudgetUnit::kSamples) return std::nullopt;
+  const auto rungs = rung_budgets(sweep);
+  if (rungs.size() < 2) return std::nullopt;
+  const bool median = sweep.search.stopping != Stopping::kNone;
+  const bool pbt = sweep.search.method == SearchMethod::kPbt;
+  for (const std::int64_t batch : batch_sizes(sweep)) {
+    // What a step trains: a batch, or the whole set where it is smaller (TrialSettings::examples_per_step).
+    const std::int64_t step = train_rows > 0 ? std::min(batch, train_rows) : batch;
+    auto steps = [&](double budget) { return std::max<long long>(1, std::llround(budget / static_cast<double>(step))); };
+    for (std::size_t k = 1; k < rungs.size(); ++k) {
+      if (steps(rungs[k]) > steps(rungs[k - 1])) continue;
+      // Median stopping's and PBT's last step is what is left of budget.max: that may be under a batch.
+      const bool tail = (median || pbt) && k + 1 == rungs.size() && sweep.budget.min >= step;
+      std::ostringstream what;
+      what << (median ? to_string(sweep.search.stopping) + " stopping's steps"
+               : pbt  ? std::string("population based training's generations")
+                      : std::string("the rungs"))
+           << " to " << budget_text(rungs[k - 1], "samples") << " and " << budget_text(rungs[k], "samples")
+           << " would both train " << steps(rungs[k]) << " step" << (steps(rungs[k]) == 1 ? "" : "s")
+           << " of batch_size " << batch;
+      if (step < batch) {
+        what << " (a step trains the whole table's " << train_rows << " training rows, fewer than a batch): ";
+      } else {
+        what << " (a step trains a whole batch): ";
+      }
+      if (tail) {
+        what << "make budget.max a multiple of budget.min";
+      } else {
+        what << "give budget.min at least " << (step < batch ? "what a step trains (" : "one batch (") << step
+             << " samples)";
+      }
+      what << ", or count the budget in steps";
+      return RungStepsProblem{tail, what.str()};
+    }
+  }
+  return std::nullopt;
 }
 
 const std::vector<std::string>& pbt_mutable_names() {

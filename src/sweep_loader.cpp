@@ -1103,37 +1103,21 @@ void check_median_steps(YamlReader& r, const YAML::Node& root, const SweepConfig
 // nearest whole number of steps, at least one. Two rungs whose budgets round
 // to the same steps would leave the later one nothing to train (the tuner
 // would train it a step past its budget, and its results would not be the
-// budget's): refused, at every batch size a trial may take.
-void check_rung_steps(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
-  if (sweep.budget.unit != BudgetUnit::kSamples) return;
-  const auto rungs = rung_budgets(sweep);
-  if (rungs.size() < 2) return;
-  const bool median = sweep.search.stopping != Stopping::kNone;
-  const bool pbt = sweep.search.method == SearchMethod::kPbt;
-  for (const std::int64_t batch : batch_sizes(sweep)) {
-    const auto b = static_cast<double>(batch);
-    auto steps = [&](double budget) { return std::max<long long>(1, std::llround(budget / b)); };
-    for (std::size_t k = 1; k < rungs.size(); ++k) {
-      if (steps(rungs[k]) > steps(rungs[k - 1])) continue;
-      // Median stopping's and PBT's last step is what is left of budget.max: that may be under a batch.
-      const bool tail = (median || pbt) && k + 1 == rungs.size() && sweep.budget.min >= batch;
-      std::ostringstream what;
-      what << (median ? to_string(sweep.search.stopping) + " stopping's steps"
-               : pbt  ? std::string("population based training's generations")
-                      : std::string("the rungs"))
-           << " to " << budget_text(rungs[k - 1], "samples")
-           << " and " << budget_text(rungs[k], "samples") << " would both train " << steps(rungs[k]) << " step"
-           << (steps(rungs[k]) == 1 ? "" : "s") << " of batch_size " << batch << " (a step trains a whole batch): ";
-      if (tail) {
-        what << "make budget.max a multiple of budget.min";
-      } else {
-        what << "give budget.min at least one batch (" << batch << " samples)";
+// budget's): refused, at every batch size a trial may take. A table's rows
+// are not known before it is read, and a step there may train fewer than a
+// batch: read_sweep_table checks it, at the lines kept here.
+void check_rung_steps(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
+  if (sweep.task.dataset == "csv") {
+    if (auto budget = r.child(root, "", "budget", false); budget && budget->IsMap()) {
+      for (const char* key : {"min", "max"}) {
+        if (auto n = r.child(*budget, "budget", key, false)) {
+          sweep.task.table.marks[std::string("budget.") + key] = {n->Mark().line + 1, n->Mark().column + 1};
+        }
       }
-      what << ", or count the budget in steps";
-      budget_error(r, root, tail, what.str());
-      return;
     }
+    return;
   }
+  if (auto problem = rung_steps_problem(sweep, 0)) budget_error(r, root, problem->at_max, problem->message);
 }
 
 // Where `text` first stops being UTF-8 (a Latin-1 'ä' is one byte, 0xE4,

@@ -8,7 +8,7 @@
 
 #include "hfta/core/array_sizer.h"
 #include "hfta/core/search_setup.h"
-#include "hfta/core/suspect_settings.h"
+#include "hfta/core/data_notes.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/search/bracket_scheduler.h"
 #include "hfta/search/pbt_scheduler.h"
@@ -411,7 +411,7 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
     out << "note: results outside the constraints rank after every result within them (then by the least "
            "violation), and are never best\n";
   }
-  for (const auto& note : suspect_settings(sweep)) out << note << "\n";
+  for (const auto& note : plan_notes(sweep)) out << note << "\n";
   return out.str();
 }
 

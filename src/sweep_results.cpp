@@ -147,6 +147,8 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
     if (!sweep.objectives.empty() && t.objectives.size() == sweep.objectives.size()) {
       trials.back()["objectives"] = objectives_json(sweep, t);
     }
+    // Its size, as Ray Tune users log num_params: what a params constraint or objective bounds.
+    if (t.model_params > 0) trials.back()["model_params"] = t.model_params;
     // Where it ended: within every constraint or not (unknown without a result).
     if (!sweep.constraints.empty() && (t.status == "completed" || t.status == "stopped" || t.status == "diverged")) {
       trials.back()["feasible"] = t.violation == 0;

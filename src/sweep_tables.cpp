@@ -12,6 +12,7 @@
 
 #include "hfta/core/config_error.h"
 #include "hfta/core/did_you_mean.h"
+#include "hfta/core/search_setup.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/trainers/catalog.h"
 
@@ -27,6 +28,17 @@ nlohmann::json digest(const std::string& bytes) {
     crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), static_cast<uInt>(n));
   }
   return {{"bytes", bytes.size()}, {"crc32", static_cast<std::uint32_t>(crc)}};
+}
+
+// The loader's check that no two rungs train to the same step, with the
+// table's rows known: a step trains them all where they are fewer than a batch.
+void check_rung_steps(const SweepConfig& sweep) {
+  const auto problem = rung_steps_problem(sweep, sweep.task.table.train_rows);
+  if (!problem) return;
+  const auto& marks = sweep.task.table.marks;
+  const std::string path = !problem->at_max && marks.count("budget.min") ? "budget.min" : "budget.max";
+  const auto [line, column] = marks.count(path) ? marks.at(path) : std::pair<int, int>{0, 0};
+  throw ConfigError({Diagnostic{sweep.task.table.source, path, line, column, problem->message}});
 }
 
 // The table made from its files' tables, its counts filled in; a TableError
@@ -49,6 +61,7 @@ trainers::TabularData tabular(SweepConfig& sweep, Read read) {
     t.train_rows = data.data.train.size();
     t.validation_rows = data.data.validation.size();
     t.test_rows = data.data.test.size();
+    check_rung_steps(sweep);
     return data;
   } catch (const trainers::TableError& e) {
     std::string part = e.part();

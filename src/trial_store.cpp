@@ -111,6 +111,7 @@ nlohmann::json rung_json(const RungResult& r) {
                      {"steps", r.steps}, {"checkpoint_crc", r.checkpoint_crc}, {"progress", progress_json(r.progress)}};
   if (!r.objectives.empty()) out["objectives"] = r.objectives;  // (NaN is written null)
   if (r.violation != 0) out["violation"] = r.violation;           // (infinity too: read back as NaN, which breaks them too)
+  if (r.model_params > 0) out["model_params"] = r.model_params;
   return out;
 }
 
@@ -172,12 +173,14 @@ StoredTrial read_trial(const nlohmann::json& j) {
     if (r.contains("objectives")) {
       for (const auto& v : r.at("objectives")) t.rungs.back().objectives.push_back(number_or_nan(v));
     }
+    t.rungs.back().model_params = r.value("model_params", std::int64_t{0});  // (not in trials written before it)
   }
   if (!t.rungs.empty()) {
     t.record.budget = reached_budget(t.rungs);
     t.record.metric = t.rungs.back().metric;
     t.record.objectives = t.rungs.back().objectives;
     t.record.violation = t.rungs.back().violation;
+    t.record.model_params = t.rungs.back().model_params;
     t.record.status = t.rungs.back().status;
     t.record.rung_metrics = rung_metrics(t.rungs);
   }

@@ -13,6 +13,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "hfta/core/data_notes.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
 #include "hfta/core/search_setup.h"
@@ -52,9 +53,11 @@ Tuner::Tuner(const SweepConfig& sweep, const TunerOptions& options)
     data_ = trainers::load_classification_data(sweep.task.model, model_options(sweep, {}), sweep.task.validation_size);
   }
   settings_ = TrialSettings(sweep, static_cast<std::int64_t>(data_.train.size()));
-  note_idle_patience();
-  note_batch_past_the_data();
-  note_schedule_decay();
+  // Notes on the training set's size, where run's plan could not say them
+  // (it knows the size without loading the data: plan_notes).
+  if (const auto train = static_cast<std::int64_t>(data_.train.size()); known_train_examples(sweep) != train) {
+    for (const auto& note : data_notes(sweep, train)) progress_.message(note);
+  }
   place_data();
   if (!options.dir.empty()) {
     kept_.load();
@@ -258,7 +261,7 @@ bool Tuner::inherit(std::int64_t child, const search::Parent& parent, double to)
     if (e.at("step").get<std::int64_t>() <= rung.steps) r.history.push_back(e);
   }
   r.budget = rung.reached, r.metric = rung.metric, r.status = rung.status, r.objectives = rung.objectives;
-  r.violation = rung.violation;
+  r.violation = rung.violation, r.model_params = rung.model_params;
   r.rung_metrics = rung_metrics({rung});  // (as trial.json's rungs give it on resume)
   if (options_.dir.empty()) {
     rungs_[child] = {rung};
@@ -375,69 +378,6 @@ std::int64_t Tuner::trials_done() const {
     if (r.status != "completed" || at_full_budget || !scheduler_->may_train_again(id)) ++done;
   }
   return done;
-}
-
-// A batch larger than the training set is the whole set, every step: an
-// epoch is one step. Said at the start (plan does not load the data).
-void Tuner::note_batch_past_the_data() {
-  const auto train = static_cast<std::int64_t>(data_.train.size());
-  const auto sizes = batch_sizes(sweep_);
-  if (sizes.empty()) return;
-  const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
-  if (largest <= train) return;
-  progress_.message("note: batch size " + std::to_string(largest) + " is larger than the " + std::to_string(train) +
-                    " training examples: each step trains on all of them, once");
-}
-
-// Said at the start, where the training data gives budget.max's steps (at the
-// largest batch, the fewest): a schedule that ends training early.
-void Tuner::note_schedule_decay() {
-  const auto sizes = batch_sizes(sweep_);
-  if (sizes.empty()) return;
-  const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
-  for (const auto& note : decay_notes(sweep_, settings_.raw_steps_at(static_cast<double>(sweep_.budget.max), largest))) {
-    progress_.message(note);
-  }
-}
-
-// Early stopping and plateau schedules count evaluation points (every
-// task.eval_steps, by default each epoch), not rung ends between them:
-// where budget.max leaves fewer points than a patience needs, it can never
-// act. Said at the start, at the batch size with the fewest points.
-void Tuner::note_idle_patience() {
-  std::vector<std::pair<std::string, std::int64_t>> patiences;  // what waits, for how many evaluations
-  if (sweep_.early_stopping.enabled && sweep_.early_stopping.patience > 0) {
-    patiences.emplace_back("early_stopping.patience", sweep_.early_stopping.patience);
-  }
-  bool may_plateau = sweep_.find_parameter("plateau_patience") != nullptr;
-  for (const auto* schedule : sweep_.parameter_branches("schedule")) {
-    may_plateau |= std::any_of(schedule->values.begin(), schedule->values.end(),
-                               [](const auto& v) { return search::to_string(v) == "plateau"; });
-  }
-  if (may_plateau) {
-    double least = std::stod(trainers::find_training_hyperparameter("plateau_patience")->default_value);
-    const auto plateaus = sweep_.parameter_branches("plateau_patience");
-    if (!plateaus.empty()) least = 1e18;
-    for (const auto* plateau : plateaus) {
-      if (!search::is_categorical(plateau->distribution)) least = std::min(least, plateau->min);
-      for (const auto& v : plateau->values) least = std::min(least, search::as_double(v));
-    }
-    patiences.emplace_back("plateau_patience", static_cast<std::int64_t>(least));
-  }
-  const auto train = static_cast<std::int64_t>(data_.train.size());
-  for (const auto& [name, patience] : patiences) {
-    for (const std::int64_t b : batch_sizes(sweep_)) {
-      const std::int64_t every = sweep_.task.eval_steps > 0 ? sweep_.task.eval_steps : (train + b - 1) / b;
-      const std::int64_t last = std::max<std::int64_t>(settings_.raw_steps_at(static_cast<double>(sweep_.budget.max), b), 1);
-      const std::int64_t points = (last - 1) / every;  // before the last step, where stopping saves nothing
-      if (points > patience) continue;
-      progress_.message("note: " + name + " " + std::to_string(patience) + " waits for " + std::to_string(patience + 1) +
-                        (patience + 1 == 1 ? " evaluation" : " evaluations") + ", and budget.max leaves " + std::to_string(points) + " before its end (one every " +
-                        std::to_string(every) + " steps at batch " + std::to_string(b) +
-                        "), so it never acts: set task.eval_steps to evaluate more often");
-      break;
-    }
-  }
 }
 
 // Before each write into the directory: a directory moved away (or

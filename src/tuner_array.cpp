@@ -330,6 +330,7 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
     Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};
     r.objectives = objectives_of(m, saved.model);
     r.violation = violation_of(m, saved.model);
+    r.model_params = static_cast<std::int64_t>(measured(m, saved.model, "params"));
     if (!(repairing_ && r.status != "completed")) {  // (as the rung written below)
       r.rung_metrics[array.to_budget] = r.status == "diverged" ? std::numeric_limits<double>::quiet_NaN() : r.metric;
     }
@@ -340,7 +341,7 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
     if (!options_.dir.empty() && !(repairing_ && r.status != "completed")) {
       check_directory();
       RungResult rung{array.to_budget, r.metric, r.status, ran_through ? to : m.step, 0, progress, r.budget, r.objectives,
-                      r.violation};
+                      r.violation, r.model_params};
       rungs_[m.trial_id].push_back(store_.save(r, rungs_[m.trial_id], rung, saved.model, saved.optimizer));
       if (take_one(faults_.damaged_when_written, {m.trial_id, array.to_budget})) damage_checkpoint(m.trial_id);
     }

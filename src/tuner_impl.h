@@ -76,9 +76,6 @@ class Tuner {
   void observe(std::int64_t id, const search::Config& params, const search::TrialResult& result);
   const RungResult* finished(std::int64_t id, double budget) const;
   std::int64_t trials_done() const;
-  void note_idle_patience();
-  void note_batch_past_the_data();
-  void note_schedule_decay();
   void note_population_ended_early();
   void check_directory() const;
   std::string format_budget(double budget) const;

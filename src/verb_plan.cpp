@@ -3,7 +3,7 @@
 
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_plan.h"
-#include "hfta/core/suspect_settings.h"
+#include "hfta/core/data_notes.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/fusion/device_list.h"
 
@@ -17,7 +17,7 @@ int validate(const Args& a, std::ostream& out, std::ostream& err) {
   } else {
     out << a.sweep << ": valid sweep '" << sweep->name << "'\n" << summarize(*sweep);
     // Valid, but not what was meant, most likely: a goal against its metric, ... (plan's notes on the sweep).
-    for (const auto& note : suspect_settings(*sweep)) out << note << "\n";
+    for (const auto& note : plan_notes(*sweep)) out << note << "\n";
   }
   return kExitOk;
 }

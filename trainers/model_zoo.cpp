@@ -99,6 +99,13 @@ ClassificationData load_classification_data(const std::string& model, const Mode
   return load_fashion_mnist_data(o);
 }
 
+std::optional<std::int64_t> known_train_examples(const std::string& model, std::int64_t validation_size) {
+  if (model == "pointnet") return PointCloudOptions{}.train_size;  // (validation clouds are made apart)
+  if (model == "transformer_lm" || model == "bert") return std::nullopt;
+  constexpr std::int64_t kTrainingImages = 60000;  // train-images-idx3-ubyte's
+  return kTrainingImages - (validation_size > 0 ? validation_size : FashionMnistOptions{}.validation_size);
+}
+
 std::string dataset_missing(const std::string& model, const ModelOptions& options) {
   if (model == "pointnet") return "";
   if (model != "transformer_lm" && model != "bert") return fashion_mnist_missing();

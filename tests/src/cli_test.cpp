@@ -497,7 +497,7 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const Result csv = run("export " + dir_ + "/fused --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict,error,checkpoint,"
-                          "final_step,final_train_loss,final_val_accuracy,final_val_loss\n", 0),
+                          "final_step,final_train_loss,final_val_accuracy,final_val_loss,model_params\n", 0),
             0u)
       << csv.out;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 18);
@@ -507,7 +507,9 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
     const auto& f = t.at("final");
     const std::string row_end = "," + t.at("files").at("checkpoint").get<std::string>() + "," + f.at("step").dump() +
                                 "," + f.at("train_loss").dump() + "," + f.at("val_accuracy").dump() + "," +
-                                f.at("val_loss").dump() + "\n";
+                                f.at("val_loss").dump() + "," + t.at("model_params").dump() + "\n";
+    // Its size: the MLP 784-32-10's weights and biases, as the exported model holds them.
+    EXPECT_EQ(t.at("model_params"), 784 * 32 + 32 + 32 * 10 + 10);
     const std::string second_line = csv.out.substr(csv.out.find('\n') + 1);
     EXPECT_EQ(second_line.rfind("0,", 0), 0u) << second_line;
     EXPECT_NE(second_line.substr(0, second_line.find('\n') + 1).find(row_end), std::string::npos) << second_line << row_end;
@@ -1422,11 +1424,12 @@ early_stopping: {patience: 1, min_delta: 0.3}
         write_sweep(c.name + "-straight.yaml", "name: straight\nsearch: {method: random, trials: " + c.trials + "}\n" + c.sweep);
     const Result halving = run("run " + sha + " --out " + dir_ + "/" + c.name + "-sha");
     ASSERT_EQ(halving.code, 0);
-    EXPECT_EQ(halving.out.find("note: early_stopping.patience 1 waits for 2 evaluations, and budget.max leaves 1 "
-                               "before its end (one every 157 steps at batch 64), so it never acts: set task.eval_steps") !=
-                  std::string::npos,
-              c.noted)
-        << halving.out;
+    // Said once: run's plan says it (plan knows Fashion-MNIST's size), and the tuner does not again.
+    const std::string idle = "note: early_stopping.patience 1 waits for 2 evaluations, and budget.max leaves 1 "
+                             "before its end (one every 157 steps at batch 64), so it never acts: set task.eval_steps";
+    EXPECT_EQ(halving.out.find(idle) != std::string::npos, c.noted) << halving.out;
+    EXPECT_EQ(halving.out.find(idle), halving.out.rfind(idle)) << halving.out;
+    EXPECT_EQ(run("plan " + sha).out.find(idle) != std::string::npos, c.noted);
     ASSERT_EQ(run("run " + straight + " --out " + dir_ + "/" + c.name + "-straight").code, 0);
     const auto halved = results(dir_ + "/" + c.name + "-sha");
     const auto whole = results(dir_ + "/" + c.name + "-straight");
@@ -3128,6 +3131,7 @@ TEST_F(Cli, SeveralObjectivesPromoteParetoFrontsAndReportTheFront) {
     if (t.at("status") == "failed") continue;
     const std::int64_t w = t.at("params").at("width");
     EXPECT_EQ(t.at("objectives").at("params"), 795 * w + 10) << id;
+    EXPECT_EQ(t.at("model_params"), 795 * w + 10) << id;
     EXPECT_EQ(t.at("objectives").at("val_accuracy"), t.at("metric")) << id;
   }
   // Bracket 0's first rung (trials 0 to 8, 10 steps): of the three promoted,
@@ -3179,7 +3183,7 @@ TEST_F(Cli, SeveralObjectivesPromoteParetoFrontsAndReportTheFront) {
   EXPECT_NE(status.out.find("Pareto front (val_accuracy maximized and params minimized)"), std::string::npos) << status.out;
   const Result csv = run("export " + dir_ + "/whole --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",objective_val_accuracy,objective_params,pareto\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",objective_val_accuracy,objective_params,pareto,model_params\n"), std::string::npos) << csv.out;
 
   // Trained alone, and cut and resumed: the same trials, front included.
   ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
@@ -3243,6 +3247,8 @@ TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
   for (const auto& [id, t] : by_id) {
     if (!t.contains("feasible")) continue;  // (failed: no result)
     EXPECT_EQ(t.at("feasible"), t.at("params").at("width") == 16) << id;
+    // The size the bound judged, which no objective records here.
+    EXPECT_EQ(t.at("model_params"), 795 * t.at("params").at("width").get<std::int64_t>() + 10) << id;
   }
   // Bracket 0's first rung (trials 0 to 8): the three promoted meet the bound,
   // though wider trials measured better.
@@ -3264,7 +3270,7 @@ TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
   EXPECT_EQ(all.at("constraints"), nlohmann::json::parse(R"([{"name": "params", "max": 20000.0}])"));
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\\([0-9]+ trials ended outside the constraints: never best\\)"))) << r.out;
   const Result csv = run("export " + dir_ + "/whole --format csv");
-  EXPECT_NE(csv.out.find(",feasible\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",feasible,model_params\n"), std::string::npos) << csv.out;
   const Result status = run("status " + dir_ + "/whole");
   EXPECT_TRUE(std::regex_search(status.out, std::regex("[0-9]+ of " + std::to_string(by_id.size()) +
                                                         " trials ended outside the constraints \\(never best\\)\n")))
@@ -3275,7 +3281,10 @@ TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
   expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
   for (const char* other : {"alone", "cut"}) {
     const auto again = trials_by_id(results(dir_ + "/" + other));
-    for (const auto& [id, t] : by_id) EXPECT_EQ(again.at(id).value("feasible", nlohmann::json()), t.value("feasible", nlohmann::json())) << other << " " << id;
+    for (const auto& [id, t] : by_id) {
+      EXPECT_EQ(again.at(id).value("feasible", nlohmann::json()), t.value("feasible", nlohmann::json())) << other << " " << id;
+      EXPECT_EQ(again.at(id).value("model_params", nlohmann::json()), t.value("model_params", nlohmann::json())) << other << " " << id;
+    }
   }
 }
 

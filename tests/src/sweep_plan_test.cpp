@@ -6,11 +6,13 @@
 #include <regex>
 
 #include "../support/sweep_text.h"
+#include "hfta/core/data_notes.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/suspect_settings.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/search/brackets.h"
+#include "hfta/trainers/model_zoo.h"
 
 namespace hfta::core {
 namespace {
@@ -384,6 +386,30 @@ TEST(SweepPlan, AGridCycledShortOrUnevenlyAnIdleBudgetMinAnUntunedAdamLrAndADead
             std::string::npos)
       << dead[1];
   EXPECT_TRUE(decay_notes(decaying, 5).empty());  // 0.5^5 = 0.03; no step period ended
+}
+
+// Notes that the training set's size decides: plan says them where it knows
+// the size without loading the data (Fashion-MNIST's 50,000 training images
+// here: an evaluation every 1,563 steps at batch 32, 8 of them before
+// budget.max's 9 epochs end), not for the text corpus (run says them there).
+TEST(SweepPlan, NotesThatTheTrainingSetsSizeDecidesWhereItIsKnown) {
+  auto text = [](const std::map<std::string, std::string>& sections) {
+    const SweepConfig sweep = load_sweep_string(sweep_yaml(sections));
+    return to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
+  };
+  const std::string idle = "note: early_stopping.patience 8 waits for 9 evaluations, and budget.max leaves 8 before its "
+                           "end (one every 1563 steps at batch 32), so it never acts: set task.eval_steps to evaluate "
+                           "more often";
+  EXPECT_NE(text({{"early_stopping", "early_stopping:\n  patience: 8\n"}}).find(idle), std::string::npos);
+  EXPECT_EQ(text({{"early_stopping", "early_stopping:\n  patience: 7\n"}}).find("never acts"), std::string::npos);
+  EXPECT_NE(text({{"parameters", "parameters:\n  lr: {values: [0.1]}\n  schedule: {values: [exponential]}\n"
+                                 "  gamma: {values: [0.5]}\n"}})
+                .find("note: schedule exponential multiplies lr by gamma (at most 0.5) every step: by budget.max "
+                      "(14067 steps)"),
+            std::string::npos);
+  EXPECT_EQ(trainers::known_train_examples("mlp", 5000), 55000);
+  EXPECT_EQ(trainers::known_train_examples("pointnet"), 8000);
+  EXPECT_FALSE(trainers::known_train_examples("transformer_lm").has_value());
 }
 
 // Valid, but the best trial would be the worst model, or the schedule would

@@ -274,6 +274,53 @@ TEST_F(TableFiles, ProblemsNameTheSweepsLineAndTheTablesRow) {
             "test: data/test.csv", "test.csv:2: label z is no class of the training table (its classes: x, y)");
 }
 
+// A budget in samples on a table smaller than a batch: a step trains the
+// whole table, so the rungs' steps are counted in its rows, not in batches
+// (at batch_size 64, rungs to 20 and 60 samples would both be one step).
+TEST_F(TableFiles, RungsInSamplesCountTheTablesRowsWhereTheyAreFewerThanABatch) {
+  std::string rows = "a,b,kind\n";
+  for (int i = 0; i < 20; ++i) rows += std::to_string(i) + "," + std::to_string(i % 3) + "," + (i % 2 ? "x\n" : "y\n");
+  write("data/train.csv", rows);
+  const std::string task = std::regex_replace(std::regex_replace(kTask, std::regex("    test: /abs/test.csv\n"), ""),
+                                              std::regex("batch_size: 16"), "batch_size: 64");
+  auto sweep = [&](int min, int max) {
+    return sweep_yaml({{"task", task},
+                       {"budget", "budget:\n  unit: samples\n  min: " + std::to_string(min) + "\n  max: " +
+                                      std::to_string(max) + "\n"},
+                       {"search", "search:\n  method: sha\n  eta: 3\n  trials: 3\n"}});
+  };
+  // 16 training rows (a fifth held out): 20, 60 and 180 samples are 1, 4 and 11 steps.
+  write("sweep.yaml", sweep(20, 180));
+  SweepConfig s = load_sweep_file(dir_ + "/sweep.yaml");
+  EXPECT_NO_THROW(read_sweep_table(s));
+  EXPECT_EQ(s.task.table.train_rows, 16);
+  const auto plan = run("plan " + dir_ + "/sweep.yaml");
+  EXPECT_EQ(plan.code, 0) << plan.err;
+  // The table read, plan knows its rows: it notes the batch past them, as run does (once).
+  const std::string past = "note: batch size 64 is larger than the 16 training examples: each step trains on all of them, once";
+  EXPECT_NE(plan.out.find(past), std::string::npos) << plan.out;
+  const auto ran = run("run " + dir_ + "/sweep.yaml --out " + dir_ + "/ran");
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  EXPECT_NE(ran.out.find(past), std::string::npos) << ran.out;
+  EXPECT_EQ(ran.out.find(past), ran.out.rfind(past)) << ran.out;
+  // 5 and 15 samples are both one step of the 16 rows: refused at budget.min, by every verb.
+  const std::string refused = sweep(5, 15);
+  const Diagnostic d = refusal(refused);
+  EXPECT_EQ(d.path, "budget.min");
+  EXPECT_EQ(d.line, line_of(refused, "min: 5"));
+  EXPECT_EQ(d.message,
+            "the rungs to 5 samples and 15 samples would both train 1 step of batch_size 64 (a step trains the whole "
+            "table's 16 training rows, fewer than a batch): give budget.min at least what a step trains (16 samples), "
+            "or count the budget in steps");
+  for (const char* verb : {"validate", "plan", "run"}) {
+    SCOPED_TRACE(verb);
+    const auto r = run(std::string(verb) + " " + dir_ + "/sweep.yaml" + (verb == std::string("run") ? " --out " + dir_ + "/out" : ""));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("budget.min: the rungs to 5 samples"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/out"));
+}
+
 TEST_F(TableFiles, ValidatePlanAndRunRefuseABadTableWritingNothing) {
   write("data/train.csv", "a,b,kind\n1,2,x\n3,,y\n");
   const std::string yaml = sweep_yaml({{"task", std::regex_replace(kTask, std::regex("    test: /abs/test.csv\n"), "")}});

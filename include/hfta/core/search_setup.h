@@ -2,7 +2,9 @@
 // space, the searcher, the brackets the scheduler runs, and the packer.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,6 +59,17 @@ const std::vector<std::string>& pbt_mutable_names();
 /// them), median stopping's steps and PBT's generations (min, 2 min, ...,
 /// max), or the full budget.
 std::vector<double> rung_budgets(const SweepConfig& sweep);
+
+/// Why a budget in samples would train two rungs (or median stopping's
+/// steps, or PBT's generations) to the same step: a step trains a whole
+/// batch, or the whole training set where that is smaller (`train_rows`; 0
+/// where it is not known yet, as for a table before it is read). `at_max`:
+/// budget.max is what to change.
+struct RungStepsProblem {
+  bool at_max = false;
+  std::string message;
+};
+std::optional<RungStepsProblem> rung_steps_problem(const SweepConfig& sweep, std::int64_t train_rows);
 
 /// The batch sizes a trial may train with, largest first: the batch_size
 /// parameter's values (a range's every one, up to 4096 of them, else its

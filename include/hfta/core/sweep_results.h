@@ -27,6 +27,7 @@ struct TrialRecord {
   double metric = 0;                 ///< the sweep's metric at that budget
   std::vector<double> objectives;    ///< with several objectives, each one's value at that budget
   double violation = 0;              ///< how far it breaks the sweep's constraints there (0: meets them)
+  std::int64_t model_params = 0;     ///< its plain model's parameters, as exported (0: not known)
   /// The metric at the end of each rung it trained (NaN where it diverged), by
   /// the rung's budget: what parameter importance compares trials by.
   std::map<double, double> rung_metrics;

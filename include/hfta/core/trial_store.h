@@ -33,6 +33,9 @@ struct RungResult {
   /// With several objectives, their values at the rung's end (sweep_config.h).
   std::vector<double> objectives;
   double violation = 0;  ///< of the sweep's constraints at the rung's end (sweep_config.h)
+  /// The parameters of the trial's plain model, as exported (0: a rung
+  /// written before this field).
+  std::int64_t model_params = 0;
 };
 
 /// A rung in progress: where a trial stood at an evaluation point inside it.

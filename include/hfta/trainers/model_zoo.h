@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hfta/trainers/array_classifier.h"
@@ -44,6 +45,12 @@ FashionMnistOptions fashion_mnist_options(const std::string& model);
 /// point clouds).
 ClassificationData load_classification_data(const std::string& model, const ModelOptions& options,
                                             std::int64_t validation_size = 0);
+
+/// The training examples load_classification_data gives `model`, where they
+/// are known without loading the data: Fashion-MNIST's 60,000 less the
+/// validation images, the point clouds' training set; nullopt for the text
+/// corpus (its sequences are counted once it is read).
+std::optional<std::int64_t> known_train_examples(const std::string& model, std::int64_t validation_size = 0);
 
 /// "" when the files `model`'s dataset is read from are there, else why not
 /// (naming the Debian package); point clouds are generated and always are. A
