@@ -126,7 +126,7 @@ std::optional<std::vector<double>> shape_sizes(const SweepConfig& sweep) {
   for (const auto& p : sweep.parameters) {
     const auto option = std::find_if(model->options.begin(), model->options.end(),
                                      [&](const trainers::OptionSpec& o) { return o.name == p.name; });
-    if (option == model->options.end() || !option->structural) continue;
+    if (option == model->options.end() || !option->structural || option->augments) continue;
     const bool listed = p.distribution == search::Distribution::kChoice || p.distribution == search::Distribution::kGrid ||
                         p.distribution == search::Distribution::kConst;
     if (!listed) return std::nullopt;

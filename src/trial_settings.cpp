@@ -149,6 +149,9 @@ trainers::ArrayTrainerOptions TrialSettings::array_options(const Config& first) 
   if (!sweep_->task.loss.empty()) o.loss = sweep_->task.loss;
   o.batch_size = batch_size(first);
   o.data_seed = sweep_->seed;
+  // Structural options: every trial of an array has the first's.
+  o.augmentation.flip = text(first, "flip", "false") == "true";
+  o.augmentation.crop = static_cast<std::int64_t>(number(first, "crop", 0));
   o.metric = sweep_->metric.name;
   o.maximize = sweep_->metric.goal == Goal::kMaximize;
   o.record_losses = false;  // losses are read at evaluations: no host round trip per step on a GPU

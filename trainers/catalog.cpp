@@ -77,6 +77,23 @@ OptionSpec shapes_data(OptionSpec o) {
   return o;
 }
 
+// Random flips and crops of the training images (trainers/augmentation.h):
+// structural, since an array's models share each augmented batch.
+std::vector<OptionSpec> augmentation() {
+  std::vector<OptionSpec> out = {boolean("flip", false, true, "mirror each training image left to right, half the time "
+                                       "(torchvision's RandomHorizontalFlip)"),
+          integer("crop", 0, 0, 8, true, "pad the training images by this many pixels a side and cut them back out at "
+                                         "a random place (torchvision's RandomCrop(size, padding=crop)); 0: none")};
+  for (auto& o : out) o.augments = true;
+  return out;
+}
+
+// `options` with the augmentation options after them.
+std::vector<OptionSpec> augmented(std::vector<OptionSpec> options) {
+  for (auto& o : augmentation()) options.push_back(std::move(o));
+  return options;
+}
+
 std::vector<ModelSpec> build_models() {
   const std::vector<std::string> images = {"fashion_mnist"};
   return {
@@ -86,8 +103,8 @@ std::vector<ModelSpec> build_models() {
         text("activation", "relu", kActivations, true, "hidden activation"), dropout("0")},
        "multi-layer perceptron"},
       {"cnn", "fashion_mnist", images, TaskKind::kClassification,
-       {integer("width", 1, 1, 64, true, "channel multiplier of LeNet-5's 6 and 16 channels"),
-        text("activation", "relu", kActivations, true, "activation"), dropout("0")},
+       augmented({integer("width", 1, 1, 64, true, "channel multiplier of LeNet-5's 6 and 16 channels"),
+                  text("activation", "relu", kActivations, true, "activation"), dropout("0")}),
        "LeNet-5 style convolutional network"},
       {"pointnet", "point_clouds", {"point_clouds"}, TaskKind::kClassification,
        {shapes_data(integer("points", 1024, 16, 1 << 16, true, "points per cloud")),
@@ -101,12 +118,11 @@ std::vector<ModelSpec> build_models() {
         integer("ndf", 64, 1, 4096, true, "discriminator features")},
        "DCGAN generator and discriminator"},
       {"resnet18", "fashion_mnist", images, TaskKind::kClassification,
-       {boolean("small_input", true, true, "3x3 stem without max-pool, for 32x32 inputs"),
-        integer("width", 64, 1, 1024, true, "channels of the first stage")},
+       augmented({boolean("small_input", true, true, "3x3 stem without max-pool, for 32x32 inputs"),
+                  integer("width", 64, 1, 1024, true, "channels of the first stage")}),
        "ResNet-18"},
       {"mobilenet_v3_small", "fashion_mnist", images, TaskKind::kClassification,
-       {real("width_mult", "1.0", 0, true, 4, false, true, "channel width multiplier"),
-        dropout("0.2")},
+       augmented({real("width_mult", "1.0", 0, true, 4, false, true, "channel width multiplier"), dropout("0.2")}),
        "MobileNetV3-Small"},
       {"transformer_lm", "text", {"text"}, TaskKind::kLanguageModel,
        {integer("d_model", 256, 8, 1 << 14, true, "embedding size"),

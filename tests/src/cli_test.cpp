@@ -392,6 +392,37 @@ TEST_F(Cli, ResumeRefusesTrialsOfAnotherSweepsSeedEvenWithBothSweepFilesEdited) 
   EXPECT_EQ(run("resume " + dir).code, 0);
 }
 
+// Flipped and cropped training images (the image models' flip and crop
+// options, crop also a parameter): a fused run trains every trial as
+// --fusion off does, and flipping changes every trial's numbers.
+TEST_F(Cli, FlipsAndCropsTrainFusedAsAloneAndFlippingChangesEveryTrial) {
+  const std::string augmented = R"(name: augmented
+seed: 4
+task: {model: cnn, batch_size: 32, validation_size: 500, options: {flip: true}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, min: 10, max: 30}
+search: {method: sha, trials: 4, eta: 3}
+parameters:
+  lr: {distribution: log_uniform, min: 0.01, max: 0.1}
+  crop: {values: [2, 3]}
+)";
+  std::string plain = augmented;
+  plain.replace(plain.find("flip: true"), 10, "flip: false");
+  const std::string sweep = write_sweep("augmented.yaml", augmented);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/fused").code, 0);
+  ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
+  expect_same_results(dir_ + "/alone", dir_ + "/fused");
+  ASSERT_EQ(run("run " + write_sweep("plain.yaml", plain) + " --out " + dir_ + "/plain").code, 0);
+  const auto with = results(dir_ + "/fused"), without = results(dir_ + "/plain");
+  ASSERT_EQ(with.at("trials").size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& a = with.at("trials")[i];
+    const auto& b = without.at("trials")[i];
+    EXPECT_EQ(a.at("params").at("lr"), b.at("params").at("lr")) << i;  // the same draws...
+    EXPECT_NE(a.at("history")[0].at("train_loss"), b.at("history")[0].at("train_loss")) << i;  // ...other batches
+  }
+}
+
 TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   const Result r = run("run " + sweep + " --out " + dir_ + "/fused");

@@ -835,6 +835,16 @@ TEST(SweepRejection, AWarmUpInStepsAndAsARatioBoth) {
                   "parameters.warmup_ratio.value", "warmup_ratio:", "expected number in [0, 1)");
 }
 
+TEST(SweepRejection, FlipsAndCropsAreForImageModelsAndCropsUpToEightPixels) {
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: cnn\n  options: {crop: 9}\n"}}), "task.options.crop", "crop: 9",
+                  "in [0, 8]");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  options: {flip: true}\n"}}), "task.options.flip",
+                  "flip: true", "flip");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: cnn\n"},
+                              {"parameters", "parameters:\n  crop:\n    values: [0, 2]\n    fuse: true\n"}}),
+                  "parameters.crop.fuse", "fuse: true", "write 'fuse: false', or leave fuse out");
+}
+
 TEST(SweepRejection, ShapeParameterWithFuseTrue) {
   const auto yaml = sweep_yaml({{"parameters", "parameters:\n  width:\n    values: [64, 128]\n    fuse: true\n"}});
   expect_rejected(yaml, "parameters.width.fuse", "fuse: true", "write 'fuse: false', or leave fuse out");

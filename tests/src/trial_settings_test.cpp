@@ -71,6 +71,25 @@ TEST(TrialSettings, TheTrialsParameterOverridesTheTasksWhichOverridesTheCatalog)
   EXPECT_DOUBLE_EQ(slot.beta2, 0.999);
 }
 
+// The image models' flip and crop options augment an array's batches: the
+// task's, or a trial's where they are parameters (unfused: an array's models
+// share each batch, so trials of different values never share an array).
+TEST(TrialSettings, FlipsAndCropsAreTheImageModelsOptionsAndSplitArrays) {
+  const SweepConfig none = sweep_with("task:\n  model: cnn\n");
+  EXPECT_FALSE(TrialSettings(none, 1000).array_options({}).augmentation.any());
+  const SweepConfig task = sweep_with("task:\n  model: resnet18\n  options: {flip: true, crop: 4}\n");
+  const auto a = TrialSettings(task, 1000).array_options({}).augmentation;
+  EXPECT_TRUE(a.flip);
+  EXPECT_EQ(a.crop, 4);
+  const SweepConfig swept = load_sweep_string(test::sweep_yaml(
+      {{"task", "task:\n  model: mobilenet_v3_small\n"},
+       {"parameters", "parameters:\n  lr: {values: [0.1, 0.01]}\n  crop: {values: [0, 2]}\n  flip: {values: [false, true]}\n"}}));
+  for (const auto& p : swept.parameters) EXPECT_EQ(p.fuse, p.name == "lr") << p.name;
+  const auto b = TrialSettings(swept, 1000).array_options({{"crop", std::int64_t{2}}, {"flip", true}}).augmentation;
+  EXPECT_TRUE(b.flip);
+  EXPECT_EQ(b.crop, 2);
+}
+
 TEST(TrialSettings, AnUnsetEpsIsEachOptimizersOwnDefault) {
   const SweepConfig s = sweep_with(kTask);
   const TrialSettings settings(s, 1000);

@@ -64,6 +64,28 @@ void expect_cnn_as_alone_in_float64(const at::Device& device) {
 
 TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64) { expect_cnn_as_alone_in_float64(at::kCPU); }
 
+// Flipped and cropped batches (the cnn's flip and crop options): every model
+// of the array trains on the batch each trains on alone, augmented by (data
+// seed, step) as train_alone does it from augmentation.h.
+void expect_augmented_cnn_as_alone(const at::Device& device) {
+  ArrayTrainerOptions o;
+  o.batch_size = 32;
+  o.data_seed = 6;
+  o.augmentation.flip = true;
+  o.augmentation.crop = 3;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
+  expect_same_as_alone(std::make_shared<FusedCnn>(4, 1, "relu", 0.0, 10, f64), cnn_trials(), o, 40, on(device, data()));
+}
+
+TEST(ArrayTrainer, CnnArrayOnFlippedAndCroppedBatchesEqualsEachTrialTrainedAlone) {
+  expect_augmented_cnn_as_alone(at::kCPU);
+}
+
+TEST(ArrayTrainer, CnnArrayOnFlippedAndCroppedBatchesEqualsEachTrialTrainedAloneOnTheGpu) {
+  HFTA_SKIP_WITHOUT_GPU();
+  expect_augmented_cnn_as_alone(at::kCUDA);
+}
+
 TEST(ArrayTrainer, CnnArrayEqualsEachTrialTrainedAloneInFloat64OnTheGpu) {
   HFTA_SKIP_WITHOUT_GPU();
   expect_cnn_as_alone_in_float64(at::kCUDA);

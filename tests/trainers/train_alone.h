@@ -66,6 +66,8 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
         torch::optim::AdamOptions(t.lr).betas({t.beta1, t.beta2}).eps(t.eps).weight_decay(t.weight_decay));
   }
   std::vector<double> losses;
+  Augmentation augmentation = o.augmentation;  // padded with the darkest pixel, as the batch stream pads
+  if (augmentation.crop > 0) augmentation.fill = d.train.images.min().item<double>();
   std::int64_t epoch = 0, index = 0;
   const std::int64_t per_epoch = (d.train.size() + o.batch_size - 1) / o.batch_size;
   at::Tensor order = epoch_order(d.train.size(), o.data_seed, epoch);
@@ -74,7 +76,7 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
       index = 0;
       order = epoch_order(d.train.size(), o.data_seed, ++epoch);
     }
-    const Split b = batch(d.train, order, index++, o.batch_size);
+    const Split b = augment(batch(d.train, order, index++, o.batch_size), augmentation, o.data_seed, s);
     opt->zero_grad();
     at::Tensor loss;
     {

@@ -43,6 +43,7 @@ struct ArrayTrainerOptions {
   std::string loss = "cross_entropy";
   std::int64_t batch_size = 64;
   std::uint64_t data_seed = 0;    ///< batch order: a function of (data_seed, epoch) only
+  Augmentation augmentation;      ///< training images' random flips and crops, drawn from (data_seed, step)
   std::int64_t patience = 0;      ///< > 0: early stopping on validation accuracy
   double min_delta = 0;
   double divergence = 0;          ///< > 0: a training loss above it counts as diverged

@@ -1,6 +1,7 @@
 // The training batches every model of an array shares, in their order: the
 // batch of step s is batch (s mod E) of epoch floor(s / E), E batches an epoch,
-// cut from epoch_order(size, seed, epoch) (classification_data.h).
+// cut from epoch_order(size, seed, epoch) (classification_data.h), then
+// flipped and cropped by (seed, step) where asked (augmentation.h).
 //
 // Two ways to deliver them, giving the same batches:
 // - ahead = 0: each batch is cut when asked, in the training thread, from data
@@ -22,6 +23,7 @@
 #include <c10/core/Device.h>
 #include <c10/core/Stream.h>
 
+#include "hfta/trainers/augmentation.h"
 #include "hfta/trainers/classification_data.h"
 
 namespace hfta::trainers {
@@ -36,8 +38,11 @@ std::int64_t batches_ahead(const at::Device& device, double data_bytes, double f
 
 class BatchStream {
  public:
-  /// Batches of `batch_size` rows of `train` (on any device), delivered on `device`.
-  BatchStream(Split train, std::int64_t batch_size, std::uint64_t seed, const at::Device& device, std::int64_t ahead);
+  /// Batches of `batch_size` rows of `train` (on any device), delivered on
+  /// `device`, augmented as `augmentation` asks (its fill: the training
+  /// images' darkest value, Fashion-MNIST's black background).
+  BatchStream(Split train, std::int64_t batch_size, std::uint64_t seed, const at::Device& device, std::int64_t ahead,
+              Augmentation augmentation = {});
   ~BatchStream();
   BatchStream(const BatchStream&) = delete;
   BatchStream& operator=(const BatchStream&) = delete;
@@ -74,6 +79,7 @@ class BatchStream {
   Split train_;
   std::int64_t batch_size_, per_epoch_;
   std::uint64_t seed_;
+  Augmentation augmentation_;
   at::Device device_;
   std::int64_t ahead_;
   bool pinned_;

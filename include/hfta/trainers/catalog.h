@@ -23,6 +23,7 @@ struct OptionSpec {
   std::string default_value;             ///< as written in YAML ("256", "relu", "true")
   bool structural = false;               ///< changes the model's shape, kernels or input: never fused across values
   bool shapes_data = false;              ///< shapes the dataset every trial shares: task.options only, never a parameter
+  bool augments = false;                 ///< structural, of the training batches (flip, crop): not the model's size
   double min = -1e300;                   ///< numeric range, inclusive unless *_open
   double max = 1e300;
   bool min_open = false;
