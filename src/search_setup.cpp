@@ -10,6 +10,7 @@
 #include "hfta/search/median_stopping.h"
 #include "hfta/search/pbt_scheduler.h"
 #include "hfta/core/sweep_summary.h"
+#include "hfta/trainers/catalog.h"
 
 namespace hfta::core {
 
@@ -203,6 +204,11 @@ std::string task_key(const SweepConfig& sweep) {
     // A parameter of the same name overrides the option per trial: the packer
     // adds it when it is unfused, and leaves it out when it fuses.
     if (sweep.find_parameter(name)) continue;
+    // No augmentation: the key of directories written before flip and crop
+    // existed, whose kept throughput and strategies it finds again.
+    const auto* model = trainers::find_model(sweep.task.model);
+    const auto* option = model ? model->find_option(name) : nullptr;
+    if (option && option->augments && search::to_string(value) == option->default_value) continue;
     key += "|" + name + "=" + search::to_string(value);
   }
   return key;

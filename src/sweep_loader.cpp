@@ -23,6 +23,7 @@
 
 #include <yaml-cpp/depthguard.h>
 #include "hfta/core/did_you_mean.h"
+#include "hfta/core/data_notes.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/search/brackets.h"
@@ -1117,7 +1118,9 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, SweepConfig& sweep)
     }
     return;
   }
-  if (auto problem = rung_steps_problem(sweep, 0)) budget_error(r, root, problem->at_max, problem->message);
+  if (auto problem = rung_steps_problem(sweep, known_train_examples(sweep).value_or(0))) {
+    budget_error(r, root, problem->at_max, problem->message);
+  }
 }
 
 // Where `text` first stops being UTF-8 (a Latin-1 'ä' is one byte, 0xE4,

@@ -180,7 +180,9 @@ StoredTrial read_trial(const nlohmann::json& j) {
     t.record.metric = t.rungs.back().metric;
     t.record.objectives = t.rungs.back().objectives;
     t.record.violation = t.rungs.back().violation;
-    t.record.model_params = t.rungs.back().model_params;
+    for (const auto& r : t.rungs) {  // (a failed rung records none: the size is its rungs' before)
+      if (r.model_params > 0) t.record.model_params = r.model_params;
+    }
     t.record.status = t.rungs.back().status;
     t.record.rung_metrics = rung_metrics(t.rungs);
   }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/sweep_text.h"
+#include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/trial_settings.h"
 
@@ -77,10 +78,15 @@ TEST(TrialSettings, TheTrialsParameterOverridesTheTasksWhichOverridesTheCatalog)
 TEST(TrialSettings, FlipsAndCropsAreTheImageModelsOptionsAndSplitArrays) {
   const SweepConfig none = sweep_with("task:\n  model: cnn\n");
   EXPECT_FALSE(TrialSettings(none, 1000).array_options({}).augmentation.any());
+  // Left at their defaults, they stay out of the fusion key (as before they existed, so that a
+  // directory's kept measurements are found again); set, they are in it.
+  EXPECT_EQ(task_key(none).find("flip"), std::string::npos) << task_key(none);
+  EXPECT_EQ(task_key(none).find("crop"), std::string::npos) << task_key(none);
   const SweepConfig task = sweep_with("task:\n  model: resnet18\n  options: {flip: true, crop: 4}\n");
   const auto a = TrialSettings(task, 1000).array_options({}).augmentation;
   EXPECT_TRUE(a.flip);
   EXPECT_EQ(a.crop, 4);
+  EXPECT_NE(task_key(task).find("|crop=4|flip=true"), std::string::npos) << task_key(task);
   const SweepConfig swept = load_sweep_string(test::sweep_yaml(
       {{"task", "task:\n  model: mobilenet_v3_small\n"},
        {"parameters", "parameters:\n  lr: {values: [0.1, 0.01]}\n  crop: {values: [0, 2]}\n  flip: {values: [false, true]}\n"}}));

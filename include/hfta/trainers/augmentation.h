@@ -13,7 +13,9 @@ namespace hfta::trainers {
 struct Augmentation {
   bool flip = false;      ///< mirror each image left to right, half the time
   std::int64_t crop = 0;  ///< pad each side by this many pixels, then cut the image's size back out at random
-  /// The padding's value: a black pixel as the images are normalised (torchvision pads before normalising).
+  /// The padding's value: a black pixel as the images are normalised
+  /// (torchvision pads before normalising). BatchStream sets it: the training
+  /// images' darkest value.
   double fill = 0;
   bool any() const { return flip || crop > 0; }
 };
