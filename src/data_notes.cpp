@@ -24,8 +24,10 @@ std::vector<std::string> batch_past_the_data(std::int64_t largest, std::int64_t 
 
 // Early stopping and plateau schedules count evaluation points (every
 // task.eval_steps, by default each epoch), not rung ends between them: where
-// budget.max leaves fewer points than a patience needs, it can never act.
-// Said at the batch size with the fewest points.
+// budget.max leaves fewer points before its end than a patience needs, it
+// can stop or slow no trial before budget.max (at the last point it saves
+// nothing). Said at the largest batch size where so, naming it where trials
+// may take others (a batch past the training set evaluates every step).
 std::vector<std::string> idle_patience(const SweepConfig& sweep, const TrialSettings& settings, std::int64_t train) {
   std::vector<std::pair<std::string, std::int64_t>> patiences;  // what waits, for how many evaluations
   if (sweep.early_stopping.enabled && sweep.early_stopping.patience > 0) {
@@ -47,8 +49,9 @@ std::vector<std::string> idle_patience(const SweepConfig& sweep, const TrialSett
     patiences.emplace_back("plateau_patience", static_cast<std::int64_t>(least));
   }
   std::vector<std::string> out;
+  const auto sizes = batch_sizes(sweep);
   for (const auto& [name, patience] : patiences) {
-    for (const std::int64_t b : batch_sizes(sweep)) {
+    for (const std::int64_t b : sizes) {
       const std::int64_t every = sweep.task.eval_steps > 0 ? sweep.task.eval_steps : (train + b - 1) / b;
       const std::int64_t last = std::max<std::int64_t>(settings.raw_steps_at(static_cast<double>(sweep.budget.max), b), 1);
       const std::int64_t points = (last - 1) / every;  // before the last step, where stopping saves nothing
@@ -56,8 +59,9 @@ std::vector<std::string> idle_patience(const SweepConfig& sweep, const TrialSett
       out.push_back("note: " + name + " " + std::to_string(patience) + " waits for " + std::to_string(patience + 1) +
                     (patience + 1 == 1 ? " evaluation" : " evaluations") + ", and budget.max leaves " +
                     std::to_string(points) + " before its end (one every " + std::to_string(every) +
-                    " steps at batch " + std::to_string(b) +
-                    "), so it never acts: set task.eval_steps to evaluate more often");
+                    " steps at batch " + std::to_string(b) + "), so it acts on no trial" +
+                    (sizes.size() > 1 ? " of that batch size" : "") +
+                    " before budget.max: set task.eval_steps to evaluate more often");
       break;
     }
   }

@@ -234,7 +234,8 @@ void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::s
     if (!options_.dir.empty() && step > from) checkpoint_mid_rung(trainer, array, step);
     throw Interrupted();
   };
-  for (std::int64_t done = from; done < to;) {
+  std::int64_t done = from;  // (short of `to` where every trial stopped: the steps the line reports)
+  while (done < to) {
     const std::int64_t chunk = std::min(every - done % every, to - done);
     // In pieces, so the progress line moves between evaluations (the same training).
     for (std::int64_t piece = 0; piece < chunk; piece += kProgressSteps) {
@@ -278,7 +279,7 @@ void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::s
   }
   const double best = report_rung(array, trainer, latest, to, reports);
   ended = true;
-  progress_.array_finished(models, array.from_budget, array.to_budget, to - from,
+  progress_.array_finished(models, array.from_budget, array.to_budget, done - from,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), best);
 }
 

@@ -80,7 +80,7 @@ void print_best(const SweepConfig& sweep, const std::vector<TrialRecord>& trials
         << (sweep.constraints.empty() ? "" : ", nor those outside the constraints") << ")\n";
   }
   const auto outside = std::count_if(trials.begin(), trials.end(), [](const TrialRecord& t) {
-    return (t.status == "completed" || t.status == "stopped") && t.violation != 0;
+    return (t.status == "completed" || t.status == "stopped" || t.status == "diverged") && t.violation != 0;  // (results' feasible)
   });
   if (outside > 0) {
     out << "  (" << outside << (outside == 1 ? " trial ended" : " trials ended") << " outside the constraints: "

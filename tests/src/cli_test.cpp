@@ -1459,7 +1459,7 @@ early_stopping: {patience: 1, min_delta: 0.3}
     ASSERT_EQ(halving.code, 0);
     // Said once: run's plan says it (plan knows Fashion-MNIST's size), and the tuner does not again.
     const std::string idle = "note: early_stopping.patience 1 waits for 2 evaluations, and budget.max leaves 1 "
-                             "before its end (one every 157 steps at batch 64), so it never acts: set task.eval_steps";
+                             "before its end (one every 157 steps at batch 64), so it acts on no trial before budget.max: set task.eval_steps";
     EXPECT_EQ(halving.out.find(idle) != std::string::npos, c.noted) << halving.out;
     EXPECT_EQ(halving.out.find(idle), halving.out.rfind(idle)) << halving.out;
     EXPECT_EQ(run("plan " + sha).out.find(idle) != std::string::npos, c.noted);

@@ -398,10 +398,19 @@ TEST(SweepPlan, NotesThatTheTrainingSetsSizeDecidesWhereItIsKnown) {
     return to_text(make_plan(sweep, true, "cpu", kFreeBytes), sweep);
   };
   const std::string idle = "note: early_stopping.patience 8 waits for 9 evaluations, and budget.max leaves 8 before its "
-                           "end (one every 1563 steps at batch 32), so it never acts: set task.eval_steps to evaluate "
+                           "end (one every 1563 steps at batch 32), so it acts on no trial before budget.max: set task.eval_steps to evaluate "
                            "more often";
   EXPECT_NE(text({{"early_stopping", "early_stopping:\n  patience: 8\n"}}).find(idle), std::string::npos);
-  EXPECT_EQ(text({{"early_stopping", "early_stopping:\n  patience: 7\n"}}).find("never acts"), std::string::npos);
+  EXPECT_EQ(text({{"early_stopping", "early_stopping:\n  patience: 7\n"}}).find("acts on no trial"), std::string::npos);
+  // Where trials take other batch sizes, it names the one: a batch of 12,000 past
+  // the 10,000 training images evaluates every step, and its patience acts.
+  EXPECT_NE(text({{"task", "task:\n  model: mlp\n  batch_size: 64\n  validation_size: 50000\n"},
+                  {"budget", "budget:\n  unit: steps\n  min: 3\n  max: 9\n"},
+                  {"parameters", "parameters:\n  lr: {values: [0.1]}\n  batch_size: {values: [64, 12000]}\n"},
+                  {"early_stopping", "early_stopping:\n  patience: 2\n"}})
+                .find("note: early_stopping.patience 2 waits for 3 evaluations, and budget.max leaves 0 before its end "
+                      "(one every 157 steps at batch 64), so it acts on no trial of that batch size before budget.max"),
+            std::string::npos);
   EXPECT_NE(text({{"parameters", "parameters:\n  lr: {values: [0.1]}\n  schedule: {values: [exponential]}\n"
                                  "  gamma: {values: [0.5]}\n"}})
                 .find("note: schedule exponential multiplies lr by gamma (at most 0.5) every step: by budget.max "
