@@ -376,7 +376,7 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
 
   // Cut after a few pieces of training; the files change and go before the resume.
   setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
-  const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1 --time-limit 1h");
+  const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1");
   unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
   ASSERT_EQ(cut.code, 0) << cut.err;
   ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
@@ -494,7 +494,7 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
 
   // Cut, and resumed: the same numbers.
   setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
-  const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1 --time-limit 1h");
+  const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1");
   unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
   ASSERT_EQ(cut.code, 0) << cut.err;
   ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
