@@ -7,14 +7,17 @@ Builds the trial's MLP in PyTorch (plain_models.mlp, with the options its
 sweep.json and trial.json record), loads its trials/<id>/state_dict.pt, and
 feeds it the rows as the trial was trained: the columns data/table.json names,
 in its order, each standardised by its mean and scale. Prints the rows' CSV
-with a `predicted` column: the label of the class with the largest logit, or
-for a regression (task.loss mse, l1 or huber) the number predicted, in the
-label's own units. Where the rows carry the label column too, their accuracy
-(a regression's RMSE and MAE, over the rows whose label is a number) goes to
+with a `predicted` column: the label of the class with the largest logit, then
+each class's probability (`probability_<class>`, the softmax), or for a
+regression (task.loss mse, l1 or huber) the number predicted, in the label's
+own units. Where the rows carry the label column too, their accuracy, macro
+F1, balanced accuracy and ROC AUC (as scikit-learn computes them; a
+regression's RMSE and MAE, over the rows whose label is a number) go to
 stderr. The model runs in float32: a sweep trained with precision bf16 or
 fp16 evaluated under autocast, so its figures differ from the run's by that
 rounding.
 """
+import bisect
 import csv
 import json
 import os
@@ -100,10 +103,10 @@ def main():
                      dtype=torch.float64).float()  # standardised in double, then float32, as the trial trained
     label = table["label"]
     out = csv.writer(sys.stdout, lineterminator="\n")
-    out.writerow(columns + ["predicted"])
     if "target_scale" in table:  # a regression: the output, in the label's units
         with torch.no_grad():
             predicted = (net(x).double().squeeze(1) * table["target_scale"] + table["target_mean"]).tolist()
+        out.writerow(columns + ["predicted"])
         for (_, r), p in zip(rows, predicted):
             out.writerow(r + [repr(p)])
         if label in at:
@@ -122,16 +125,58 @@ def main():
             else:
                 print(f"no row has a number in {label!r} to compare with", file=sys.stderr)
         return
+    classes = table["classes"]
     with torch.no_grad():
-        predicted = net(x).argmax(1).tolist()
-    for (_, r), p in zip(rows, predicted):
-        out.writerow(r + [table["classes"][p]])
+        probabilities = torch.softmax(net(x).double(), 1)
+    predicted = probabilities.argmax(1).tolist()
+    out.writerow(columns + ["predicted"] + [f"probability_{c}" for c in classes])
+    for (_, r), p, ps in zip(rows, predicted, probabilities.tolist()):
+        out.writerow(r + [classes[p]] + [repr(q) for q in ps])
     if label in at and rows:
-        integers = all(integer(c) is not None for c in table["classes"])
+        integers = all(integer(c) is not None for c in classes)
         def same(written, name):  # integer classes are one class however written (1, 1.0)
             return integer(written) == int(name) if integers else written.strip() == name
-        right = sum(same(r[at[label]], table["classes"][p]) for (_, r), p in zip(rows, predicted))
-        print(f"accuracy {right / len(rows):.6g} ({right} of {len(rows)} rows)", file=sys.stderr)
+        right = sum(same(r[at[label]], classes[p]) for (_, r), p in zip(rows, predicted))
+        # The rows whose label is one of the classes: their class-balanced scores.
+        known = [(k, i) for i, (_, r) in enumerate(rows) for k, c in enumerate(classes) if same(r[at[label]], c)]
+        note = f" of {len(known)} rows with a known class" if len(known) < len(rows) else ""
+        scores = ""
+        if known:
+            labels = [k for k, _ in known]
+            said = [predicted[i] for _, i in known]
+            f1, balanced = class_balanced(labels, said, len(classes))
+            auc = roc_auc(labels, [probabilities[i].tolist() for _, i in known], len(classes))
+            scores = f"; F1 {f1:.6g}, balanced accuracy {balanced:.6g}" + (f", AUC {auc:.6g}" if auc is not None else "")
+        print(f"accuracy {right / len(rows):.6g} ({right} of {len(rows)} rows){scores}{note}", file=sys.stderr)
+
+
+def class_balanced(labels, predicted, classes):
+    """Macro F1 and balanced accuracy, as sklearn's f1_score(average="macro") and balanced_accuracy_score."""
+    f1, recall = [], []
+    for c in range(classes):
+        tp = sum(y == c and p == c for y, p in zip(labels, predicted))
+        said, actual = predicted.count(c), labels.count(c)
+        if said + actual:
+            f1.append(2 * tp / (said + actual))
+        if actual:
+            recall.append(tp / actual)
+    return sum(f1) / len(f1), sum(recall) / len(recall)
+
+
+def roc_auc(labels, probabilities, classes):
+    """ROC AUC, as sklearn's roc_auc_score (one-vs-rest macro with more than two classes,
+    over the classes among the labels); None where the labels hold one class."""
+    areas = []
+    for c in ([1] if classes == 2 else range(classes)):
+        positive = [p[c] for y, p in zip(labels, probabilities) if y == c]
+        negative = [p[c] for y, p in zip(labels, probabilities) if y != c]
+        if positive and negative:
+            # Every (positive, negative) pair ordered right counts 1, a tie a half.
+            ordered = sorted(negative)
+            wins = sum(bisect.bisect_left(ordered, s) + 0.5 * (bisect.bisect_right(ordered, s) - bisect.bisect_left(ordered, s))
+                       for s in positive)
+            areas.append(wins / (len(positive) * len(negative)))
+    return sum(areas) / len(areas) if areas else None
 
 
 if __name__ == "__main__":

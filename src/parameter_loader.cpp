@@ -1003,6 +1003,16 @@ void load_parameters(YamlReader& r, const YAML::Node& node, const trainers::Mode
                   " learns a number, and no trial would read it");
       continue;
     }
+    if (name == "class_weight" && model &&
+        trainers::task_kind(*model, sweep.task.loss) != trainers::TaskKind::kClassification) {
+      r.error(entry.first, "parameters." + name,
+              "class_weight weighs a classifier's classes; " +
+                  (trainers::is_regression_loss(sweep.task.loss) ? "task.loss " + sweep.task.loss + " learns a number"
+                   : model->kind == trainers::TaskKind::kGan        ? model->name + " generates images"
+                                                                    : model->name + " predicts tokens") +
+                  ", and no trial would read it");
+      continue;
+    }
     const YAML::Node& value = entry.second;
     if (!value.IsSequence()) {
       if (auto spec = reader.read(name, entry.first, value)) sweep.parameters.push_back(std::move(*spec));

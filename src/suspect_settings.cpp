@@ -213,7 +213,8 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     const std::string& metric = metrics[i].name;
     const std::string goal = sweep.objectives.empty() ? "metric.goal" : "metric[" + std::to_string(i) + "].goal";
-    const bool higher_is_better = metric == "val_accuracy" || metric == "val_r2";
+    const bool higher_is_better = metric == "val_accuracy" || metric == "val_r2" || metric == "val_f1" ||
+                                  metric == "val_balanced_accuracy" || metric == "val_auc";
     const bool lower_is_better = metric == "val_loss" || metric == "train_loss" || metric == "val_perplexity" ||
                                  metric == "val_fid" || metric == "params" || metric == "val_rmse" || metric == "val_mae";
     if ((higher_is_better && metrics[i].goal == Goal::kMinimize) ||

@@ -1,5 +1,6 @@
 #include "hfta/core/sweep_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -58,6 +59,13 @@ const search::ParameterSpec* SweepConfig::find_parameter(const std::string& para
     if (p.name == parameter) return &p;
   }
   return nullptr;
+}
+
+bool SweepConfig::names_metric(const std::string& m) const {
+  const auto named = [&](const auto& list) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& o) { return o.name == m; });
+  };
+  return metric.name == m || named(objectives) || named(constraints);
 }
 
 std::vector<const search::ParameterSpec*> SweepConfig::parameter_branches(const std::string& parameter) const {

@@ -359,7 +359,8 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
 // at least 0, a perplexity at least 1.
 std::optional<double> read_metric_value(YamlReader& r, const YAML::Node& n, const std::string& path,
                                         const std::string& name, const std::string& what) {
-  const bool accuracy = name.find("accuracy") != std::string::npos;
+  // Shares of the examples or of the classes, in [0, 1] (F1 and AUC too).
+  const bool accuracy = name.find("accuracy") != std::string::npos || name == "val_f1" || name == "val_auc";
   const bool r2 = name == "val_r2";  // 1 is perfect; a model worse than the mean is below 0
   const double least = name.find("perplexity") != std::string::npos ? 1 : r2 ? -INFINITY : 0;
   auto v = r.read_number(n, path);
@@ -402,8 +403,10 @@ std::string other_kinds_metric(const std::string& name, const ModelSpec& model, 
   const auto classes = trainers::metric_names(trainers::TaskKind::kClassification);  // (val_loss, train_loss: both)
   const bool regression_metric = std::find(regression.begin(), regression.end(), name) != regression.end() &&
                                  std::find(classes.begin(), classes.end(), name) == classes.end();
-  if (trainers::is_regression_loss(task.loss) && name == "val_accuracy") {
-    return "val_accuracy counts classes; task.loss " + task.loss + " learns a number, measured by " +
+  const bool class_metric = std::find(classes.begin(), classes.end(), name) != classes.end() &&
+                            std::find(regression.begin(), regression.end(), name) == regression.end();
+  if (trainers::is_regression_loss(task.loss) && class_metric) {
+    return name + " counts classes; task.loss " + task.loss + " learns a number, measured by " +
            join_alternatives(regression);
   }
   if (!regression_metric || trainers::is_regression_loss(task.loss)) return "";
@@ -425,6 +428,15 @@ std::string metric_alias(const std::string& name, const std::vector<std::string>
       if (std::find(names.begin(), names.end(), with) != names.end()) {
         return "did you mean '" + with + "'? (what is measured on the validation rows starts with val_)";
       }
+    }
+  }
+  // sklearn's scorers' names, and AUROC.
+  for (const auto& [others, ours] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"roc_auc", "roc_auc_ovr", "roc_auc_score", "auroc", "val_roc_auc", "val_auroc"}, "val_auc"},
+           {{"f1_macro", "macro_f1", "val_f1_macro", "val_macro_f1"}, "val_f1"}}) {
+    if (std::find(others.begin(), others.end(), key) != others.end() &&
+        std::find(names.begin(), names.end(), ours) != names.end()) {
+      return "did you mean '" + ours + "'?" + (ours == "val_f1" ? " (macro F1, the mean over the classes)" : "");
     }
   }
   if ((key == "mse" || key == "val_mse") && trainers::is_regression_loss(task.loss)) {

@@ -31,6 +31,9 @@ nlohmann::json test_json(const SweepConfig& sweep, const TestMetrics& test) {
     out["fid"] = test.fid;  // loss and accuracy: the discriminator's
   } else if (kind != trainers::TaskKind::kClassification) {
     out["perplexity"] = std::exp(test.loss);
+  } else {
+    out["f1"] = test.f1, out["balanced_accuracy"] = test.balanced_accuracy;
+    if (sweep.names_metric("val_auc")) out["auc"] = test.auc;
   }
   return out;
 }

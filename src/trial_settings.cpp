@@ -135,6 +135,7 @@ trainers::SlotTrial TrialSettings::slot_of(std::int64_t id, const Config& c, std
   t.eps = c.count("eps") ? hp("eps") : optimizer == "adagrad" ? 1e-10 : optimizer == "adadelta" ? 1e-6 : hp("eps");
   t.dampening = hp("dampening"), t.alpha = hp("alpha"), t.rho = hp("rho"), t.lr_decay = hp("lr_decay");
   t.label_smoothing = hp("label_smoothing");
+  t.balanced_class_weight = text(c, "class_weight", "none") == "balanced";
   t.nesterov = text(c, "nesterov", "false") == "true";
   t.amsgrad = text(c, "amsgrad", "false") == "true";
   t.centered = text(c, "centered", "false") == "true";
@@ -153,6 +154,9 @@ trainers::ArrayTrainerOptions TrialSettings::array_options(const Config& first) 
   o.augmentation.flip = text(first, "flip", "false") == "true";
   o.augmentation.crop = static_cast<std::int64_t>(number(first, "crop", 0));
   o.metric = sweep_->metric.name;
+  const auto* model = trainers::find_model(sweep_->task.model);
+  o.class_metrics = model && trainers::task_kind(*model, sweep_->task.loss) == trainers::TaskKind::kClassification;
+  o.auc = o.class_metrics && sweep_->names_metric("val_auc");
   o.maximize = sweep_->metric.goal == Goal::kMaximize;
   o.record_losses = false;  // losses are read at evaluations: no host round trip per step on a GPU
   o.precision = fusion::precision_from_name(sweep_->task.precision);

@@ -93,7 +93,8 @@ std::optional<TestMetrics> Tuner::test_metrics(const TrialRecord& r) {
   o.prefetch = prefetch_on(device_of(0));
   trainers::ArrayTrainer trainer(model, {settings_.slot_of(r.id, r.params, r.seed)}, o, test, /*initialise=*/false);
   const auto m = trainer.evaluate().front();
-  return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid, m.val_rmse, m.val_mae, m.val_r2};
+  return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid, m.val_rmse, m.val_mae, m.val_r2,
+                     m.val_f1, m.val_balanced_accuracy, m.val_auc};
 }
 
 }  // namespace hfta::core::tuning

@@ -169,6 +169,9 @@ class Tuner {
                                trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kMaskedLanguageModel;
   const bool gan_ = trainers::find_model(sweep_.task.model)->kind == trainers::TaskKind::kGan;
   const bool regression_ = trainers::is_regression_loss(sweep_.task.loss);
+  /// Classes of examples (not tokens, not a GAN's): F1 and balanced accuracy are measured too.
+  const bool classifier_ = trainers::task_kind(*trainers::find_model(sweep_.task.model), sweep_.task.loss) ==
+                           trainers::TaskKind::kClassification;
 };
 
 }  // namespace hfta::core::tuning

@@ -29,6 +29,8 @@ std::string test_summary(const nlohmann::json& test) {
   }
   std::string text = "loss " + number(test.at("loss")) + ", accuracy " + number(test.at("accuracy"));
   if (test.contains("perplexity")) text += ", perplexity " + number(test.at("perplexity"));
+  if (test.contains("f1")) text += ", F1 " + number(test.at("f1")) + ", balanced accuracy " + number(test.at("balanced_accuracy"));
+  if (test.contains("auc")) text += ", AUC " + number(test.at("auc"));
   if (test.contains("fid")) text = "FID " + number(test.at("fid")) + " (the discriminator's " + text + ")";
   return text;
 }
@@ -100,6 +102,11 @@ std::string test_cell(const std::string& metric, const nlohmann::json& test) {
     if (metric == "val_r2") return "test R2 " + number(test.at("r2"));
     return "test RMSE " + number(test.at("rmse"));
   }
+  if (metric == "val_f1" && test.contains("f1")) return "test F1 " + number(test.at("f1"));
+  if (metric == "val_balanced_accuracy" && test.contains("balanced_accuracy")) {
+    return "test balanced accuracy " + number(test.at("balanced_accuracy"));
+  }
+  if (metric == "val_auc" && test.contains("auc")) return "test AUC " + number(test.at("auc"));
   return "test accuracy " + number(test.at("accuracy"));
 }
 

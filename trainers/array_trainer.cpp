@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -9,17 +10,53 @@
 
 #include "gan_evaluation.h"
 #include "hfta/trainers/catalog.h"
+#include "hfta/trainers/class_metrics.h"
 #include "hfta/fusion/host_allocator.h"
 
 namespace hfta::trainers {
 namespace {
 constexpr const char* kLossScaleKey = "loss_scale";  ///< [scale, growth tracker] in a SlotState
+
+// Each model's cross-entropy with the classes weighted by `weights` [C], as
+// PyTorch's cross_entropy(weight=, label_smoothing=) gives it: the labels'
+// weighted mean of (1 - e) NLL + e / C * sum over classes of -weight * log p.
+at::Tensor weighted_cross_entropy(const at::Tensor& logits, const at::Tensor& labels, const std::vector<double>& smoothing,
+                                  const at::Tensor& weights) {
+  const std::int64_t models = logits.size(0), n = logits.size(1), classes = logits.size(2);
+  const bool reduced = logits.scalar_type() == at::kBFloat16 || logits.scalar_type() == at::kHalf;
+  const at::Tensor logp = at::log_softmax(reduced ? logits.to(at::kFloat) : logits, -1);
+  const at::Tensor w = weights.to(logp.options());
+  const at::Tensor row_weight = w.index_select(0, labels).view({1, n});
+  const at::Tensor nll = -logp.gather(-1, labels.view({1, n, 1}).expand({models, n, 1})).squeeze(-1);
+  const at::Tensor total = row_weight.sum();
+  at::Tensor loss = (nll * row_weight).sum(1) / total;
+  if (std::any_of(smoothing.begin(), smoothing.end(), [](double e) { return e != 0; })) {
+    const at::Tensor smooth = -(logp * w.view({1, 1, classes})).sum(-1).sum(1) / total;
+    const at::Tensor e = at::tensor(smoothing, at::kDouble).to(logp.options());
+    loss = (1 - e) * loss + e / static_cast<double>(classes) * smooth;
+  }
+  return loss;
+}
+
 }  // namespace
 
+at::Tensor balanced_class_weights(const at::Tensor& labels, std::int64_t classes) {
+  const at::Tensor counts = at::bincount(labels.reshape({-1}).cpu(), {}, classes).to(at::kDouble);
+  const double present = (counts > 0).sum().item<double>();
+  return at::where(counts > 0, static_cast<double>(labels.numel()) / (present * counts), at::ones_like(counts));
+}
+
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& targets,
-                                   const std::vector<double>& smoothing, bool masked) {
+                                   const std::vector<double>& smoothing, bool masked, const at::Tensor& weights,
+                                   const at::Tensor& weighted) {
   const at::Tensor labels = targets.reshape({-1});  // a language model's [N, T] targets, one per row of logits
   const std::int64_t models = logits.size(0), n = logits.size(1);
+  if (weights.defined()) {
+    if (masked) throw std::invalid_argument("class weights weigh classes, not masked tokens");
+    const at::Tensor plain = per_model_cross_entropy(logits, targets, smoothing);
+    const at::Tensor weighed = weighted_cross_entropy(logits, labels, smoothing, weights).to(plain.scalar_type());
+    return at::where(weighted.to(plain.device()), weighed, plain);
+  }
   // Masked: ignored rows count 0 and the mean is over the counted ones.
   const at::Tensor counted = masked ? (labels != kIgnoreLabel) : at::Tensor();
   auto mean = [&](const at::Tensor& per_row) {  // [models, n] -> [models]
@@ -101,6 +138,7 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
                                             : "classes train with cross_entropy, not " + options_.loss);
   }
   masked_ = !regression_ && (data_.train.labels == kIgnoreLabel).any().item<bool>();
+  weigh_classes();
   std::vector<fusion::LrSchedule> schedules;
   for (const auto& t : trials_) {
     // Reduce-on-plateau watches the metric early stopping does, in its direction.
@@ -304,7 +342,20 @@ void ArrayTrainer::clip_gradients(const std::vector<at::Tensor>& params) {
 
 at::Tensor ArrayTrainer::per_model_loss(const at::Tensor& outputs, const at::Tensor& labels) const {
   return regression_ ? per_model_regression_loss(outputs, labels, options_.loss)
-                     : per_model_cross_entropy(outputs, labels, smoothing_, masked_);
+                     : per_model_cross_entropy(outputs, labels, smoothing_, masked_, class_weights_, weighted_);
+}
+
+void ArrayTrainer::weigh_classes() {
+  class_weights_ = weighted_ = at::Tensor();
+  std::vector<bool> weighted;
+  for (const auto& t : trials_) weighted.push_back(t.balanced_class_weight != 0);
+  if (std::none_of(weighted.begin(), weighted.end(), [](bool w) { return w; })) return;
+  if (regression_ || data_.train.labels.dim() != 1) {
+    throw std::invalid_argument("balanced class weights weigh a classifier's classes, not a regression's targets nor tokens");
+  }
+  class_weights_ = balanced_class_weights(data_.train.labels, data_.classes).to(device_);
+  std::vector<std::int64_t> flags(weighted.begin(), weighted.end());
+  weighted_ = at::tensor(flags, at::kLong).to(at::kBool).to(device_);
 }
 
 double ArrayTrainer::watched(const SlotMetrics& m) const {
@@ -314,6 +365,9 @@ double ArrayTrainer::watched(const SlotMetrics& m) const {
                    : options_.metric == "val_rmse"       ? m.val_rmse
                    : options_.metric == "val_mae"        ? m.val_mae
                    : options_.metric == "val_r2"         ? m.val_r2
+                   : options_.metric == "val_f1"         ? m.val_f1
+                   : options_.metric == "val_balanced_accuracy" ? m.val_balanced_accuracy
+                   : options_.metric == "val_auc"        ? m.val_auc
                    : options_.metric == "train_loss" || options_.metric == "g_loss" ? m.train_loss
                    : options_.metric == "d_loss"         ? m.d_loss
                    : options_.metric == "val_fid"        ? m.val_fid
@@ -370,6 +424,9 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   const std::int64_t chunk = std::min<std::int64_t>(1000, 4 * options_.batch_size);
   const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor loss_sum = at::zeros({b}, on_device), correct = at::zeros({b}, on_device);
+  std::optional<ClassCounts> counts;
+  if (options_.class_metrics) counts.emplace(b, data_.classes, device_);
+  std::vector<at::Tensor> probabilities;  // [B, chunk, C] each, for the AUC
   for (std::int64_t start = 0, examples = data_.validation.size(); start < examples; start += chunk) {
     const std::int64_t count = std::min<std::int64_t>(chunk, examples - start);
     // On the device already, unless the data stays on the host (prefetch).
@@ -380,16 +437,25 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
     if (rows == 0) continue;
     const at::Tensor logits = model_->forward(x);
     loss_sum += per_model_cross_entropy(logits, y, {}, masked_).to(at::kDouble) * static_cast<double>(rows);
-    correct += ((logits.argmax(-1) == y.unsqueeze(0)) & counted.unsqueeze(0)).sum(1).to(at::kDouble);
+    const at::Tensor predicted = logits.argmax(-1);
+    correct += ((predicted == y.unsqueeze(0)) & counted.unsqueeze(0)).sum(1).to(at::kDouble);
+    if (counts) counts->add(predicted, y);
+    if (options_.auc) probabilities.push_back(at::softmax(logits.to(at::kDouble), -1));
   }
   model_->train();
   loss_sum = loss_sum.cpu(), correct = correct.cpu();
+  std::vector<double> f1, balanced, auc;
+  if (counts) f1 = counts->macro_f1(), balanced = counts->balanced_accuracy();
+  if (options_.auc) auc = roc_auc(at::cat(probabilities, 1), data_.validation.labels.to(device_));
   std::vector<SlotMetrics> out(static_cast<std::size_t>(b));
   for (std::int64_t i = 0; i < b; ++i) {
-    SlotMetrics& m = out[static_cast<std::size_t>(i)];
+    const auto k = static_cast<std::size_t>(i);
+    SlotMetrics& m = out[k];
     m.val_loss = loss_sum[i].item<double>() / static_cast<double>(n);
     m.val_accuracy = correct[i].item<double>() / static_cast<double>(n);
     m.val_perplexity = std::exp(m.val_loss);
+    if (counts) m.val_f1 = f1[k], m.val_balanced_accuracy = balanced[k];
+    if (options_.auc) m.val_auc = auc[k];
   }
   return out;
 }
@@ -498,6 +564,7 @@ void ArrayTrainer::compact() {
   best_ = std::move(best);
   bad_evals_ = std::move(bad);
   smoothing_ = std::move(smoothing);
+  weigh_classes();
   // Training losses since the last scheduled evaluation move with their slots
   // (an evaluation that only looks leaves them summing).
   std::vector<std::int64_t> kept(survivors.begin(), survivors.end());

@@ -203,6 +203,8 @@ std::vector<OptionSpec> build_training_hyperparameters() {
                 {"plateau"}),
       read_with(integer("plateau_patience", 10, 0, 1e12, false, "reduce-on-plateau patience"), sched, {"plateau"}),
       real("label_smoothing", "0", 0, false, 1, true, false, "cross-entropy label smoothing"),
+      text("class_weight", "none", {"none", "balanced"}, false,
+           "cross-entropy class weights: balanced weighs each class n / (classes * its count), as sklearn's"),
       real("grad_clip", "0", 0, false, kInf, false, false, "gradient-norm clip (0: off)"),
       integer("batch_size", 64, 1, 1 << 20, true, "examples per batch"),
   };
@@ -333,7 +335,9 @@ TaskKind task_kind(const ModelSpec& model, const std::string& loss) {
 
 std::vector<std::string> metric_names(TaskKind kind) {
   switch (kind) {
-    case TaskKind::kClassification: return {"val_accuracy", "val_loss", "train_loss"};
+    // F1 (macro), balanced accuracy and ROC AUC weigh every class alike (class_metrics.h).
+    case TaskKind::kClassification:
+      return {"val_accuracy", "val_loss", "train_loss", "val_f1", "val_balanced_accuracy", "val_auc"};
     case TaskKind::kLanguageModel:
     case TaskKind::kMaskedLanguageModel: return {"val_perplexity", "val_loss", "train_loss"};
     case TaskKind::kGan: return {"val_fid", "g_loss", "d_loss"};

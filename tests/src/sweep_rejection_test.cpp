@@ -1318,5 +1318,42 @@ TEST(SweepRejection, ANumberOutOfItsRangeIsQuotedBack) {
                   "early_stopping.min_delta", "min_delta: -0.5", "got '-0.5'");
 }
 
+// Class weights weigh a classifier's classes; F1, balanced accuracy and AUC
+// are shares in [0, 1]; sklearn's and others' names for them are said as
+// these.
+TEST(SweepRejection, ClassWeightsAndClassBalancedMetricsAreAClassifiersAndOtherNamesAreSaidAsThese) {
+  const std::string weights = "parameters:\n  lr: {value: 0.01}\n  class_weight: {values: [none, balanced]}\n";
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: transformer_lm\n"},
+                              {"metric", "metric:\n  name: val_perplexity\n  goal: minimize\n"},
+                              {"parameters", weights}}),
+                  "parameters.class_weight", "class_weight:",
+                  "class_weight weighs a classifier's classes; transformer_lm predicts tokens, and no trial would read it");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: dcgan\n"},
+                              {"metric", "metric:\n  name: val_fid\n  goal: minimize\n"},
+                              {"parameters", weights}}),
+                  "parameters.class_weight", "class_weight:", "dcgan generates images");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  class_weight: {values: [none, inverse]}\n"}}),
+                  "parameters.class_weight.values[1]", "inverse", "expected one of none, balanced for 'class_weight'");
+  EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"parameters", weights}})));
+  for (const char* name : {"val_f1", "val_balanced_accuracy", "val_auc"}) {
+    EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"metric", "metric: {name: " + std::string(name) + ", goal: maximize}\n"}})))
+        << name;
+  }
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: roc_auc, goal: maximize}\n"}}), "metric.name", "roc_auc",
+                  "did you mean 'val_auc'?");
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: AUROC, goal: maximize}\n"}}), "metric.name", "AUROC",
+                  "did you mean 'val_auc'?");
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: f1_macro, goal: maximize}\n"}}), "metric.name", "f1_macro",
+                  "did you mean 'val_f1'? (macro F1, the mean over the classes)");
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: balanced_accuracy, goal: maximize}\n"}}), "metric.name",
+                  "balanced_accuracy", "did you mean 'val_balanced_accuracy'?");
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: val_auc, goal: maximize, target: 95}\n"}}), "metric.target",
+                  "target: 95", "val_auc lies in [0, 1] (a target of 90% is 0.9)");
+  // A language model measures no classes of examples.
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: transformer_lm\n"},
+                              {"metric", "metric:\n  name: val_f1\n  goal: maximize\n"}}),
+                  "metric.name", "val_f1", "'val_f1' is not one of val_perplexity, val_loss or train_loss");
+}
+
 }  // namespace
 }  // namespace hfta::core

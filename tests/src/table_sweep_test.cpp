@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -128,7 +129,8 @@ TEST(TableSweep, ARegressionIsAskedForByItsLossAndMeasuredByItsErrors) {
                   "set task.loss: mse (or l1, huber)");
   expect_rejected(sweep_yaml({{"metric", rmse}}), "metric.name", "name: val_rmse",
                   "val_rmse measures a regression, on a table of your own (task.dataset: csv and task.loss: mse, with "
-                  "mlp); mlp on fashion_mnist reports val_accuracy, val_loss or train_loss");
+                  "mlp); mlp on fashion_mnist reports val_accuracy, val_loss, train_loss, val_f1, val_balanced_accuracy or "
+                  "val_auc");
   // Another library's name for a loss is said as this one's; the metric then
   // is not blamed for the loss.
   expect_rejected(sweep_yaml({{"task", kTask + "  loss: mae\n"}, {"metric", rmse}}), "task.loss", "loss: mae",
@@ -162,6 +164,14 @@ TEST(TableSweep, ARegressionIsAskedForByItsLossAndMeasuredByItsErrors) {
                   "metric.target", "target: 1.5", "val_r2 lies in (-infinity, 1]");
   EXPECT_NO_THROW(load_sweep_string(
       sweep_yaml({{"task", task}, {"metric", "metric:\n  name: val_r2\n  goal: maximize\n  target: -0.5\n"}})));
+  // Class weights and class-balanced metrics are a classifier's.
+  expect_rejected(sweep_yaml({{"task", task},
+                              {"metric", rmse},
+                              {"parameters", "parameters:\n  class_weight: {values: [none, balanced]}\n"}}),
+                  "parameters.class_weight", "class_weight:",
+                  "class_weight weighs a classifier's classes; task.loss mse learns a number, and no trial would read it");
+  expect_rejected(sweep_yaml({{"task", task}, {"metric", "metric: {name: val_f1, goal: maximize}\n"}}), "metric.name",
+                  "name: val_f1", "val_f1 counts classes; task.loss mse learns a number, measured by val_rmse");
   // Label smoothing smooths classes: a regression's trials would not read it.
   expect_rejected(sweep_yaml({{"task", task},
                               {"metric", rmse},
@@ -530,6 +540,70 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
   EXPECT_NE(test::slurp(dir_ + "/some-predicted.txt").find("(88 rows; 1 without a number in 'progression' left out)"),
             std::string::npos)
       << test::slurp(dir_ + "/some-predicted.txt");
+}
+
+// Classes of unequal size (the breast cancer example's tables, 37% malignant):
+// a sweep tuned for ROC AUC with balanced class weights among its parameters
+// records F1, balanced accuracy and AUC at every evaluation and on the test
+// rows, trains alone as fused, and the best trial's exported model, run in
+// PyTorch, scores the test rows as the run measured them.
+TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScoredAsPyTorchScoresThem) {
+  for (const char* name : {"breast_cancer_train.csv", "breast_cancer_test.csv"}) {
+    std::filesystem::copy_file(std::string(HFTA_SOURCE_DIR) + "/configs/data/" + name, dir_ + "/data/" + name);
+  }
+  const std::string yaml =
+      "name: cancer\nseed: 3\n"
+      "task:\n  model: mlp\n  dataset: csv\n  batch_size: 32\n  options: {width: 8}\n"
+      "  data: {train: data/breast_cancer_train.csv, test: data/breast_cancer_test.csv, label: diagnosis}\n"
+      "metric: {name: val_auc, goal: maximize}\n"
+      "budget: {unit: steps, max: 12}\n"
+      "search: {method: random, trials: 4}\n"
+      "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.01}\n"
+      "  class_weight: {values: [none, balanced]}\n";
+  write("sweep.yaml", yaml);
+  const std::string sweep = dir_ + "/sweep.yaml";
+  const auto whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  const auto results = nlohmann::json::parse(test::slurp(dir_ + "/whole/results.json"));
+  std::set<std::string> weights;
+  for (const auto& trial : results.at("trials")) {
+    weights.insert(trial.at("params").at("class_weight").get<std::string>());
+    for (const auto& point : trial.at("history")) {
+      for (const char* name : {"val_accuracy", "val_f1", "val_balanced_accuracy", "val_auc"}) {
+        EXPECT_GT(point.at(name).get<double>(), 0) << name;
+        EXPECT_LE(point.at(name).get<double>(), 1) << name;
+      }
+    }
+    EXPECT_EQ(trial.at("metric"), trial.at("history").back().at("val_auc"));
+  }
+  EXPECT_EQ(weights, (std::set<std::string>{"balanced", "none"}));  // (seed 3 draws both)
+  const auto& test = results.at("best").at("test");
+  EXPECT_NE(whole.out.find(", AUC "), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find(", balanced accuracy "), std::string::npos) << whole.out;
+
+  // Each trial alone: the same losses within float32's rounding.
+  const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  expect_same_trials(results, nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json")), "val_loss", 1e-4);
+
+  if (!python_has_torch()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  }
+  const std::string best = results.at("best").at("id").dump();
+  ASSERT_EQ(predict("whole", best, dir_ + "/whole/data/test.csv", "scored"), 0) << test::slurp(dir_ + "/scored.txt");
+  std::smatch m;
+  const std::string said = test::slurp(dir_ + "/scored.txt");
+  ASSERT_TRUE(std::regex_search(
+      said, m, std::regex("accuracy (\\S+) \\(\\d+ of 113 rows\\); F1 (\\S+), balanced accuracy (\\S+), AUC (\\S+)")))
+      << said;
+  EXPECT_NEAR(std::stod(m[1].str()), test.at("accuracy").get<double>(), 1e-5);
+  EXPECT_NEAR(std::stod(m[2].str()), test.at("f1").get<double>(), 1e-5);
+  EXPECT_NEAR(std::stod(m[3].str()), test.at("balanced_accuracy").get<double>(), 1e-5);
+  EXPECT_NEAR(std::stod(m[4].str()), test.at("auc").get<double>(), 1e-5);
+  EXPECT_LT(test.at("balanced_accuracy").get<double>(), 1.0);  // (a short training: the check tells)
+  const std::string scored = test::slurp(dir_ + "/scored.csv");
+  const std::string header = scored.substr(0, scored.find('\n'));
+  EXPECT_EQ(header.substr(header.rfind(",diagnosis,")), ",diagnosis,predicted,probability_benign,probability_malignant");
 }
 
 // plan's notes on a table: integer labels of many classes may be a

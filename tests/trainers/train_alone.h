@@ -49,6 +49,13 @@ inline at::Tensor plain_regression_loss(const std::string& loss, const at::Tenso
   return {};
 }
 
+// n_samples / (n_classes * bincount(y)), as sklearn's compute_class_weight
+// documents "balanced" (every class of these sets is present).
+inline at::Tensor plain_balanced_weights(const at::Tensor& labels, std::int64_t classes) {
+  const at::Tensor counts = at::bincount(labels.cpu(), {}, classes).to(at::kDouble);
+  return static_cast<double>(labels.numel()) / (static_cast<double>(classes) * counts);
+}
+
 // Trains one trial alone, with the plain model and torch::optim, over the same batches.
 inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotTrial& t, const ArrayTrainerOptions& o,
                                 std::int64_t steps, torch::nn::Sequential& out,
@@ -83,8 +90,15 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
       // The array's precision, as torch.autocast around the forward pass and loss.
       fusion::AutocastScope autocast(o.precision, b.images.device());
       const at::Tensor logits = plain->forward(array.input(b.images));  // before the regulariser reads it
+      // PyTorch's CrossEntropyLoss(weight=, label_smoothing=), the weights
+      // sklearn's compute_class_weight("balanced") of the training labels.
+      auto ce = torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(t.label_smoothing);
+      if (t.balanced_class_weight != 0) {
+        ce.weight(plain_balanced_weights(d.train.labels, d.classes)
+                      .to(logits.device(), at::promote_types(logits.scalar_type(), at::kFloat)));
+      }
       loss = d.regression() ? plain_regression_loss(o.loss, logits, b.labels)
-                            : torch::nn::functional::cross_entropy(logits, b.labels.reshape({-1})) +
+                            : torch::nn::functional::cross_entropy(logits, b.labels.reshape({-1}), ce) +
                                   plain_regularization(plain);
     }
     loss.backward();

@@ -190,6 +190,8 @@ struct SweepConfig {
 
   /// What makes a result better: metric.goal, or each objective's goal.
   search::Goals goals() const;
+  /// Whether the metric, an objective or a constraint is `metric`.
+  bool names_metric(const std::string& metric) const;
   bool operator==(const SweepConfig& o) const;
   bool operator!=(const SweepConfig& o) const { return !(*this == o); }
 };

@@ -47,6 +47,8 @@ struct TestMetrics {
   double fid = NAN;     ///< a GAN's: Fréchet distance of its samples to the test images
   /// A regression's (accuracy NaN): errors in the target's units, and R².
   double rmse = NAN, mae = NAN, r2 = NAN;
+  /// A classifier's macro F1 and balanced accuracy; ROC AUC where the sweep names val_auc.
+  double f1 = NAN, balanced_accuracy = NAN, auc = NAN;
 };
 
 /// The result that ended a sweep at its metric.target.

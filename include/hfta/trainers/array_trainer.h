@@ -31,6 +31,9 @@ struct SlotTrial {
   double dampening = 0, nesterov = 0, amsgrad = 0;       ///< SGD, Adam (booleans as 0/1)
   double alpha = 0.99, centered = 0, rho = 0.9, lr_decay = 0;  ///< RMSprop, Adadelta, Adagrad
   double label_smoothing = 0;
+  /// 1: each class's examples weigh n / (classes * their count) in the training
+  /// loss, as sklearn's class_weight="balanced" given to PyTorch's CrossEntropyLoss(weight=).
+  double balanced_class_weight = 0;
   double grad_clip = 0;                  ///< > 0: clip the model's gradient norm (clip_grad_norm_)
   fusion::ScheduleOptions schedule;      ///< the learning-rate schedule, in training steps
 };
@@ -49,6 +52,10 @@ struct ArrayTrainerOptions {
   double divergence = 0;          ///< > 0: a training loss above it counts as diverged
   std::string metric = "val_accuracy";  ///< what early stopping watches (a SlotMetrics field)
   bool maximize = true;
+  /// Classifiers: also measure val_f1 and val_balanced_accuracy (class_metrics.h),
+  /// and, with `auc`, val_auc (it ranks every validation example for every class).
+  bool class_metrics = false;
+  bool auc = false;
   /// Rebuild the array without its stopped models once at least this fraction
   /// of its slots has stopped (0: never), so they cost nothing more. The
   /// default rebuilds at the first stop: rebuilding moves a few tensors, while a
@@ -94,6 +101,9 @@ struct SlotMetrics {
   // Regression (val_accuracy NaN): errors in the target's own units, and the
   // coefficient of determination (sklearn's r2_score: 1 - SSE / SST).
   double val_rmse = NAN, val_mae = NAN, val_r2 = NAN;
+  // Classifiers, where asked (ArrayTrainerOptions::class_metrics, auc): macro
+  // F1, balanced accuracy and ROC AUC, as sklearn's (class_metrics.h).
+  double val_f1 = NAN, val_balanced_accuracy = NAN, val_auc = NAN;
   SlotStatus status = SlotStatus::kRunning;
 };
 
@@ -180,6 +190,9 @@ class ArrayTrainer {
   std::vector<std::int64_t> loss_steps_;  ///< per slot: steps in loss_sum_
   std::int64_t step_ = 0;
   std::vector<double> smoothing_;
+  /// The training labels' balanced class weights [classes] on device_, and
+  /// which slots [B] weigh by them; undefined where none does.
+  at::Tensor class_weights_, weighted_;
   bool masked_ = false;  ///< labels hold kIgnoreLabel (masked language models)
   bool regression_ = false;  ///< labels are numeric targets (ClassificationData::regression)
   std::map<std::int64_t, torch::nn::Sequential> frozen_;  ///< stopped slots as they stopped
@@ -195,6 +208,7 @@ class ArrayTrainer {
   std::vector<SlotMetrics> classifier_metrics();  ///< validation metrics of every slot
   std::vector<SlotMetrics> regression_metrics();  ///< classifier_metrics() of a regression
   at::Tensor per_model_loss(const at::Tensor& outputs, const at::Tensor& labels) const;  ///< [B]
+  void weigh_classes();  ///< sets class_weights_ from trials_
   at::Tensor running_mask() const;  ///< [B] bool: which slots still train
   at::Tensor classifier_step(const Split& batch);  ///< returns the per-model loss [B]
   at::Tensor gan_step(const Split& batch);         ///< returns the generator's loss [B]
@@ -213,9 +227,17 @@ class ArrayTrainer {
 /// Per-model mean cross-entropy of logits [B, N, C] against labels [N] (or
 /// [N, T] with N*T rows of logits): a [B] tensor; `smoothing` (one per model, or
 /// empty) is PyTorch's label_smoothing. `masked`: labels may be kIgnoreLabel,
-/// and the mean is over the others, as PyTorch's ignore_index.
+/// and the mean is over the others, as PyTorch's ignore_index. `weights` [C]
+/// (or undefined: none) weigh the classes as PyTorch's cross_entropy(weight=)
+/// does, for the models `weighted` [B] (bool) names; the others' losses are
+/// the unweighted ones.
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
-                                   const std::vector<double>& smoothing = {}, bool masked = false);
+                                   const std::vector<double>& smoothing = {}, bool masked = false,
+                                   const at::Tensor& weights = {}, const at::Tensor& weighted = {});
+
+/// sklearn's compute_class_weight("balanced") of labels [N] over `classes`:
+/// n / (present classes * count) for each class present, 1 for any absent.
+at::Tensor balanced_class_weights(const at::Tensor& labels, std::int64_t classes);
 
 /// Per-model mean regression loss ("mse", "l1" or "huber") of outputs
 /// [B, N, 1] against targets [N]: a [B] tensor, each model's as PyTorch's
