@@ -8,21 +8,8 @@
 # at its defaults on standardised inputs. Prints a Markdown table and writes
 # it with the machine and commit to experiments/results/regression-vs-sklearn-cpu.md.
 # Needs Debian's python3-sklearn. Usage: experiments/regression_vs_sklearn.sh
-set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
-/usr/bin/python3 -c 'import sklearn' 2>/dev/null || { echo "regression_vs_sklearn: apt-get install python3-sklearn" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/data"
-cp configs/data/diabetes_train.csv configs/data/diabetes_test.csv "$work/data/"
-for seed in 1 2 3 4; do
-  sed "s/^seed: .*/seed: $seed/" configs/regression.yaml > "$work/sweep-$seed.yaml"
-  start=$(date +%s.%N)
-  "$hfta" run "$work/sweep-$seed.yaml" --out "$work/run-$seed" > "$work/run-$seed.log"
-  echo "$(echo "$(date +%s.%N) - $start" | bc)" > "$work/run-$seed.seconds"
-done
+source "$(dirname "$0")/tuned_at_seeds.sh"
+tuned_at_seeds regression_vs_sklearn configs/regression.yaml diabetes_train.csv diabetes_test.csv
 mkdir -p "$out"
 /usr/bin/python3 - "$work" "$out" <<'PY'
 import csv, json, os, platform, subprocess, sys, warnings

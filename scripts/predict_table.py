@@ -139,15 +139,16 @@ def main():
         right = sum(same(r[at[label]], classes[p]) for (_, r), p in zip(rows, predicted))
         # The rows whose label is one of the classes: their class-balanced scores.
         known = [(k, i) for i, (_, r) in enumerate(rows) for k, c in enumerate(classes) if same(r[at[label]], c)]
-        note = f" of {len(known)} rows with a known class" if len(known) < len(rows) else ""
         scores = ""
         if known:
             labels = [k for k, _ in known]
             said = [predicted[i] for _, i in known]
             f1, balanced = class_balanced(labels, said, len(classes))
             auc = roc_auc(labels, [probabilities[i].tolist() for _, i in known], len(classes))
-            scores = f"; F1 {f1:.6g}, balanced accuracy {balanced:.6g}" + (f", AUC {auc:.6g}" if auc is not None else "")
-        print(f"accuracy {right / len(rows):.6g} ({right} of {len(rows)} rows){scores}{note}", file=sys.stderr)
+            over = f" over the {len(known)} rows whose label is a class," if len(known) < len(rows) else ""
+            scores = (f";{over} F1 {f1:.6g}, balanced accuracy {balanced:.6g}, " +
+                      (f"AUC {auc:.6g}" if auc is not None else "no AUC (their labels are one class)"))
+        print(f"accuracy {right / len(rows):.6g} ({right} of {len(rows)} rows){scores}", file=sys.stderr)
 
 
 def class_balanced(labels, predicted, classes):

@@ -304,14 +304,17 @@ std::string csv_field(const nlohmann::json& v) {
 }  // namespace
 
 std::string results_csv(const nlohmann::json& results, const std::vector<std::string>& parameters, bool parents) {
-  std::set<std::string> params(parameters.begin(), parameters.end()), finals;
+  // Final metrics recorded since 2026-12-07 go last, after every column before
+  // them, so that a reader by position keeps working.
+  static const std::set<std::string> kLater = {"val_auc", "val_balanced_accuracy", "val_f1"};
+  std::set<std::string> params(parameters.begin(), parameters.end()), finals, later_finals;
   bool sized = false;
   for (const auto& t : results.at("trials")) {
     parents |= t.contains("parent");
     sized |= t.contains("model_params");
     for (const auto& [k, v] : t.at("params").items()) params.insert(k);
     if (t.contains("final") && t.at("final").is_object()) {
-      for (const auto& [k, v] : t.at("final").items()) finals.insert(k);
+      for (const auto& [k, v] : t.at("final").items()) (kLater.count(k) ? later_finals : finals).insert(k);
     }
   }
   const nlohmann::json best_id = results.at("best").is_null() ? nlohmann::json() : results.at("best").at("id");
@@ -334,6 +337,7 @@ std::string results_csv(const nlohmann::json& results, const std::vector<std::st
   const bool constrained = results.contains("constraints");
   if (constrained) out << ",feasible";
   if (sized) out << ",model_params";
+  for (const auto& f : later_finals) out << "," << csv_field("final_" + f);
   out << "\n";
   for (const auto& t : results.at("trials")) {
     out << t.at("id") << "," << csv_field(t.at("status")) << "," << t.at("budget") << "," << csv_field(t.at("metric")) << ","
@@ -353,6 +357,7 @@ std::string results_csv(const nlohmann::json& results, const std::vector<std::st
     if (!objectives.empty()) out << "," << (front.count(t.at("id").get<std::int64_t>()) ? "true" : "false");
     if (constrained) out << "," << csv_field(t.value("feasible", nlohmann::json()));
     if (sized) out << "," << csv_field(t.value("model_params", nlohmann::json()));
+    for (const auto& f : later_finals) out << "," << (final_metrics.contains(f) ? csv_field(final_metrics.at(f)) : "");
     out << "\n";
   }
   return out.str();

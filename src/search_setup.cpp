@@ -166,7 +166,7 @@ const std::vector<std::string>& pbt_mutable_names() {
   // shaping the model or its optimizer state.
   static const std::vector<std::string> names = {"lr",    "momentum", "weight_decay", "dropout", "beta1",
                                                  "beta2", "eps",      "dampening",    "alpha",   "rho",
-                                                 "lr_decay", "label_smoothing", "grad_clip"};
+                                                 "lr_decay", "label_smoothing", "grad_clip", "class_weight"};
   return names;
 }
 

@@ -233,6 +233,18 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                   " different integers, trained as that many classes (task.loss " + sweep.task.loss +
                   "); if they are a measurement, set task.loss: mse to predict the number");
   }
+  const bool class_measured = sweep.names_metric("val_f1") || sweep.names_metric("val_balanced_accuracy") ||
+                              sweep.names_metric("val_auc");
+  if (!table.validation_lacks.empty() && class_measured) {
+    const auto& lacks = table.validation_lacks;
+    std::string named = "'" + lacks.front() + "'";
+    if (lacks.size() > 1) named += " and " + std::to_string(lacks.size() - 1) + " more";
+    out.push_back("note: the validation rows hold no row of class " + named + " of label " + table.label_column +
+                  ": val_balanced_accuracy and val_auc average over the other classes, and val_f1 counts " +
+                  (lacks.size() == 1 ? "it" : "them") + " only where a trial predicts " +
+                  (lacks.size() == 1 ? "it" : "them") + "; hold out more rows with task.validation_size (each class "
+                  "holds out its share)");
+  }
   if (table.regression && table.validation_rows == 1) {
     out.push_back("note: one validation row: val_r2 is 0 for every trial that misses it (R2 needs two rows to "
                   "measure a spread; scikit-learn leaves it undefined), and val_rmse is one row's error; hold out more "

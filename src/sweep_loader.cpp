@@ -409,6 +409,12 @@ std::string other_kinds_metric(const std::string& name, const ModelSpec& model, 
     return name + " counts classes; task.loss " + task.loss + " learns a number, measured by " +
            join_alternatives(regression);
   }
+  const auto kind = trainers::task_kind(model, task.loss);
+  if (class_metric && name != "val_accuracy" && kind != trainers::TaskKind::kClassification &&
+      kind != trainers::TaskKind::kRegression) {
+    return name + " weighs classes of examples alike, a classifier's measure; " + model.name + " reports " +
+           join_alternatives(trainers::metric_names(kind));
+  }
   if (!regression_metric || trainers::is_regression_loss(task.loss)) return "";
   if (std::find(losses.begin(), losses.end(), "mse") != losses.end()) {
     return name + " measures a regression, and task.loss " + task.loss + " learns classes: to predict a number, set "
@@ -954,7 +960,15 @@ void load_constraints(YamlReader& r, const YAML::Node& root, const ModelSpec* mo
       if (model) {
         auto names = task_metric_names(*model, sweep.task);
         names.push_back("params");
-        if (auto k = r.read_enum(*n, path + ".name", names)) c.name = names[*k];
+        if (const std::string other = n->IsScalar() ? other_kinds_metric(n->Scalar(), *model, sweep.task) : "";
+            !other.empty()) {
+          r.error(*n, path + ".name", other);
+        } else if (const std::string hint = n->IsScalar() ? metric_alias(n->Scalar(), names, sweep.task) : "";
+                   !hint.empty()) {
+          r.error(*n, path + ".name", "'" + n->Scalar() + "' is not one of " + join_alternatives(names) + ": " + hint);
+        } else if (auto k = r.read_enum(*n, path + ".name", names)) {
+          c.name = names[*k];
+        }
       } else if (auto s = r.read_string(*n, path + ".name")) {
         c.name = *s;
       }
@@ -1121,6 +1135,19 @@ void check_median_steps(YamlReader& r, const YAML::Node& root, const SweepConfig
 // batch: read_sweep_table checks it, at the lines kept here.
 void check_rung_steps(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   if (sweep.task.dataset == "csv") {
+    // Where each metric is named: what the validation rows must allow (val_auc: two classes).
+    auto mark = [&](const YAML::Node& item, const std::string& path) {
+      if (item && item.IsMap() && item["name"]) {
+        sweep.task.table.marks[path + ".name"] = {item["name"].Mark().line + 1, item["name"].Mark().column + 1};
+      }
+    };
+    if (const YAML::Node metric = root["metric"]; metric && metric.IsMap()) mark(metric, "metric");
+    for (const char* list : {"metric", "constraints"}) {
+      const YAML::Node items = root[list];  // (a missing key's node is invalid: tested before use)
+      for (std::size_t i = 0; items && items.IsSequence() && i < items.size(); ++i) {
+        mark(items[i], std::string(list) + "[" + std::to_string(i) + "]");
+      }
+    }
     if (auto budget = r.child(root, "", "budget", false); budget && budget->IsMap()) {
       for (const char* key : {"min", "max"}) {
         if (auto n = r.child(*budget, "budget", key, false)) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 
+#include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
@@ -41,6 +42,27 @@ void check_rung_steps(const SweepConfig& sweep) {
   throw ConfigError({Diagnostic{sweep.task.table.source, path, line, column, problem->message}});
 }
 
+// ROC AUC ranks validation rows of two classes at least: with one, val_auc
+// would be undefined for every trial (sklearn raises), refused where the
+// sweep names it.
+void check_validation_classes(const SweepConfig& sweep) {
+  const TableOptions& t = sweep.task.table;
+  if (t.regression || t.validation_classes >= 2 || !sweep.names_metric("val_auc")) return;
+  std::string path = "metric.name";
+  for (std::size_t i = 0; i < sweep.objectives.size(); ++i) {
+    if (sweep.objectives[i].name == "val_auc") path = "metric[" + std::to_string(i) + "].name";
+  }
+  for (std::size_t i = 0; i < sweep.constraints.size() && sweep.metric.name != "val_auc"; ++i) {
+    if (sweep.constraints[i].name == "val_auc") path = "constraints[" + std::to_string(i) + "].name";
+  }
+  const auto [line, column] = t.marks.count(path) ? t.marks.at(path) : std::pair<int, int>{0, 0};
+  throw ConfigError({Diagnostic{
+      t.source, path, line, column,
+      "the validation rows (" + std::to_string(t.validation_rows) + ") hold one class of " + t.label_column +
+          ": ROC AUC ranks rows of two classes, so val_auc would be undefined for every trial; hold out more rows "
+          "with task.validation_size (each class holds out its share), or rank by val_f1 or val_balanced_accuracy"}});
+}
+
 // The table made from its files' tables, its counts filled in; a TableError
 // said where the sweep names what is wrong: the file, the label, or the
 // validation rows (at the file where the sweep leaves them to the default).
@@ -61,7 +83,16 @@ trainers::TabularData tabular(SweepConfig& sweep, Read read) {
     t.train_rows = data.data.train.size();
     t.validation_rows = data.data.validation.size();
     t.test_rows = data.data.test.size();
+    t.validation_lacks.clear();
+    if (!data.regression) {
+      const at::Tensor counts = at::bincount(data.data.validation.labels, {}, data.data.classes);
+      t.validation_classes = (counts > 0).sum().item<std::int64_t>();
+      for (std::int64_t c = 0; c < data.data.classes; ++c) {
+        if (counts[c].item<std::int64_t>() == 0) t.validation_lacks.push_back(data.classes[static_cast<std::size_t>(c)]);
+      }
+    }
     check_rung_steps(sweep);
+    check_validation_classes(sweep);
     return data;
   } catch (const trainers::TableError& e) {
     std::string part = e.part();

@@ -55,7 +55,7 @@ at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& t
     if (masked) throw std::invalid_argument("class weights weigh classes, not masked tokens");
     const at::Tensor plain = per_model_cross_entropy(logits, targets, smoothing);
     const at::Tensor weighed = weighted_cross_entropy(logits, labels, smoothing, weights).to(plain.scalar_type());
-    return at::where(weighted.to(plain.device()), weighed, plain);
+    return weighted.defined() ? at::where(weighted.to(plain.device()), weighed, plain) : weighed;
   }
   // Masked: ignored rows count 0 and the mean is over the counted ones.
   const at::Tensor counted = masked ? (labels != kIgnoreLabel) : at::Tensor();
@@ -139,6 +139,10 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   }
   masked_ = !regression_ && (data_.train.labels == kIgnoreLabel).any().item<bool>();
   weigh_classes();
+  // A class-balanced measure that early stopping watches is measured, whatever the options say.
+  const std::string& m = options_.metric;
+  options_.auc = options_.auc || m == "val_auc";
+  options_.class_metrics = options_.class_metrics || options_.auc || m == "val_f1" || m == "val_balanced_accuracy";
   std::vector<fusion::LrSchedule> schedules;
   for (const auto& t : trials_) {
     // Reduce-on-plateau watches the metric early stopping does, in its direction.
@@ -425,9 +429,11 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor loss_sum = at::zeros({b}, on_device), correct = at::zeros({b}, on_device);
   std::optional<ClassCounts> counts;
-  if (options_.class_metrics) counts.emplace(b, data_.classes, device_);
-  std::vector<at::Tensor> probabilities;  // [B, chunk, C] each, for the AUC
-  for (std::int64_t start = 0, examples = data_.validation.size(); start < examples; start += chunk) {
+  // For the AUC, every example's probabilities [B, examples, C] (of two
+  // classes, the second's alone), filled a chunk at a time.
+  at::Tensor scores;
+  const std::int64_t examples = data_.validation.size();
+  for (std::int64_t start = 0; start < examples; start += chunk) {
     const std::int64_t count = std::min<std::int64_t>(chunk, examples - start);
     // On the device already, unless the data stays on the host (prefetch).
     const at::Tensor x = model_->input(data_.validation.images.narrow(0, start, count).to(device_));
@@ -439,14 +445,22 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
     loss_sum += per_model_cross_entropy(logits, y, {}, masked_).to(at::kDouble) * static_cast<double>(rows);
     const at::Tensor predicted = logits.argmax(-1);
     correct += ((predicted == y.unsqueeze(0)) & counted.unsqueeze(0)).sum(1).to(at::kDouble);
-    if (counts) counts->add(predicted, y);
-    if (options_.auc) probabilities.push_back(at::softmax(logits.to(at::kDouble), -1));
+    if (options_.class_metrics) {
+      if (!counts) counts.emplace(b, logits.size(-1), device_);
+      counts->add(predicted, y);
+    }
+    if (options_.auc) {
+      at::Tensor p = at::softmax(logits.to(at::kDouble), -1);
+      if (p.size(-1) == 2) p = p.narrow(-1, 1, 1);
+      if (!scores.defined()) scores = at::empty({b, examples, p.size(-1)}, p.options());
+      scores.narrow(1, start, count).copy_(p);
+    }
   }
   model_->train();
   loss_sum = loss_sum.cpu(), correct = correct.cpu();
   std::vector<double> f1, balanced, auc;
   if (counts) f1 = counts->macro_f1(), balanced = counts->balanced_accuracy();
-  if (options_.auc) auc = roc_auc(at::cat(probabilities, 1), data_.validation.labels.to(device_));
+  if (options_.auc) auc = roc_auc(scores, data_.validation.labels.to(device_));
   std::vector<SlotMetrics> out(static_cast<std::size_t>(b));
   for (std::int64_t i = 0; i < b; ++i) {
     const auto k = static_cast<std::size_t>(i);

@@ -79,18 +79,20 @@ at::Tensor auc_of(const at::Tensor& class_scores, const at::Tensor& positive, do
 }  // namespace
 
 std::vector<double> roc_auc(const at::Tensor& probabilities, const at::Tensor& labels) {
-  const std::int64_t models = probabilities.size(0), classes = probabilities.size(2);
+  const std::int64_t models = probabilities.size(0), columns = probabilities.size(2);
   const double n = static_cast<double>(probabilities.size(1));
   const at::Tensor p = probabilities.to(at::kDouble);
   at::Tensor sum = at::zeros({models}, p.options());
   std::int64_t counted = 0;
   // Two classes: the second's probability ranks the examples (the first's
-  // ranks them the other way round, to the same area).
-  for (std::int64_t c = classes == 2 ? 1 : 0; c < classes; ++c) {
+  // ranks them the other way round, to the same area); given alone, it is
+  // the one column.
+  const bool binary = columns <= 2;
+  for (std::int64_t c = binary ? 1 : 0; c < (binary ? 2 : columns); ++c) {
     const at::Tensor positive = labels == c;
     const double positives = positive.sum().item<double>();
     if (positives == 0 || positives == n) continue;  // one-vs-rest needs both sides
-    sum += auc_of(p.select(2, c), positive, positives);
+    sum += auc_of(p.select(2, binary ? columns - 1 : c), positive, positives);
     ++counted;
   }
   const at::Tensor finite = at::isfinite(p).reshape({models, -1}).all(1);  // a diverged model ranks nothing

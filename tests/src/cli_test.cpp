@@ -530,7 +530,8 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const Result csv = run("export " + dir_ + "/fused --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("id,status,budget,metric,seed,lr,momentum,best,weights,state_dict,error,checkpoint,"
-                          "final_step,final_train_loss,final_val_accuracy,final_val_loss,model_params\n", 0),
+                          "final_step,final_train_loss,final_val_accuracy,final_val_loss,model_params,"
+                          "final_val_balanced_accuracy,final_val_f1\n", 0),
             0u)
       << csv.out;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 18);
@@ -540,7 +541,8 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
     const auto& f = t.at("final");
     const std::string row_end = "," + t.at("files").at("checkpoint").get<std::string>() + "," + f.at("step").dump() +
                                 "," + f.at("train_loss").dump() + "," + f.at("val_accuracy").dump() + "," +
-                                f.at("val_loss").dump() + "," + t.at("model_params").dump() + "\n";
+                                f.at("val_loss").dump() + "," + t.at("model_params").dump() + "," +
+                                f.at("val_balanced_accuracy").dump() + "," + f.at("val_f1").dump() + "\n";
     // Its size: the MLP 784-32-10's weights and biases, as the exported model holds them.
     EXPECT_EQ(t.at("model_params"), 784 * 32 + 32 + 32 * 10 + 10);
     const std::string second_line = csv.out.substr(csv.out.find('\n') + 1);

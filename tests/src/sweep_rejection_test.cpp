@@ -1352,7 +1352,13 @@ TEST(SweepRejection, ClassWeightsAndClassBalancedMetricsAreAClassifiersAndOtherN
   // A language model measures no classes of examples.
   expect_rejected(sweep_yaml({{"task", "task:\n  model: transformer_lm\n"},
                               {"metric", "metric:\n  name: val_f1\n  goal: maximize\n"}}),
-                  "metric.name", "val_f1", "'val_f1' is not one of val_perplexity, val_loss or train_loss");
+                  "metric.name", "val_f1",
+                  "val_f1 weighs classes of examples alike, a classifier's measure; transformer_lm reports "
+                  "val_perplexity, val_loss or train_loss");
+  // In a constraint too, other names are said as these.
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: val_f1, goal: maximize}\n"},
+                              {"constraints", "constraints: [{name: roc_auc, min: 0.9}]\n"}}),
+                  "constraints[0].name", "roc_auc", "did you mean 'val_auc'?");
 }
 
 }  // namespace

@@ -196,10 +196,11 @@ class TableFiles : public ::testing::Test {
   }
 
   void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ + "/" + name) << text; }
-  void copy_wine() const {
-    for (const char* name : {"wine_train.csv", "wine_test.csv"}) {
-      std::filesystem::copy_file(std::string(HFTA_SOURCE_DIR) + "/configs/data/" + name, dir_ + "/data/" + name,
-                                 std::filesystem::copy_options::overwrite_existing);
+  // An example's tables (configs/data/NAME_train.csv and NAME_test.csv) into dir_/data.
+  void copy_tables(const std::string& name) const {
+    for (const char* part : {"_train.csv", "_test.csv"}) {
+      std::filesystem::copy_file(std::string(HFTA_SOURCE_DIR) + "/configs/data/" + name + part,
+                                 dir_ + "/data/" + name + part, std::filesystem::copy_options::overwrite_existing);
     }
   }
   test::CliResult run(const std::string& args) const { return test::run_cli(args, dir_); }
@@ -352,7 +353,7 @@ TEST_F(TableFiles, ValidatePlanAndRunRefuseABadTableWritingNothing) {
 // same numbers, and the exported best model scores the test table in PyTorch
 // as the run did.
 TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
-  copy_wine();
+  copy_tables("wine");
   const std::string yaml =
       "name: wine\nseed: 5\n"
       "task:\n  model: mlp\n  dataset: csv\n  batch_size: 16\n  options: {width: 8}\n"
@@ -424,7 +425,7 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
       << own.out;
 
   // Each trial alone: the same losses within float32's rounding.
-  copy_wine();  // (the originals back)
+  copy_tables("wine");  // (the originals back)
   // A folder of the user's named data/ is no table a run left: run refuses the --out.
   std::filesystem::create_directories(dir_ + "/project/data");
   write("project/data/train.csv", "theirs\n");
@@ -457,9 +458,7 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
 // resumes a cut run to the same numbers, trains the same alone, and the
 // exported best model predicts in PyTorch what the run measured on the test rows.
 TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsUnits) {
-  for (const char* name : {"diabetes_train.csv", "diabetes_test.csv"}) {
-    std::filesystem::copy_file(std::string(HFTA_SOURCE_DIR) + "/configs/data/" + name, dir_ + "/data/" + name);
-  }
+  copy_tables("diabetes");
   const std::string yaml =
       "name: diabetes\nseed: 5\n"
       "task:\n  model: mlp\n  dataset: csv\n  loss: mse\n  batch_size: 32\n  options: {width: 16}\n"
@@ -548,9 +547,7 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
 // rows, trains alone as fused, and the best trial's exported model, run in
 // PyTorch, scores the test rows as the run measured them.
 TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScoredAsPyTorchScoresThem) {
-  for (const char* name : {"breast_cancer_train.csv", "breast_cancer_test.csv"}) {
-    std::filesystem::copy_file(std::string(HFTA_SOURCE_DIR) + "/configs/data/" + name, dir_ + "/data/" + name);
-  }
+  copy_tables("breast_cancer");
   const std::string yaml =
       "name: cancer\nseed: 3\n"
       "task:\n  model: mlp\n  dataset: csv\n  batch_size: 32\n  options: {width: 8}\n"
@@ -584,7 +581,10 @@ TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScore
   // Each trial alone: the same losses within float32's rounding.
   const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
   ASSERT_EQ(alone.code, 0) << alone.err;
-  expect_same_trials(results, nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json")), "val_loss", 1e-4);
+  const auto alone_results = nlohmann::json::parse(test::slurp(dir_ + "/alone/results.json"));
+  expect_same_trials(results, alone_results, "val_loss", 1e-4);
+  // (A rounding may reorder one malignant and one benign row: 1/(34 x 57) of AUC.)
+  expect_same_trials(results, alone_results, "val_auc", 2e-3);
 
   if (!python_has_torch()) {
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch: install python3-torch (scripts/install-deps.sh does)";
@@ -604,6 +604,47 @@ TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScore
   const std::string scored = test::slurp(dir_ + "/scored.csv");
   const std::string header = scored.substr(0, scored.find('\n'));
   EXPECT_EQ(header.substr(header.rfind(",diagnosis,")), ",diagnosis,predicted,probability_benign,probability_malignant");
+}
+
+// ROC AUC needs validation rows of two classes: a split that holds one is
+// refused where the sweep names val_auc (sklearn raises); a class the
+// validation rows lack is noted where a class-balanced measure is named.
+TEST_F(TableFiles, AucOnValidationRowsOfOneClassIsRefusedAndAClassTheyLackIsNoted) {
+  std::string rare = "a,b,kind\n";
+  for (int i = 0; i < 42; ++i) rare += std::to_string(i) + "," + std::to_string(i % 7) + "," + (i < 2 ? "pos" : "neg") + "\n";
+  write("data/rare.csv", rare);
+  const std::string sweep =
+      "name: rare\nseed: 1\ntask:\n  model: mlp\n  dataset: csv\n  data: {train: data/rare.csv, label: kind}\n"
+      "metric: {name: val_auc, goal: maximize}\nbudget: {unit: steps, max: 4}\nsearch: {method: random, trials: 2}\n"
+      "parameters:\n  lr: {values: [0.01, 0.1]}\n";
+  write("rare.yaml", sweep);
+  for (const char* verb : {"validate", "plan", "run"}) {
+    const std::string out = verb == std::string("run") ? " --out " + dir_ + "/rare-run" : "";
+    const auto refused = run(std::string(verb) + " " + dir_ + "/rare.yaml" + out);
+    EXPECT_EQ(refused.code, 2) << verb << refused.out;
+    EXPECT_NE(refused.err.find("rare.yaml:" + std::to_string(test::line_of(sweep, "name: val_auc")) + ":16: metric.name: "
+                               "the validation rows (8) hold one class of kind: ROC AUC ranks rows of two classes, so "
+                               "val_auc would be undefined for every trial; hold out more rows with "
+                               "task.validation_size"),
+              std::string::npos)
+        << verb << ": " << refused.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/rare-run"));
+  // As a constraint too; where only F1 ranks, the missing class is noted instead.
+  const std::string constrained = std::regex_replace(sweep, std::regex("metric: \\{name: val_auc"), "metric: {name: val_f1") +
+                                  "constraints: [{name: val_auc, min: 0.5}]\n";
+  write("constrained.yaml", constrained);
+  const auto bound = run("validate " + dir_ + "/constrained.yaml");
+  EXPECT_EQ(bound.code, 2);
+  EXPECT_NE(bound.err.find("constraints[0].name: the validation rows (8) hold one class"), std::string::npos) << bound.err;
+  write("f1.yaml", std::regex_replace(sweep, std::regex("val_auc"), "val_f1"));
+  const auto noted = run("plan " + dir_ + "/f1.yaml");
+  EXPECT_EQ(noted.code, 0) << noted.err;
+  EXPECT_NE(noted.out.find("note: the validation rows hold no row of class 'pos' of label kind: val_balanced_accuracy "
+                           "and val_auc average over the other classes, and val_f1 counts it only where a trial "
+                           "predicts it"),
+            std::string::npos)
+      << noted.out;
 }
 
 // plan's notes on a table: integer labels of many classes may be a

@@ -49,6 +49,7 @@ TEST(ClassMetrics, EqualScikitLearnsOnTwoClasses) {
   ClassCounts counts(1, 2, at::kCPU);
   counts.add(p.argmax(-1), y);
   EXPECT_NEAR(roc_auc(p, y)[0], 0.84375, 1e-15);
+  EXPECT_NEAR(roc_auc(p.narrow(2, 1, 1), y)[0], 0.84375, 1e-15);  // the second class's probability alone
   EXPECT_NEAR(counts.macro_f1()[0], 0.7333333333333334, 1e-15);
   EXPECT_NEAR(counts.balanced_accuracy()[0], 0.75, 1e-15);
 }

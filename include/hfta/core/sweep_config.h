@@ -55,6 +55,10 @@ struct TableOptions {
   bool integer_classes = false;                      ///< once read: every class an integer
   std::string label_column;                          ///< once read: the label's name
   std::int64_t train_rows = 0, validation_rows = 0, test_rows = 0;
+  /// Once read, a classification's: the classes of the validation rows, and
+  /// those that hold none of them (a rare class's share may round to none).
+  std::int64_t validation_classes = 0;
+  std::vector<std::string> validation_lacks;
   bool operator==(const TableOptions& o) const { return train == o.train && test == o.test && label == o.label; }
 };
 

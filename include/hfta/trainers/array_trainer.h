@@ -229,8 +229,8 @@ class ArrayTrainer {
 /// empty) is PyTorch's label_smoothing. `masked`: labels may be kIgnoreLabel,
 /// and the mean is over the others, as PyTorch's ignore_index. `weights` [C]
 /// (or undefined: none) weigh the classes as PyTorch's cross_entropy(weight=)
-/// does, for the models `weighted` [B] (bool) names; the others' losses are
-/// the unweighted ones.
+/// does, for the models `weighted` [B] (bool) names (undefined: every model);
+/// the others' losses are the unweighted ones.
 at::Tensor per_model_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
                                    const std::vector<double>& smoothing = {}, bool masked = false,
                                    const at::Tensor& weights = {}, const at::Tensor& weighted = {});

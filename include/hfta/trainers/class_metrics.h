@@ -30,8 +30,9 @@ class ClassCounts {
   at::Tensor true_positives_, predicted_, actual_;  ///< [B, C], [B, C], [C] counts (double)
 };
 
-/// Each model's ROC AUC, from class probabilities [B, n, C] and labels [n]:
-/// with two classes, sklearn's roc_auc_score(labels, p[:, 1]); with more, its
+/// Each model's ROC AUC, from class probabilities [B, n, C] and labels [n]
+/// (of two classes, [B, n, 1] may hold the second's alone): with two
+/// classes, sklearn's roc_auc_score(labels, p[:, 1]); with more, its
 /// one-vs-rest macro average (multi_class="ovr"), over the classes that are
 /// labels (sklearn refuses a set that lacks one). Tied scores count a half,
 /// as the area under the ROC curve's trapezoids does. NaN where the labels
