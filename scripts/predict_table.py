@@ -144,10 +144,13 @@ def main():
             labels = [k for k, _ in known]
             said = [predicted[i] for _, i in known]
             f1, balanced = class_balanced(labels, said, len(classes))
-            auc = roc_auc(labels, [probabilities[i].tolist() for _, i in known], len(classes))
+            ps = [probabilities[i].tolist() for _, i in known]
+            auc = roc_auc(labels, ps, len(classes))
+            precision = average_precision(labels, ps, len(classes))
             over = f" over the {len(known)} rows whose label is a class," if len(known) < len(rows) else ""
             scores = (f";{over} F1 {f1:.6g}, balanced accuracy {balanced:.6g}, " +
-                      (f"AUC {auc:.6g}" if auc is not None else "no AUC (their labels are one class)"))
+                      (f"AUC {auc:.6g}" if auc is not None else "no AUC (their labels are one class)") +
+                      (f", average precision {precision:.6g}" if precision is not None else ""))
         print(f"accuracy {right / len(rows):.6g} ({right} of {len(rows)} rows){scores}", file=sys.stderr)
 
 
@@ -179,6 +182,24 @@ def roc_auc(labels, probabilities, classes):
             areas.append(wins / (len(positive) * len(negative)))
     return sum(areas) / len(areas) if areas else None
 
+
+def average_precision(labels, probabilities, classes):
+    """Average precision, as sklearn's average_precision_score (the macro average over the
+    one-vs-rest columns with more than two classes, of the classes among the labels)."""
+    areas = []
+    for c in ([1] if classes == 2 else range(classes)):
+        ranked = sorted(((p[c], y == c) for y, p in zip(labels, probabilities)), key=lambda pair: -pair[0])
+        positives = sum(hit for _, hit in ranked)
+        if not positives:
+            continue
+        area, found, found_before = 0.0, 0, 0
+        for place, (score, hit) in enumerate(ranked, 1):
+            found += hit
+            if place == len(ranked) or ranked[place][0] != score:  # a run of tied scores is one threshold
+                area += (found - found_before) * found / place  # the recall it adds, times its precision
+                found_before = found
+        areas.append(area / positives)
+    return sum(areas) / len(areas) if areas else None
 
 if __name__ == "__main__":
     main()

@@ -214,7 +214,8 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
     const std::string& metric = metrics[i].name;
     const std::string goal = sweep.objectives.empty() ? "metric.goal" : "metric[" + std::to_string(i) + "].goal";
     const bool higher_is_better = metric == "val_accuracy" || metric == "val_r2" || metric == "val_f1" ||
-                                  metric == "val_balanced_accuracy" || metric == "val_auc";
+                                  metric == "val_balanced_accuracy" || metric == "val_auc" ||
+                                  metric == "val_average_precision";
     const bool lower_is_better = metric == "val_loss" || metric == "train_loss" || metric == "val_perplexity" ||
                                  metric == "val_fid" || metric == "params" || metric == "val_rmse" || metric == "val_mae";
     if ((higher_is_better && metrics[i].goal == Goal::kMinimize) ||
@@ -234,13 +235,14 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                   "); if they are a measurement, set task.loss: mse to predict the number");
   }
   const bool class_measured = sweep.names_metric("val_f1") || sweep.names_metric("val_balanced_accuracy") ||
-                              sweep.names_metric("val_auc");
+                              sweep.names_metric("val_auc") || sweep.names_metric("val_average_precision");
   if (!table.validation_lacks.empty() && class_measured) {
     const auto& lacks = table.validation_lacks;
     std::string named = "'" + lacks.front() + "'";
     if (lacks.size() > 1) named += " and " + std::to_string(lacks.size() - 1) + " more";
     out.push_back("note: the validation rows hold no row of class " + named + " of label " + table.label_column +
-                  ": val_balanced_accuracy and val_auc average over the other classes, and val_f1 counts " +
+                  ": val_balanced_accuracy, val_auc and val_average_precision average over the other classes, and "
+                  "val_f1 counts " +
                   (lacks.size() == 1 ? "it" : "them") + " only where a trial predicts " +
                   (lacks.size() == 1 ? "it" : "them") + "; hold out more rows with task.validation_size (each class "
                   "holds out its share)");

@@ -360,7 +360,8 @@ const ModelSpec* load_task(YamlReader& r, const YAML::Node& root, SweepConfig& s
 std::optional<double> read_metric_value(YamlReader& r, const YAML::Node& n, const std::string& path,
                                         const std::string& name, const std::string& what) {
   // Shares of the examples or of the classes, in [0, 1] (F1 and AUC too).
-  const bool accuracy = name.find("accuracy") != std::string::npos || name == "val_f1" || name == "val_auc";
+  const bool accuracy = name.find("accuracy") != std::string::npos || name == "val_f1" || name == "val_auc" ||
+                        name == "val_average_precision";
   const bool r2 = name == "val_r2";  // 1 is perfect; a model worse than the mean is below 0
   const double least = name.find("perplexity") != std::string::npos ? 1 : r2 ? -INFINITY : 0;
   auto v = r.read_number(n, path);
@@ -439,10 +440,13 @@ std::string metric_alias(const std::string& name, const std::vector<std::string>
   // sklearn's scorers' names, and AUROC.
   for (const auto& [others, ours] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"roc_auc", "roc_auc_ovr", "roc_auc_score", "auroc", "val_roc_auc", "val_auroc"}, "val_auc"},
-           {{"f1_macro", "macro_f1", "val_f1_macro", "val_macro_f1"}, "val_f1"}}) {
+           {{"f1_macro", "macro_f1", "val_f1_macro", "val_macro_f1"}, "val_f1"},
+           {{"pr_auc", "auprc", "auc_pr", "val_pr_auc", "val_auprc"}, "val_average_precision"}}) {
     if (std::find(others.begin(), others.end(), key) != others.end() &&
         std::find(names.begin(), names.end(), ours) != names.end()) {
-      return "did you mean '" + ours + "'?" + (ours == "val_f1" ? " (macro F1, the mean over the classes)" : "");
+      return "did you mean '" + ours + "'?" + (ours == "val_f1"                  ? " (macro F1, the mean over the classes)"
+                                               : ours == "val_average_precision" ? " (the area under the precision-recall curve)"
+                                                                                 : "");
     }
   }
   if ((key == "mse" || key == "val_mse") && trainers::is_regression_loss(task.loss)) {

@@ -34,6 +34,7 @@ nlohmann::json test_json(const SweepConfig& sweep, const TestMetrics& test) {
   } else {
     out["f1"] = test.f1, out["balanced_accuracy"] = test.balanced_accuracy;
     if (sweep.names_metric("val_auc")) out["auc"] = test.auc;
+    if (sweep.names_metric("val_average_precision")) out["average_precision"] = test.average_precision;
   }
   return out;
 }

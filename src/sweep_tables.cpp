@@ -42,25 +42,37 @@ void check_rung_steps(const SweepConfig& sweep) {
   throw ConfigError({Diagnostic{sweep.task.table.source, path, line, column, problem->message}});
 }
 
-// ROC AUC ranks validation rows of two classes at least: with one, val_auc
-// would be undefined for every trial (sklearn raises), refused where the
-// sweep names it.
+// Where the sweep first names `metric`: as its metric, an objective or a constraint.
+std::string path_naming(const SweepConfig& sweep, const std::string& metric) {
+  if (sweep.objectives.empty() && sweep.metric.name == metric) return "metric.name";
+  for (std::size_t i = 0; i < sweep.objectives.size(); ++i) {
+    if (sweep.objectives[i].name == metric) return "metric[" + std::to_string(i) + "].name";
+  }
+  for (std::size_t i = 0; i < sweep.constraints.size(); ++i) {
+    if (sweep.constraints[i].name == metric) return "constraints[" + std::to_string(i) + "].name";
+  }
+  return "metric.name";
+}
+
+// ROC AUC and average precision rank validation rows of two classes at
+// least: with one, every trial's would be undefined (sklearn raises) or 1.
+// Refused where the sweep names them.
 void check_validation_classes(const SweepConfig& sweep) {
   const TableOptions& t = sweep.task.table;
-  if (t.regression || t.validation_classes >= 2 || !sweep.names_metric("val_auc")) return;
-  std::string path = "metric.name";
-  for (std::size_t i = 0; i < sweep.objectives.size(); ++i) {
-    if (sweep.objectives[i].name == "val_auc") path = "metric[" + std::to_string(i) + "].name";
+  if (t.regression || t.validation_classes >= 2) return;
+  for (const std::string metric : {"val_auc", "val_average_precision"}) {
+    if (!sweep.names_metric(metric)) continue;
+    const std::string path = path_naming(sweep, metric);
+    const auto [line, column] = t.marks.count(path) ? t.marks.at(path) : std::pair<int, int>{0, 0};
+    const std::string why = metric == "val_auc"
+                                ? "ROC AUC ranks rows of two classes, so val_auc would be undefined for every trial"
+                                : "average precision finds one class among others, so val_average_precision would be "
+                                  "1 or undefined for every trial";
+    throw ConfigError({Diagnostic{t.source, path, line, column,
+                                  "the validation rows (" + std::to_string(t.validation_rows) + ") hold one class of " +
+                                      t.label_column + ": " + why + "; hold out more rows with task.validation_size "
+                                      "(each class holds out its share), or rank by val_f1 or val_balanced_accuracy"}});
   }
-  for (std::size_t i = 0; i < sweep.constraints.size() && sweep.metric.name != "val_auc"; ++i) {
-    if (sweep.constraints[i].name == "val_auc") path = "constraints[" + std::to_string(i) + "].name";
-  }
-  const auto [line, column] = t.marks.count(path) ? t.marks.at(path) : std::pair<int, int>{0, 0};
-  throw ConfigError({Diagnostic{
-      t.source, path, line, column,
-      "the validation rows (" + std::to_string(t.validation_rows) + ") hold one class of " + t.label_column +
-          ": ROC AUC ranks rows of two classes, so val_auc would be undefined for every trial; hold out more rows "
-          "with task.validation_size (each class holds out its share), or rank by val_f1 or val_balanced_accuracy"}});
 }
 
 // The table made from its files' tables, its counts filled in; a TableError

@@ -157,6 +157,7 @@ trainers::ArrayTrainerOptions TrialSettings::array_options(const Config& first) 
   const auto* model = trainers::find_model(sweep_->task.model);
   o.class_metrics = model && trainers::task_kind(*model, sweep_->task.loss) == trainers::TaskKind::kClassification;
   o.auc = o.class_metrics && sweep_->names_metric("val_auc");
+  o.average_precision = o.class_metrics && sweep_->names_metric("val_average_precision");
   o.maximize = sweep_->metric.goal == Goal::kMaximize;
   o.record_losses = false;  // losses are read at evaluations: no host round trip per step on a GPU
   o.precision = fusion::precision_from_name(sweep_->task.precision);

@@ -264,6 +264,9 @@ void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::s
       if (language_model_) point["val_perplexity"] = m.val_perplexity;
       if (classifier_) point["val_f1"] = m.val_f1, point["val_balanced_accuracy"] = m.val_balanced_accuracy;
       if (classifier_ && sweep_.names_metric("val_auc")) point["val_auc"] = m.val_auc;
+      if (classifier_ && sweep_.names_metric("val_average_precision")) {
+        point["val_average_precision"] = m.val_average_precision;
+      }
       if (gan_) {
         // train_loss is the generator's; g_loss, the metric's name for it, too.
         point["d_loss"] = m.d_loss, point["g_loss"] = m.train_loss, point["val_fid"] = m.val_fid;
@@ -392,6 +395,7 @@ double Tuner::metric_named(const trainers::SlotMetrics& m, const std::string& na
   if (name == "val_f1") return m.val_f1;
   if (name == "val_balanced_accuracy") return m.val_balanced_accuracy;
   if (name == "val_auc") return m.val_auc;
+  if (name == "val_average_precision") return m.val_average_precision;
   return m.val_accuracy;
 }
 

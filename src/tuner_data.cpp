@@ -94,7 +94,7 @@ std::optional<TestMetrics> Tuner::test_metrics(const TrialRecord& r) {
   trainers::ArrayTrainer trainer(model, {settings_.slot_of(r.id, r.params, r.seed)}, o, test, /*initialise=*/false);
   const auto m = trainer.evaluate().front();
   return TestMetrics{m.val_loss, m.val_accuracy, m.val_fid, m.val_rmse, m.val_mae, m.val_r2,
-                     m.val_f1, m.val_balanced_accuracy, m.val_auc};
+                     m.val_f1, m.val_balanced_accuracy, m.val_auc, m.val_average_precision};
 }
 
 }  // namespace hfta::core::tuning

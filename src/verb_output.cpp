@@ -31,6 +31,7 @@ std::string test_summary(const nlohmann::json& test) {
   if (test.contains("perplexity")) text += ", perplexity " + number(test.at("perplexity"));
   if (test.contains("f1")) text += ", F1 " + number(test.at("f1")) + ", balanced accuracy " + number(test.at("balanced_accuracy"));
   if (test.contains("auc")) text += ", AUC " + number(test.at("auc"));
+  if (test.contains("average_precision")) text += ", average precision " + number(test.at("average_precision"));
   if (test.contains("fid")) text = "FID " + number(test.at("fid")) + " (the discriminator's " + text + ")";
   return text;
 }
@@ -107,6 +108,9 @@ std::string test_cell(const std::string& metric, const nlohmann::json& test) {
     return "test balanced accuracy " + number(test.at("balanced_accuracy"));
   }
   if (metric == "val_auc" && test.contains("auc")) return "test AUC " + number(test.at("auc"));
+  if (metric == "val_average_precision" && test.contains("average_precision")) {
+    return "test average precision " + number(test.at("average_precision"));
+  }
   return "test accuracy " + number(test.at("accuracy"));
 }
 

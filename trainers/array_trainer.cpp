@@ -142,7 +142,9 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
   // A class-balanced measure that early stopping watches is measured, whatever the options say.
   const std::string& m = options_.metric;
   options_.auc = options_.auc || m == "val_auc";
-  options_.class_metrics = options_.class_metrics || options_.auc || m == "val_f1" || m == "val_balanced_accuracy";
+  options_.average_precision = options_.average_precision || m == "val_average_precision";
+  options_.class_metrics = options_.class_metrics || options_.auc || options_.average_precision || m == "val_f1" ||
+                           m == "val_balanced_accuracy";
   std::vector<fusion::LrSchedule> schedules;
   for (const auto& t : trials_) {
     // Reduce-on-plateau watches the metric early stopping does, in its direction.
@@ -372,6 +374,7 @@ double ArrayTrainer::watched(const SlotMetrics& m) const {
                    : options_.metric == "val_f1"         ? m.val_f1
                    : options_.metric == "val_balanced_accuracy" ? m.val_balanced_accuracy
                    : options_.metric == "val_auc"        ? m.val_auc
+                   : options_.metric == "val_average_precision" ? m.val_average_precision
                    : options_.metric == "train_loss" || options_.metric == "g_loss" ? m.train_loss
                    : options_.metric == "d_loss"         ? m.d_loss
                    : options_.metric == "val_fid"        ? m.val_fid
@@ -429,8 +432,9 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   const auto on_device = at::TensorOptions().dtype(at::kDouble).device(device_);
   at::Tensor loss_sum = at::zeros({b}, on_device), correct = at::zeros({b}, on_device);
   std::optional<ClassCounts> counts;
-  // For the AUC, every example's probabilities [B, examples, C] (of two
-  // classes, the second's alone), filled a chunk at a time.
+  // For the AUC and average precision, every example's probabilities [B,
+  // examples, C] (of two classes, the second's alone), filled a chunk at a time.
+  const bool ranked = options_.auc || options_.average_precision;
   at::Tensor scores;
   const std::int64_t examples = data_.validation.size();
   for (std::int64_t start = 0; start < examples; start += chunk) {
@@ -449,7 +453,7 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
       if (!counts) counts.emplace(b, logits.size(-1), device_);
       counts->add(predicted, y);
     }
-    if (options_.auc) {
+    if (ranked) {
       at::Tensor p = at::softmax(logits.to(at::kDouble), -1);
       if (p.size(-1) == 2) p = p.narrow(-1, 1, 1);
       if (!scores.defined()) scores = at::empty({b, examples, p.size(-1)}, p.options());
@@ -458,9 +462,11 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
   }
   model_->train();
   loss_sum = loss_sum.cpu(), correct = correct.cpu();
-  std::vector<double> f1, balanced, auc;
+  std::vector<double> f1, balanced, auc, precision;
   if (counts) f1 = counts->macro_f1(), balanced = counts->balanced_accuracy();
-  if (options_.auc) auc = roc_auc(scores, data_.validation.labels.to(device_));
+  const at::Tensor labels = ranked ? data_.validation.labels.to(device_) : at::Tensor();
+  if (options_.auc) auc = roc_auc(scores, labels);
+  if (options_.average_precision) precision = average_precision(scores, labels);
   std::vector<SlotMetrics> out(static_cast<std::size_t>(b));
   for (std::int64_t i = 0; i < b; ++i) {
     const auto k = static_cast<std::size_t>(i);
@@ -470,6 +476,7 @@ std::vector<SlotMetrics> ArrayTrainer::classifier_metrics() {
     m.val_perplexity = std::exp(m.val_loss);
     if (counts) m.val_f1 = f1[k], m.val_balanced_accuracy = balanced[k];
     if (options_.auc) m.val_auc = auc[k];
+    if (options_.average_precision) m.val_average_precision = precision[k];
   }
   return out;
 }

@@ -335,9 +335,9 @@ TaskKind task_kind(const ModelSpec& model, const std::string& loss) {
 
 std::vector<std::string> metric_names(TaskKind kind) {
   switch (kind) {
-    // F1 (macro), balanced accuracy and ROC AUC weigh every class alike (class_metrics.h).
+    // F1 (macro), balanced accuracy, ROC AUC and average precision weigh every class alike (class_metrics.h).
     case TaskKind::kClassification:
-      return {"val_accuracy", "val_loss", "train_loss", "val_f1", "val_balanced_accuracy", "val_auc"};
+      return {"val_accuracy", "val_loss", "train_loss", "val_f1", "val_balanced_accuracy", "val_auc", "val_average_precision"};
     case TaskKind::kLanguageModel:
     case TaskKind::kMaskedLanguageModel: return {"val_perplexity", "val_loss", "train_loss"};
     case TaskKind::kGan: return {"val_fid", "g_loss", "d_loss"};

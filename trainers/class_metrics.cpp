@@ -65,8 +65,7 @@ namespace {
 // Each model's AUC of scores [B, n] for the positives [n] (bool), of which
 // there are `positives`, by the Mann-Whitney count: the positives' ranks,
 // ties given their mean rank, less the least they could sum to.
-at::Tensor auc_of(const at::Tensor& class_scores, const at::Tensor& positive, double positives) {
-  const at::Tensor scores = class_scores.contiguous();  // (searchsorted copies, and warns, otherwise)
+at::Tensor auc_of(const at::Tensor& scores, const at::Tensor& positive, double positives) {
   const double n = static_cast<double>(scores.size(1)), negatives = n - positives;
   const at::Tensor sorted = std::get<0>(at::sort(scores, -1));
   const at::Tensor below = at::searchsorted(sorted, scores, /*out_int32=*/false, /*right=*/false);
@@ -76,30 +75,65 @@ at::Tensor auc_of(const at::Tensor& class_scores, const at::Tensor& positive, do
   return (sum - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
-}  // namespace
-
-std::vector<double> roc_auc(const at::Tensor& probabilities, const at::Tensor& labels) {
+// Each model's `measure` (scores [B, n], positives [n], their count) of each
+// column the probabilities [B, n, C] rank by, averaged over the classes that
+// `counts` (positives, n) says to: with two classes the second's column alone
+// ([B, n, 1] holds it alone). NaN for a model whose scores are not finite.
+template <typename Measure>
+std::vector<double> per_class_mean(const at::Tensor& probabilities, const at::Tensor& labels, Measure measure,
+                                   bool (*counts)(double positives, double n)) {
   const std::int64_t models = probabilities.size(0), columns = probabilities.size(2);
   const double n = static_cast<double>(probabilities.size(1));
   const at::Tensor p = probabilities.to(at::kDouble);
   at::Tensor sum = at::zeros({models}, p.options());
   std::int64_t counted = 0;
   // Two classes: the second's probability ranks the examples (the first's
-  // ranks them the other way round, to the same area); given alone, it is
-  // the one column.
+  // ranks them the other way round, to the same area).
   const bool binary = columns <= 2;
   for (std::int64_t c = binary ? 1 : 0; c < (binary ? 2 : columns); ++c) {
     const at::Tensor positive = labels == c;
     const double positives = positive.sum().item<double>();
-    if (positives == 0 || positives == n) continue;  // one-vs-rest needs both sides
-    sum += auc_of(p.select(2, binary ? columns - 1 : c), positive, positives);
+    if (!counts(positives, n)) continue;
+    // (Contiguous: searchsorted copies, and warns, otherwise.)
+    sum += measure(p.select(2, binary ? columns - 1 : c).contiguous(), positive, positives);
     ++counted;
   }
   const at::Tensor finite = at::isfinite(p).reshape({models, -1}).all(1);  // a diverged model ranks nothing
-  const at::Tensor auc = at::where(finite, sum / static_cast<double>(counted), at::full_like(sum, NAN)).cpu();
+  const at::Tensor mean = at::where(finite, sum / static_cast<double>(counted), at::full_like(sum, NAN)).cpu();
   std::vector<double> out;
-  for (std::int64_t b = 0; b < models; ++b) out.push_back(counted ? auc[b].item<double>() : NAN);
+  for (std::int64_t b = 0; b < models; ++b) out.push_back(counted ? mean[b].item<double>() : NAN);
   return out;
+}
+
+// sklearn's average precision of scores [B, n] for the positives [n]: over
+// the distinct scores, highest first, the sum of each one's precision times
+// the recall it adds. A run of tied scores is one threshold: only its last
+// place counts, with every positive of the run.
+at::Tensor average_precision_of(const at::Tensor& scores, const at::Tensor& positive, double positives) {
+  const std::int64_t models = scores.size(0), n = scores.size(1);
+  const auto [sorted, order] = at::sort(scores, -1, /*descending=*/true);
+  const at::Tensor hits = positive.to(at::kDouble).unsqueeze(0).expand({models, n}).gather(1, order);
+  const at::Tensor found = hits.cumsum(1);  // true positives down to each place
+  at::Tensor last = at::ones_like(sorted, at::kBool);  // the last place of its run of ties
+  last.narrow(1, 0, n - 1).copy_(sorted.narrow(1, 0, n - 1) != sorted.narrow(1, 1, n - 1));
+  // The true positives at the run before each place: the largest count at an earlier run's end.
+  const at::Tensor at_ends = at::where(last, found, at::zeros_like(found));
+  const at::Tensor before = std::get<0>(at::cummax(at::cat({at::zeros({models, 1}, found.options()),
+                                                           at_ends.narrow(1, 0, n - 1)}, 1), 1));
+  const at::Tensor places = at::arange(1, n + 1, found.options());
+  const at::Tensor added = at::where(last, (found - before) * found / places, at::zeros_like(found));
+  return added.sum(1) / positives;
+}
+
+}  // namespace
+
+std::vector<double> roc_auc(const at::Tensor& probabilities, const at::Tensor& labels) {
+  // One-vs-rest needs both sides.
+  return per_class_mean(probabilities, labels, auc_of, [](double positives, double n) { return positives > 0 && positives < n; });
+}
+
+std::vector<double> average_precision(const at::Tensor& probabilities, const at::Tensor& labels) {
+  return per_class_mean(probabilities, labels, average_precision_of, [](double positives, double) { return positives > 0; });
 }
 
 }  // namespace hfta::trainers

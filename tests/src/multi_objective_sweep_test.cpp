@@ -86,7 +86,8 @@ TEST(MultiObjectiveSweep, RefusesWhatOneListCannotMean) {
                   "metric[0].name", "params", "put a measured metric first");
   expect_rejected(sweep_yaml({{"metric", "metric:\n  - {name: val_accuracy, goal: maximize}\n"
                                          "  - {name: val_acc, goal: maximize}\n"}}),
-                  "metric[1].name", "val_acc,", "is not one of val_accuracy, val_loss, train_loss, val_f1, val_balanced_accuracy, val_auc or params");
+                  "metric[1].name", "val_acc,", "is not one of val_accuracy, val_loss, train_loss, val_f1, val_balanced_accuracy, val_auc, "
+                  "val_average_precision or params");
   expect_rejected(sweep_yaml({{"metric", "metric:\n  - {name: val_accuracy, goal: maximize, target: 0.9}\n"
                                          "  - {name: params, goal: minimize}\n"}}),
                   "metric[0].target", "target", "a sweep of several objectives has none");
@@ -173,7 +174,8 @@ TEST(ConstrainedSweep, RefusesBoundsThatMeanNothing) {
                   "constraints[1].name", "params, min", "'params' is bounded already");
   expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: val_fid, max: 9}\n"}}), "constraints[0].name",
                   "val_fid",
-                  "is not one of val_accuracy, val_loss, train_loss, val_f1, val_balanced_accuracy, val_auc or params");
+                  "is not one of val_accuracy, val_loss, train_loss, val_f1, val_balanced_accuracy, val_auc, "
+                  "val_average_precision or params");
   expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: val_accuracy, min: 90}\n"}}),
                   "constraints[0].min", "min: 90", "val_accuracy lies in [0, 1] (a bound of 90% is 0.9)");
   expect_rejected(sweep_yaml({{"constraints", "constraints:\n  - {name: params, max: -1}\n"}}),

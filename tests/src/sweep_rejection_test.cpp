@@ -1335,7 +1335,7 @@ TEST(SweepRejection, ClassWeightsAndClassBalancedMetricsAreAClassifiersAndOtherN
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  class_weight: {values: [none, inverse]}\n"}}),
                   "parameters.class_weight.values[1]", "inverse", "expected one of none, balanced for 'class_weight'");
   EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"parameters", weights}})));
-  for (const char* name : {"val_f1", "val_balanced_accuracy", "val_auc"}) {
+  for (const char* name : {"val_f1", "val_balanced_accuracy", "val_auc", "val_average_precision"}) {
     EXPECT_NO_THROW(load_sweep_string(sweep_yaml({{"metric", "metric: {name: " + std::string(name) + ", goal: maximize}\n"}})))
         << name;
   }
@@ -1345,6 +1345,10 @@ TEST(SweepRejection, ClassWeightsAndClassBalancedMetricsAreAClassifiersAndOtherN
                   "did you mean 'val_auc'?");
   expect_rejected(sweep_yaml({{"metric", "metric: {name: f1_macro, goal: maximize}\n"}}), "metric.name", "f1_macro",
                   "did you mean 'val_f1'? (macro F1, the mean over the classes)");
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: PR_AUC, goal: maximize}\n"}}), "metric.name", "PR_AUC",
+                  "did you mean 'val_average_precision'? (the area under the precision-recall curve)");
+  expect_rejected(sweep_yaml({{"metric", "metric: {name: average_precision, goal: maximize}\n"}}), "metric.name",
+                  "average_precision", "did you mean 'val_average_precision'?");
   expect_rejected(sweep_yaml({{"metric", "metric: {name: balanced_accuracy, goal: maximize}\n"}}), "metric.name",
                   "balanced_accuracy", "did you mean 'val_balanced_accuracy'?");
   expect_rejected(sweep_yaml({{"metric", "metric: {name: val_auc, goal: maximize, target: 95}\n"}}), "metric.target",

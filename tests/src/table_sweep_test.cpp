@@ -129,8 +129,8 @@ TEST(TableSweep, ARegressionIsAskedForByItsLossAndMeasuredByItsErrors) {
                   "set task.loss: mse (or l1, huber)");
   expect_rejected(sweep_yaml({{"metric", rmse}}), "metric.name", "name: val_rmse",
                   "val_rmse measures a regression, on a table of your own (task.dataset: csv and task.loss: mse, with "
-                  "mlp); mlp on fashion_mnist reports val_accuracy, val_loss, train_loss, val_f1, val_balanced_accuracy or "
-                  "val_auc");
+                  "mlp); mlp on fashion_mnist reports val_accuracy, val_loss, train_loss, val_f1, val_balanced_accuracy, "
+                  "val_auc or val_average_precision");
   // Another library's name for a loss is said as this one's; the metric then
   // is not blamed for the loss.
   expect_rejected(sweep_yaml({{"task", kTask + "  loss: mae\n"}, {"metric", rmse}}), "task.loss", "loss: mae",
@@ -553,6 +553,7 @@ TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScore
       "task:\n  model: mlp\n  dataset: csv\n  batch_size: 32\n  options: {width: 8}\n"
       "  data: {train: data/breast_cancer_train.csv, test: data/breast_cancer_test.csv, label: diagnosis}\n"
       "metric: {name: val_auc, goal: maximize}\n"
+      "constraints: [{name: val_average_precision, min: 0.1}]\n"
       "budget: {unit: steps, max: 12}\n"
       "search: {method: random, trials: 4}\n"
       "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.01}\n"
@@ -566,7 +567,7 @@ TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScore
   for (const auto& trial : results.at("trials")) {
     weights.insert(trial.at("params").at("class_weight").get<std::string>());
     for (const auto& point : trial.at("history")) {
-      for (const char* name : {"val_accuracy", "val_f1", "val_balanced_accuracy", "val_auc"}) {
+      for (const char* name : {"val_accuracy", "val_f1", "val_balanced_accuracy", "val_auc", "val_average_precision"}) {
         EXPECT_GT(point.at(name).get<double>(), 0) << name;
         EXPECT_LE(point.at(name).get<double>(), 1) << name;
       }
@@ -594,12 +595,15 @@ TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScore
   std::smatch m;
   const std::string said = test::slurp(dir_ + "/scored.txt");
   ASSERT_TRUE(std::regex_search(
-      said, m, std::regex("accuracy (\\S+) \\(\\d+ of 113 rows\\); F1 (\\S+), balanced accuracy (\\S+), AUC (\\S+)")))
+      said, m,
+      std::regex("accuracy (\\S+) \\(\\d+ of 113 rows\\); F1 (\\S+), balanced accuracy (\\S+), AUC (\\S+), "
+                 "average precision (\\S+)")))
       << said;
   EXPECT_NEAR(std::stod(m[1].str()), test.at("accuracy").get<double>(), 1e-5);
   EXPECT_NEAR(std::stod(m[2].str()), test.at("f1").get<double>(), 1e-5);
   EXPECT_NEAR(std::stod(m[3].str()), test.at("balanced_accuracy").get<double>(), 1e-5);
   EXPECT_NEAR(std::stod(m[4].str()), test.at("auc").get<double>(), 1e-5);
+  EXPECT_NEAR(std::stod(m[5].str()), test.at("average_precision").get<double>(), 1e-5);
   EXPECT_LT(test.at("balanced_accuracy").get<double>(), 1.0);  // (a short training: the check tells)
   const std::string scored = test::slurp(dir_ + "/scored.csv");
   const std::string header = scored.substr(0, scored.find('\n'));
@@ -637,12 +641,19 @@ TEST_F(TableFiles, AucOnValidationRowsOfOneClassIsRefusedAndAClassTheyLackIsNote
   const auto bound = run("validate " + dir_ + "/constrained.yaml");
   EXPECT_EQ(bound.code, 2);
   EXPECT_NE(bound.err.find("constraints[0].name: the validation rows (8) hold one class"), std::string::npos) << bound.err;
+  write("precision.yaml", std::regex_replace(sweep, std::regex("val_auc"), "val_average_precision"));
+  const auto precision = run("validate " + dir_ + "/precision.yaml");
+  EXPECT_EQ(precision.code, 2);
+  EXPECT_NE(precision.err.find("metric.name: the validation rows (8) hold one class of kind: average precision finds "
+                               "one class among others, so val_average_precision would be 1 or undefined"),
+            std::string::npos)
+      << precision.err;
   write("f1.yaml", std::regex_replace(sweep, std::regex("val_auc"), "val_f1"));
   const auto noted = run("plan " + dir_ + "/f1.yaml");
   EXPECT_EQ(noted.code, 0) << noted.err;
-  EXPECT_NE(noted.out.find("note: the validation rows hold no row of class 'pos' of label kind: val_balanced_accuracy "
-                           "and val_auc average over the other classes, and val_f1 counts it only where a trial "
-                           "predicts it"),
+  EXPECT_NE(noted.out.find("note: the validation rows hold no row of class 'pos' of label kind: val_balanced_accuracy, "
+                           "val_auc and val_average_precision average over the other classes, and val_f1 counts it "
+                           "only where a trial predicts it"),
             std::string::npos)
       << noted.out;
 }

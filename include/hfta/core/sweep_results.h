@@ -47,8 +47,9 @@ struct TestMetrics {
   double fid = NAN;     ///< a GAN's: Fréchet distance of its samples to the test images
   /// A regression's (accuracy NaN): errors in the target's units, and R².
   double rmse = NAN, mae = NAN, r2 = NAN;
-  /// A classifier's macro F1 and balanced accuracy; ROC AUC where the sweep names val_auc.
-  double f1 = NAN, balanced_accuracy = NAN, auc = NAN;
+  /// A classifier's macro F1 and balanced accuracy; ROC AUC and average
+  /// precision where the sweep names val_auc and val_average_precision.
+  double f1 = NAN, balanced_accuracy = NAN, auc = NAN, average_precision = NAN;
 };
 
 /// The result that ended a sweep at its metric.target.

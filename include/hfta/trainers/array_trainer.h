@@ -53,9 +53,11 @@ struct ArrayTrainerOptions {
   std::string metric = "val_accuracy";  ///< what early stopping watches (a SlotMetrics field)
   bool maximize = true;
   /// Classifiers: also measure val_f1 and val_balanced_accuracy (class_metrics.h),
-  /// and, with `auc`, val_auc (it ranks every validation example for every class).
+  /// and, with `auc`, val_auc, with `average_precision`, val_average_precision
+  /// (each ranks every validation example for every class).
   bool class_metrics = false;
   bool auc = false;
+  bool average_precision = false;
   /// Rebuild the array without its stopped models once at least this fraction
   /// of its slots has stopped (0: never), so they cost nothing more. The
   /// default rebuilds at the first stop: rebuilding moves a few tensors, while a
@@ -101,9 +103,10 @@ struct SlotMetrics {
   // Regression (val_accuracy NaN): errors in the target's own units, and the
   // coefficient of determination (sklearn's r2_score: 1 - SSE / SST).
   double val_rmse = NAN, val_mae = NAN, val_r2 = NAN;
-  // Classifiers, where asked (ArrayTrainerOptions::class_metrics, auc): macro
-  // F1, balanced accuracy and ROC AUC, as sklearn's (class_metrics.h).
-  double val_f1 = NAN, val_balanced_accuracy = NAN, val_auc = NAN;
+  // Classifiers, where asked (ArrayTrainerOptions::class_metrics, auc,
+  // average_precision): macro F1, balanced accuracy, ROC AUC and average
+  // precision, as sklearn's (class_metrics.h).
+  double val_f1 = NAN, val_balanced_accuracy = NAN, val_auc = NAN, val_average_precision = NAN;
   SlotStatus status = SlotStatus::kRunning;
 };
 

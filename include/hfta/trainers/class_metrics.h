@@ -1,5 +1,6 @@
 // Class-balanced measures of B classifiers on one validation set, as
-// scikit-learn computes them: macro F1, balanced accuracy and ROC AUC. On an
+// scikit-learn computes them: macro F1, balanced accuracy, ROC AUC and
+// average precision. On an
 // imbalanced set, where always answering the common class scores a high
 // accuracy, these weigh every class alike.
 #pragma once
@@ -38,5 +39,12 @@ class ClassCounts {
 /// as the area under the ROC curve's trapezoids does. NaN where the labels
 /// hold one class: no AUC is defined.
 std::vector<double> roc_auc(const at::Tensor& probabilities, const at::Tensor& labels);
+
+/// Each model's average precision (the area under the precision-recall curve
+/// as a step function), from the same probabilities and labels as roc_auc:
+/// with two classes, sklearn's average_precision_score(labels, p[:, 1]); with
+/// more, its macro average over the one-vs-rest columns, of the classes that
+/// are labels. Tied scores are one threshold. NaN where no label is positive.
+std::vector<double> average_precision(const at::Tensor& probabilities, const at::Tensor& labels);
 
 }  // namespace hfta::trainers
