@@ -12,6 +12,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -204,6 +205,11 @@ class TableFiles : public ::testing::Test {
     }
   }
   test::CliResult run(const std::string& args) const { return test::run_cli(args, dir_); }
+  // `yaml` written as dir_/sweep.yaml and run into dir_/whole: the file's path, and the run.
+  std::pair<std::string, test::CliResult> run_sweep(const std::string& yaml) const {
+    write("sweep.yaml", yaml);
+    return {dir_ + "/sweep.yaml", run("run " + dir_ + "/sweep.yaml --out " + dir_ + "/whole")};
+  }
 
   // Two runs of one sweep: every trial's history the same, within float32's
   // rounding of `metric` (`relative` 0: exactly), and the best alike.
@@ -468,9 +474,7 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
       "search: {method: hyperband, eta: 3}\n"
       "parameters:\n  optimizer: {value: adam}\n  lr: {distribution: log_uniform, min: 0.001, max: 0.03}\n"
       "  depth: {values: [1, 2]}\n";
-  write("sweep.yaml", yaml);
-  const std::string sweep = dir_ + "/sweep.yaml";
-  const auto whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  const auto [sweep, whole] = run_sweep(yaml);
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_NE(whole.out.find("as kept in " + dir_ + "/whole/data: 282 rows to train on, 71 to validate, 89 to test; 10 "
                            "features; label progression, a number to predict\n"),
@@ -558,9 +562,7 @@ TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScore
       "search: {method: random, trials: 4}\n"
       "parameters:\n  lr: {distribution: log_uniform, min: 0.001, max: 0.01}\n"
       "  class_weight: {values: [none, balanced]}\n";
-  write("sweep.yaml", yaml);
-  const std::string sweep = dir_ + "/sweep.yaml";
-  const auto whole = run("run " + sweep + " --out " + dir_ + "/whole");
+  const auto [sweep, whole] = run_sweep(yaml);
   ASSERT_EQ(whole.code, 0) << whole.err;
   const auto results = nlohmann::json::parse(test::slurp(dir_ + "/whole/results.json"));
   std::set<std::string> weights;
