@@ -11,7 +11,7 @@ with a `predicted` column: the label of the class with the largest logit, then
 each class's probability (`probability_<class>`, the softmax), or for a
 regression (task.loss mse, l1 or huber) the number predicted, in the label's
 own units. Where the rows carry the label column too, their accuracy, macro
-F1, balanced accuracy and ROC AUC (as scikit-learn computes them; a
+F1, balanced accuracy, ROC AUC and average precision (as scikit-learn computes them; a
 regression's RMSE and MAE, over the rows whose label is a number) go to
 stderr. The model runs in float32: a sweep trained with precision bf16 or
 fp16 evaluated under autocast, so its figures differ from the run's by that

@@ -306,7 +306,7 @@ std::string csv_field(const nlohmann::json& v) {
 std::string results_csv(const nlohmann::json& results, const std::vector<std::string>& parameters, bool parents) {
   // Final metrics recorded since 2026-12-07 go last, after every column before
   // them, so that a reader by position keeps working.
-  static const std::set<std::string> kLater = {"val_auc", "val_balanced_accuracy", "val_f1"};
+  static const std::set<std::string> kLater = {"val_auc", "val_average_precision", "val_balanced_accuracy", "val_f1"};
   std::set<std::string> params(parameters.begin(), parameters.end()), finals, later_finals;
   bool sized = false;
   for (const auto& t : results.at("trials")) {

@@ -441,7 +441,9 @@ std::string metric_alias(const std::string& name, const std::vector<std::string>
   for (const auto& [others, ours] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"roc_auc", "roc_auc_ovr", "roc_auc_score", "auroc", "val_roc_auc", "val_auroc"}, "val_auc"},
            {{"f1_macro", "macro_f1", "val_f1_macro", "val_macro_f1"}, "val_f1"},
-           {{"pr_auc", "auprc", "auc_pr", "val_pr_auc", "val_auprc"}, "val_average_precision"}}) {
+           {{"pr_auc", "pr-auc", "prauc", "auprc", "auc_pr", "prc_auc", "precision_recall_auc", "ap", "map",
+             "val_pr_auc", "val_prauc", "val_auprc", "val_ap", "val_map"},
+            "val_average_precision"}}) {
     if (std::find(others.begin(), others.end(), key) != others.end() &&
         std::find(names.begin(), names.end(), ours) != names.end()) {
       return "did you mean '" + ours + "'?" + (ours == "val_f1"                  ? " (macro F1, the mean over the classes)"

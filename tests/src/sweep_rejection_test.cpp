@@ -1347,8 +1347,10 @@ TEST(SweepRejection, ClassWeightsAndClassBalancedMetricsAreAClassifiersAndOtherN
                   "did you mean 'val_f1'? (macro F1, the mean over the classes)");
   expect_rejected(sweep_yaml({{"metric", "metric: {name: PR_AUC, goal: maximize}\n"}}), "metric.name", "PR_AUC",
                   "did you mean 'val_average_precision'? (the area under the precision-recall curve)");
-  expect_rejected(sweep_yaml({{"metric", "metric: {name: average_precision, goal: maximize}\n"}}), "metric.name",
-                  "average_precision", "did you mean 'val_average_precision'?");
+  for (const char* name : {"average_precision", "val_prauc", "mAP", "PR-AUC"}) {
+    expect_rejected(sweep_yaml({{"metric", "metric: {name: " + std::string(name) + ", goal: maximize}\n"}}),
+                    "metric.name", name, "did you mean 'val_average_precision'?");
+  }
   expect_rejected(sweep_yaml({{"metric", "metric: {name: balanced_accuracy, goal: maximize}\n"}}), "metric.name",
                   "balanced_accuracy", "did you mean 'val_balanced_accuracy'?");
   expect_rejected(sweep_yaml({{"metric", "metric: {name: val_auc, goal: maximize, target: 95}\n"}}), "metric.target",

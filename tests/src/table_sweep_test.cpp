@@ -580,6 +580,12 @@ TEST_F(TableFiles, ClassesOfUnequalSizeAreTunedForAucWithBalancedWeightsAndScore
   const auto& test = results.at("best").at("test");
   EXPECT_NE(whole.out.find(", AUC "), std::string::npos) << whole.out;
   EXPECT_NE(whole.out.find(", balanced accuracy "), std::string::npos) << whole.out;
+  // The export's columns of these measures come last, after those a reader by position knew before.
+  const auto csv = run("export " + dir_ + "/whole --format csv");
+  EXPECT_NE(csv.out.find(",final_val_loss,feasible,model_params,final_val_auc,final_val_average_precision,"
+                         "final_val_balanced_accuracy,final_val_f1\n"),
+            std::string::npos)
+      << csv.out.substr(0, csv.out.find('\n'));
 
   // Each trial alone: the same losses within float32's rounding.
   const auto alone = run("run " + sweep + " --out " + dir_ + "/alone --fusion off");
