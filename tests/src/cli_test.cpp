@@ -3001,7 +3001,8 @@ TEST_F(Cli, PopulationBasedTrainingClonesTheBestAndExploresItsHyperparameters) {
   // CSV names each trial's parent.
   const Result csv = run("export " + dir_ + "/whole --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",parent,parent_budget,model_params\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",parent,parent_budget,model_params,"
+                         "final_val_balanced_accuracy,final_val_f1\n"), std::string::npos) << csv.out;
 
   // Cut after 5 arrays (generations) and resumed: as one run.
   expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
@@ -3218,7 +3219,8 @@ TEST_F(Cli, SeveralObjectivesPromoteParetoFrontsAndReportTheFront) {
   EXPECT_NE(status.out.find("Pareto front (val_accuracy maximized and params minimized)"), std::string::npos) << status.out;
   const Result csv = run("export " + dir_ + "/whole --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",objective_val_accuracy,objective_params,pareto,model_params\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",objective_val_accuracy,objective_params,pareto,model_params,"
+                         "final_val_balanced_accuracy,final_val_f1\n"), std::string::npos) << csv.out;
 
   // Trained alone, and cut and resumed: the same trials, front included.
   ASSERT_EQ(run("run " + sweep + " --fusion off --out " + dir_ + "/alone").code, 0);
@@ -3305,7 +3307,8 @@ TEST_F(Cli, ConstraintsRankTheTrialsThatMeetThemFirstAndNameOnlyThemBest) {
   EXPECT_EQ(all.at("constraints"), nlohmann::json::parse(R"([{"name": "params", "max": 20000.0}])"));
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\\([0-9]+ trials ended outside the constraints: never best\\)"))) << r.out;
   const Result csv = run("export " + dir_ + "/whole --format csv");
-  EXPECT_NE(csv.out.find(",feasible,model_params\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",feasible,model_params,"
+                         "final_val_balanced_accuracy,final_val_f1\n"), std::string::npos) << csv.out;
   const Result status = run("status " + dir_ + "/whole");
   EXPECT_TRUE(std::regex_search(status.out, std::regex("[0-9]+ of " + std::to_string(by_id.size()) +
                                                         " trials ended outside the constraints \\(never best\\)\n")))
