@@ -64,13 +64,12 @@ std::vector<double> CmaEsSearcher::draw(std::int64_t trial_id) const {
 
 void CmaEsSearcher::advance_to(std::int64_t generation) {
   if (!es_) {
-    // The best point to evaluate, where there are some, else the centre.
+    // The best point to evaluate or earlier result (negative ids: warm_start.h), where there are some, else the centre.
     std::vector<double> mean(dims_.size(), 0.5);
     const Result* best = nullptr;
-    for (std::int64_t id = 0; id < first_; ++id) {
-      auto it = first_results_.find(id);
-      if (it == first_results_.end() || !std::isfinite(it->second.rank_value)) continue;
-      const Result& r = it->second;
+    for (const auto& [id, r] : first_results_) {
+      if (id >= first_) break;
+      if (!std::isfinite(r.rank_value)) continue;
       if (!best || std::make_pair(r.violation, r.rank_value) < std::make_pair(best->violation, best->rank_value)) best = &r;
     }
     if (best) mean = best->x;

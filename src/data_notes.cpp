@@ -96,6 +96,7 @@ std::vector<std::string> plan_notes(const SweepConfig& sweep) {
   if (const auto train = known_train_examples(sweep)) {
     for (auto& note : data_notes(sweep, *train)) out.push_back(std::move(note));
   }
+  for (const auto& note : sweep.search.warm_notes) out.push_back(note);
   return out;
 }
 

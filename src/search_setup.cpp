@@ -10,6 +10,7 @@
 #include "hfta/search/median_stopping.h"
 #include "hfta/search/pbt_scheduler.h"
 #include "hfta/core/sweep_summary.h"
+#include "hfta/core/warm_start.h"
 #include "hfta/trainers/catalog.h"
 
 namespace hfta::core {
@@ -45,6 +46,7 @@ std::unique_ptr<search::Searcher> make_proposer(const SweepConfig& sweep) {
 
 std::unique_ptr<search::Searcher> make_searcher(const SweepConfig& sweep) {
   auto proposer = make_proposer(sweep);
+  warm_searcher(*proposer, sweep);  // (search.warm_start: the earlier sweeps' results, before any of this one's)
   if (sweep.search.points.empty()) return proposer;
   return std::make_unique<search::PointsFirstSearcher>(std::move(proposer), sweep.search.points,
                                                        make_search_space(sweep), sweep.seed);

@@ -51,7 +51,7 @@ bool SearchOptions::operator==(const SearchOptions& o) const {
          align_brackets == o.align_brackets && iterations == o.iterations && waves == o.waves && points == o.points && population == o.population && multivariate == o.multivariate &&
          quantile_fraction == o.quantile_fraction && resample_probability == o.resample_probability &&
          perturbation_factors == o.perturbation_factors && explore == o.explore &&
-         burn_in_period == o.burn_in_period;
+         burn_in_period == o.burn_in_period && warm_start == o.warm_start;
 }
 
 const search::ParameterSpec* SweepConfig::find_parameter(const std::string& parameter) const {

@@ -10,6 +10,13 @@ json to_json(const search::ParamValue& value) {
   return std::visit([](const auto& v) { return json(v); }, value);
 }
 
+search::ParamValue param_value_of(const json& j) {
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_number()) return j.get<double>();
+  return j.get<std::string>();
+}
+
 namespace {
 
 json values_json(const std::vector<search::ParamValue>& values) {
@@ -156,6 +163,7 @@ json to_json(const SweepConfig& s) {
     }
     search["points_to_evaluate"] = points;
   }
+  if (!s.search.warm_start.empty()) search["warm_start"] = s.search.warm_start;
   out["search"] = search;
 
   json parameters = json::object();

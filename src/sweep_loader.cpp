@@ -106,21 +106,12 @@ void load_name(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   sweep.name = *name;
 }
 
-// A file task.data names, as read: "~/" from the home directory, a relative
-// path from the sweep file's directory (not the working directory: a sweep
-// runs the same from anywhere), or from the working directory where the sweep
-// came through a pipe.
-// The sweep file in an experiment directory (its sweep.yaml, sweep.json)
-// reads the tables run kept there, as resume trains on them: its relative
-// paths were written from elsewhere.
-std::string table_file(const std::string& written, const std::string& source, const char* kept) {
+// A path the sweep file `source` names: relative paths from its directory
+// (from the working directory for a sweep read from a pipe), ~/ from $HOME.
+std::string from_sweep_file(const std::string& written, const std::string& source) {
   namespace fs = std::filesystem;
   const char* home = std::getenv("HOME");
   const fs::path dir = fs::path(source).parent_path();
-  std::error_code ec;
-  if (!dir.empty() && fs::is_regular_file(dir / "data" / "table.json", ec) && fs::is_regular_file(dir / "sweep.json", ec)) {
-    return (dir / "data" / kept).string();
-  }
   if (written.rfind("~/", 0) == 0 && home && *home) return (fs::path(home) / written.substr(2)).lexically_normal();
   const fs::path path(written);
   struct stat info {};
@@ -128,6 +119,20 @@ std::string table_file(const std::string& written, const std::string& source, co
                      (::stat(source.c_str(), &info) == 0 && !S_ISREG(info.st_mode));  // /dev/stdin, a FIFO
   if (path.is_absolute() || piped || dir.empty()) return path.lexically_normal();
   return (dir / path).lexically_normal();
+}
+
+// A file task.data names, as read (from_sweep_file: not from the working
+// directory, so a sweep runs the same from anywhere). The sweep file in an experiment directory (its sweep.yaml, sweep.json)
+// reads the tables run kept there, as resume trains on them: its relative
+// paths were written from elsewhere.
+std::string table_file(const std::string& written, const std::string& source, const char* kept) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(source).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && fs::is_regular_file(dir / "data" / "table.json", ec) && fs::is_regular_file(dir / "sweep.json", ec)) {
+    return (dir / "data" / kept).string();
+  }
+  return from_sweep_file(written, source);
 }
 
 // task.data: the CSV files of a table of the user's own (dataset csv), read
@@ -666,26 +671,72 @@ void load_pbt(YamlReader& r, const YAML::Node& node, SearchOptions& s) {
   s.perturbation_factors = std::move(read);
 }
 
+// search.warm_start: a directory, or a list of up to 16, of earlier sweeps
+// whose results a searcher that learns from results starts from. Read (to
+// check them) by the verbs that take a sweep file, as task.data's tables.
+void load_warm_start(YamlReader& r, const YAML::Node& search, SearchOptions& s) {
+  auto node = r.child(search, "search", "warm_start", false);
+  if (!node) return;
+  const std::string path = "search.warm_start";
+  if (s.searcher != Searcher::kTpe && s.searcher != Searcher::kGp && s.searcher != Searcher::kCmaEs) {
+    r.error(*node, path,
+            "earlier results start a searcher that learns from results (tpe, gp or cmaes); searcher " +
+                to_string(s.searcher) + " draws its trials whatever the results: set searcher: tpe, or leave it out");
+    return;
+  }
+  std::vector<YAML::Node> items;
+  if (node->IsScalar()) {
+    items.push_back(*node);
+  } else if (node->IsSequence() && node->size() >= 1 && node->size() <= 16) {
+    for (const auto& item : *node) items.push_back(item);
+  } else {
+    r.error(*node, path,
+            "expected an experiment directory of an earlier sweep, or a list of 1 to 16 of them, got " +
+                (node->IsSequence() ? node->size() == 0 ? std::string("an empty list") : "a list of " + std::to_string(node->size())
+                                     : describe_node(*node)));
+    return;
+  }
+  s.warm_start_file = r.file();
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const std::string at = node->IsSequence() ? path + "[" + std::to_string(k) + "]" : path;
+    auto text = r.read_string(items[k], at);
+    if (!text) continue;
+    if (text->empty()) {
+      r.error(items[k], at, "an empty path; give the experiment directory of an earlier sweep");
+      continue;
+    }
+    if (std::find(s.warm_start.begin(), s.warm_start.end(), *text) != s.warm_start.end()) {
+      r.error(items[k], at, "names " + *text + " a second time; its results would count twice");
+      continue;
+    }
+    s.warm_start.push_back(*text);
+    s.warm_sources.push_back({from_sweep_file(*text, r.file()), at, items[k].Mark().line + 1, items[k].Mark().column + 1});
+  }
+}
+
 void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
   auto node = r.child(root, "", "search", true);
   const std::vector<std::string> all = {"method",   "searcher", "eta",           "trials",         "repeats",
                                         "stopping", "waves",    "promotion_wait", "align_brackets", "iterations",
                                         "points_to_evaluate", "grace_period", "min_samples", "percentile",
                                         "population", "quantile_fraction", "resample_probability",
-                                        "perturbation_factors", "explore", "burn_in_period", "multivariate"};
+                                        "perturbation_factors", "explore", "burn_in_period", "multivariate",
+                                        "warm_start"};
   if (!node) return;
   // The keys each method uses; any other known key is a mistake worth naming.
   auto keys_of = [](SearchMethod m) -> std::vector<std::string> {
     switch (m) {
       case SearchMethod::kRandom:
         return {"searcher", "trials", "stopping", "waves", "population", "multivariate", "points_to_evaluate",
-                "grace_period", "min_samples", "percentile"};
+                "grace_period", "min_samples", "percentile", "warm_start"};
       case SearchMethod::kGrid: return {"repeats"};
       case SearchMethod::kHyperband:
-        return {"searcher", "eta", "align_brackets", "iterations", "multivariate", "points_to_evaluate"};
-      case SearchMethod::kSha: return {"searcher", "eta", "trials", "waves", "population", "multivariate", "points_to_evaluate"};
+        return {"searcher", "eta", "align_brackets", "iterations", "multivariate", "points_to_evaluate", "warm_start"};
+      case SearchMethod::kSha:
+        return {"searcher", "eta", "trials", "waves", "population", "multivariate", "points_to_evaluate", "warm_start"};
       case SearchMethod::kAsha:
-        return {"searcher", "eta", "trials", "waves", "population", "multivariate", "promotion_wait", "points_to_evaluate"};
+        return {"searcher", "eta",           "trials",             "waves",     "population",
+                "multivariate", "promotion_wait", "points_to_evaluate", "warm_start"};
       case SearchMethod::kPbt:
         return {"searcher", "population", "quantile_fraction", "resample_probability", "perturbation_factors",
                 "explore", "burn_in_period", "points_to_evaluate"};
@@ -831,6 +882,7 @@ void load_search(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {
     read_number_where(r, r.child(*node, "search", "promotion_wait", false), "search.promotion_wait",
                       [](double v) { return v >= 0 && v <= 3600; }, "expected seconds in [0, 3600]", s.promotion_wait);
   }
+  if (has("warm_start")) load_warm_start(r, *node, s);
 }
 
 void load_early_stopping(YamlReader& r, const YAML::Node& root, SweepConfig& sweep) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "hfta/core/array_sizer.h"
@@ -313,6 +314,16 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   const bool rounds_of_new_trials =
       sweep.search.method == SearchMethod::kHyperband && (sweep.search.align_brackets || sweep.search.iterations > 1);
   const std::int64_t waves = trial_waves(sweep).among(sweep.search.trials);
+  // Whether search.warm_start's results alone give the model what it needs (TPE: trials; the GP: results at a budget).
+  std::set<std::int64_t> warm_trials;
+  std::map<double, std::size_t> warm_at;
+  for (const auto& w : sweep.search.warm_results) warm_trials.insert(w.result.trial_id), ++warm_at[w.result.budget];
+  std::size_t warm_count = warm_trials.size();
+  if (sweep.search.searcher == Searcher::kGp) {
+    warm_count = 0;
+    for (const auto& [budget, n] : warm_at) warm_count = std::max(warm_count, n);
+  }
+  const bool warm_enough = warm_count >= model_min_points(sweep);
   if (sweep.search.searcher == Searcher::kCmaEs) {
     const auto space = make_search_space(sweep);
     std::string names;
@@ -321,6 +332,9 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
         << " new trials from a Gaussian over " << names
         << " that the generations before it moved, ranked by their first results"
         << (sweep.search.points.empty() ? "" : "; it starts at the best point to evaluate")
+        << (sweep.search.warm_results.empty() ? ""
+            : sweep.search.points.empty()   ? "; it starts at the best earlier result of search.warm_start"
+                                            : " or earlier result of search.warm_start")
         << "; other parameters are drawn as random search draws them\n";
     const auto drawn = sweep.search.trials - static_cast<std::int64_t>(sweep.search.points.size());
     if (drawn <= 0) {
@@ -340,18 +354,25 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   } else if (models_results(sweep.search.searcher) && waves > 1) {
     const bool gp = sweep.search.searcher == Searcher::kGp;
     out << "note: " << (gp ? "the Gaussian process" : "TPE")
-        << " proposes each wave of new trials from the results of the waves before (the first "
-           "wave, and any before "
-        << (gp ? "some budget has " : "") << model_min_points(sweep) << (gp ? " results" : " trials have results")
-        << ", as random search would)"
-        << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior"
+        << " proposes each wave of new trials from the results of the waves before ";
+    if (warm_enough) {
+      out << "and the earlier results of search.warm_start (the first wave from those alone)";
+    } else {
+      out << "(the first wave, and any before " << (gp ? "some budget has " : "") << model_min_points(sweep)
+          << (gp ? " results" : " trials have results") << ", as random search would)";
+    }
+    out << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior"
                : "; each trial counts the wave's trials before it as bad results (Optuna's constant liar)")
         << "\n";
     if (const auto first = trial_waves(sweep).end(sweep.search.trials, 0);
-        first < static_cast<std::int64_t>(model_min_points(sweep))) {
+        !warm_enough && first < static_cast<std::int64_t>(model_min_points(sweep))) {
       out << "note: the first wave's " << first << " results are fewer than the " << model_min_points(sweep)
           << " the model needs, so the next wave is random search's too: fewer, larger waves learn sooner\n";
     }
+  } else if (models_results(sweep.search.searcher) && !rounds_of_new_trials && warm_enough) {
+    out << "note: every trial starts in the first round, so "
+        << (sweep.search.searcher == Searcher::kGp ? "the Gaussian process" : "TPE")
+        << " proposes them all from the earlier results of search.warm_start alone\n";
   } else if (models_results(sweep.search.searcher) && !rounds_of_new_trials) {
     const std::string across = sweep.search.method == SearchMethod::kHyperband
                                    ? "align_brackets: true"

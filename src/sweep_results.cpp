@@ -178,6 +178,9 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
     out["data"] = {{"train", "data/train.csv"}, {"table", "data/table.json"}};
     if (!sweep.task.table.test.empty()) out["data"]["test"] = "data/test.csv";
   }
+  if (!sweep.search.warm_start.empty()) {  // the earlier sweeps the searcher started from, and what it was told
+    out["warm_start"] = {{"sources", sweep.search.warm_start}, {"results", "warm_start.json"}};
+  }
   if (!sweep.constraints.empty()) out["constraints"] = to_json(sweep).at("constraints");
   if (!sweep.objectives.empty()) {
     out["objectives"] = nlohmann::json::array();

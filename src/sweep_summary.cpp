@@ -69,6 +69,12 @@ std::string search_line(const SweepConfig& s) {
   if (const auto n = s.search.points.size(); n > 0) {
     out << ", " << (n == 1 ? "trial 0" : "trials 0-" + std::to_string(n - 1)) << " from points_to_evaluate";
   }
+  if (!s.search.warm_start.empty()) {
+    std::set<std::int64_t> trials;
+    for (const auto& w : s.search.warm_results) trials.insert(w.result.trial_id);
+    out << ", starting from " << s.search.warm_results.size() << " result" << (s.search.warm_results.size() == 1 ? "" : "s")
+        << " of " << trials.size() << " earlier trial" << (trials.size() == 1 ? "" : "s") << " (search.warm_start)";
+  }
   return out.str();
 }
 

@@ -116,13 +116,6 @@ nlohmann::json rung_json(const RungResult& r) {
 }
 
 
-search::ParamValue value_of(const nlohmann::json& j) {
-  if (j.is_boolean()) return j.get<bool>();
-  if (j.is_number_integer()) return j.get<std::int64_t>();
-  if (j.is_number()) return j.get<double>();
-  return j.get<std::string>();
-}
-
 // A model and its optimizer state as one LibTorch archive.
 std::string checkpoint_bytes(const torch::nn::Sequential& model, const fusion::SlotState& optimizer) {
   torch::serialize::OutputArchive archive;
@@ -157,7 +150,7 @@ StoredTrial read_trial(const nlohmann::json& j) {
   StoredTrial t;
   t.record.id = j.at("id");
   t.record.seed = j.at("seed");
-  for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = value_of(v);
+  for (const auto& [k, v] : j.at("params").items()) t.record.params[k] = param_value_of(v);
   t.record.history = j.at("history");
   t.record.error = j.value("error", "");
   if (j.contains("parent")) t.record.parent = search::Parent{j.at("parent").at("trial"), j.at("parent").at("budget")};

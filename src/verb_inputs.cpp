@@ -21,6 +21,7 @@
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/trial_store.h"
+#include "hfta/core/warm_start.h"
 #include "hfta/fusion/device_list.h"
 #include "hfta/fusion/device_memory.h"
 
@@ -89,6 +90,7 @@ std::optional<SweepConfig> load_sweep(const std::string& path, std::ostream& err
       return std::nullopt;
     }
     if (tables && sweep.task.dataset == "csv") read_sweep_table(sweep, tables);
+    if (tables) read_warm_start(sweep);  // (the earlier sweeps' results, checked as its tables are)
     return sweep;
   } catch (const ConfigError& e) {
     err << e.what() << "\n";

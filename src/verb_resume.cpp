@@ -10,6 +10,7 @@
 #include "hfta/core/interrupt.h"
 #include "hfta/core/resume_checks.h"
 #include "hfta/core/sweep_json.h"
+#include "hfta/core/warm_start.h"
 
 namespace hfta::core::verbs {
 namespace {
@@ -68,6 +69,10 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   auto recorded = recorded_sweep(a.dir, "resume", err);
   if (!recorded) return kExitFailure;
   if (const std::string gone = read_tables_from(*recorded, a.dir); !gone.empty()) {
+    err << "hfta-tune resume: " << gone << "\n";
+    return kExitFailure;
+  }
+  if (const std::string gone = read_kept_warm_start(*recorded, a.dir); !gone.empty()) {
     err << "hfta-tune resume: " << gone << "\n";
     return kExitFailure;
   }

@@ -15,6 +15,7 @@
 #include "hfta/core/interrupt.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
+#include "hfta/core/warm_start.h"
 #include "hfta/core/sweep_plan.h"
 #include "hfta/core/sweep_summary.h"
 #include "hfta/core/trial_settings.h"
@@ -408,6 +409,8 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     // same rows, whatever becomes of the files the sweep names.
     if (sweep->task.dataset == "csv") keep_table(dir, tables, *sweep);
     tables = {};  // (not held through the training)
+    // So are the earlier sweeps' results the searcher starts from.
+    if (!sweep->search.warm_start.empty()) keep_warm_start(dir, *sweep);
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");
   } catch (const StorageError& e) {
     if (!new_directories.empty() && !umask_note.empty()) {  // made unusable by the umask: it goes, lock and all

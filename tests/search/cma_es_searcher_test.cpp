@@ -150,6 +150,28 @@ TEST(CmaEsSearcher, StartsAtTheBestPointToEvaluate) {
   EXPECT_EQ(Waves::sized(0, 6).end(12, 0), 6);
 }
 
+// search.warm_start tells earlier sweeps' results under ids -1, -2, ... before
+// any trial: the Gaussian starts at the best of them, as at a point to evaluate.
+TEST(CmaEsSearcher, StartsAtTheBestEarlierResult) {
+  SearchSpace space({range("x", Distribution::kUniform, 0, 1), range("y", Distribution::kUniform, 0, 1)});
+  CmaEsSearcher es(space, 4, Goal::kMinimize, 6);
+  es.observe(-1, {{"x", 0.1}, {"y", 0.1}}, TrialResult{-1, 1.0, 2.0});
+  es.observe(-2, {{"x", 0.85}, {"y", 0.2}}, TrialResult{-2, 1.0, 0.5});
+  es.observe(-3, {{"x", 0.5}, {"y", 0.9}}, TrialResult{-3, 1.0, std::numeric_limits<double>::quiet_NaN()});
+  double x = 0, y = 0;
+  for (std::int64_t id = 0; id < 6; ++id) {
+    const Config c = es.suggest(id);
+    x += number(c, "x") / 6, y += number(c, "y") / 6;
+  }
+  EXPECT_NEAR(x, 0.85, 0.15);
+  EXPECT_NEAR(y, 0.2, 0.15);
+  // Without them it starts at the centre.
+  CmaEsSearcher cold(space, 4, Goal::kMinimize, 6);
+  x = 0;
+  for (std::int64_t id = 0; id < 6; ++id) x += number(cold.suggest(id), "x") / 6;
+  EXPECT_NEAR(x, 0.5, 0.15);
+}
+
 TEST(CmaEsSearcher, NeedsANumericRangeEveryTrialHas) {
   auto act = listed("act", Distribution::kChoice, {std::string("relu"), std::string("gelu")});
   auto momentum = range("momentum", Distribution::kUniform, 0, 1);

@@ -114,6 +114,15 @@ struct BudgetOptions {
   }
 };
 
+/// A result of an earlier sweep that search.warm_start feeds the searcher
+/// (warm_start.h), as Optuna's add_trials or Ray Tune's evaluated_rewards.
+struct WarmResult {
+  search::Config params;       ///< the earlier trial's values of this sweep's parameters
+  search::TrialResult result;  ///< trial_id: -1, -2, ... (one per earlier trial; no trial of this sweep)
+  std::string source;          ///< the directory, as search.warm_start names it
+  std::int64_t trial = 0;      ///< its id there
+};
+
 /// How configurations are chosen and how budget is spent on them.
 struct SearchOptions {
   SearchMethod method = SearchMethod::kRandom;
@@ -142,6 +151,19 @@ struct SearchOptions {
   /// trial t below their number is point t, with the parameters it leaves out
   /// drawn. Each value is as its parameter draws it (search::as_drawn).
   std::vector<search::Config> points;
+  /// Experiment directories of earlier sweeps whose results the searcher
+  /// starts from (tpe, gp, cmaes), as written in the sweep file.
+  std::vector<std::string> warm_start;
+  // Not part of the sweep's identity: where they are, and what was read.
+  struct WarmSource {
+    std::string dir;       ///< as written, from the sweep file's directory
+    std::string at;        ///< its YAML path (search.warm_start, or [k] of a list)
+    int line = 0, column = 0;
+  };
+  std::vector<WarmSource> warm_sources;      ///< one per warm_start entry
+  std::string warm_start_file;               ///< the sweep file, for messages
+  std::vector<WarmResult> warm_results;      ///< once read (read_warm_start, or the kept warm_start.json)
+  std::vector<std::string> warm_notes;       ///< "note: ..." lines on what reading them left out
   bool operator==(const SearchOptions& o) const;
 };
 

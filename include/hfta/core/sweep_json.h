@@ -13,5 +13,7 @@ nlohmann::json to_json(const SweepConfig& sweep);
 
 /// A ParamValue as the JSON scalar of the same type.
 nlohmann::json to_json(const search::ParamValue& value);
+/// The ParamValue of a JSON scalar (to_json's inverse); throws nlohmann::json's type_error on others.
+search::ParamValue param_value_of(const nlohmann::json& j);
 
 }  // namespace hfta::core

@@ -1,0 +1,289 @@
+// search.warm_start as a user goes through it: a first sweep, then a second
+// over a narrower space that starts its searcher from the first one's results;
+// cut, resumed without the first directory; and refused where it cannot work.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/run_cli.h"
+#include "../support/sweep_text.h"
+#include "hfta/core/search_setup.h"
+#include "hfta/core/sweep_json.h"
+#include "hfta/core/sweep_loader.h"
+#include "hfta/search/searcher.h"
+
+namespace hfta::core {
+namespace {
+
+using nlohmann::json;
+using test::line_of;
+using test::slurp;
+
+// Hyperband over lr in [0.01, 0.5] and momentum: 17 trials, rungs of 10, 30 and 90 steps.
+const std::string kEarlier = R"(name: earlier
+seed: 1
+task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, min: 10, max: 90}
+search: {method: hyperband, eta: 3}
+parameters:
+  lr: {distribution: log_uniform, min: 0.01, max: 0.5}
+  momentum: {distribution: uniform, min: 0.0, max: 0.9}
+)";
+
+// A narrower lr, six trials drawn by `searcher` at once, started from dir_/A.
+std::string later(const std::string& searcher = "tpe", const std::string& warm = "A") {
+  std::string text = kEarlier;
+  text = std::regex_replace(text, std::regex("name: earlier"), "name: later");
+  text = std::regex_replace(text, std::regex("seed: 1"), "seed: 2");
+  text = std::regex_replace(text, std::regex("min: 0.01"), "min: 0.05");
+  return std::regex_replace(text, std::regex("\\{method: hyperband, eta: 3\\}"),
+                            "{method: random, trials: 6, searcher: " + searcher + ", warm_start: " + warm + "}");
+}
+
+TEST(WarmStartKey, IsReadFromTheSweepFilesDirectoryAndRecordedAsWritten) {
+  const std::string yaml = later("tpe", "[runs/a, /abs/b, ~/c]");
+  const char* home = std::getenv("HOME");
+  const std::string was = home ? home : "";
+  setenv("HOME", "/home/u", 1);
+  const SweepConfig s = load_sweep_string(yaml, "/home/u/project/sweep.yaml");
+  setenv("HOME", was.c_str(), 1);
+  EXPECT_EQ(s.search.warm_start, (std::vector<std::string>{"runs/a", "/abs/b", "~/c"}));
+  ASSERT_EQ(s.search.warm_sources.size(), 3u);
+  EXPECT_EQ(s.search.warm_sources[0].dir, "/home/u/project/runs/a");
+  EXPECT_EQ(s.search.warm_sources[1].dir, "/abs/b");
+  EXPECT_EQ(s.search.warm_sources[2].dir, "/home/u/c");
+  EXPECT_EQ(s.search.warm_sources[1].at, "search.warm_start[1]");
+  EXPECT_EQ(s.search.warm_sources[1].line, line_of(yaml, "search:"));
+  // sweep.json holds them as written, and is the same sweep read back; other directories are another sweep.
+  const json j = to_json(s);
+  EXPECT_EQ(j.at("search").at("warm_start"), json::parse(R"(["runs/a", "/abs/b", "~/c"])"));
+  EXPECT_EQ(load_sweep_string(j.dump(), "/runs/x/sweep.json"), s);
+  EXPECT_NE(load_sweep_string(later("tpe", "runs/a"), "/home/u/project/sweep.yaml"), s);
+}
+
+class WarmStart : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/hfta-warm-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    // No clock decides what a sweep does (Cli's fixture says why).
+    setenv("HFTA_TUNE_RATES_UNTIMED", "1", 1);
+    write("a.yaml", kEarlier);
+    ASSERT_EQ(run("run " + dir_ + "/a.yaml --out " + dir_ + "/A").code, 0);
+  }
+  void TearDown() override {
+    unsetenv("HFTA_TUNE_RATES_UNTIMED");
+    std::filesystem::remove_all(dir_);
+  }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ + "/" + name) << text; }
+  test::CliResult run(const std::string& args) const { return test::run_cli(args, dir_); }
+  json read(const std::string& path) const { return json::parse(slurp(dir_ + "/" + path)); }
+
+  // What dir_/A's trials measured, as a warm start must pass it on: each
+  // trial's rungs up to `max_budget` whose lr lies in [0.05, 0.5], `metric`
+  // at each (from the history at the rung's last step), in trial order.
+  struct Expected {
+    std::int64_t trial;
+    json params;
+    double budget, metric;
+    std::string status;
+  };
+  std::vector<Expected> earlier_results(const std::string& metric = "val_accuracy", double max_budget = 90) const {
+    std::map<std::int64_t, json> trials;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_ + "/A/trials")) {
+      trials[std::stoll(entry.path().filename().string())] = json::parse(slurp(entry.path().string() + "/trial.json"));
+    }
+    std::vector<Expected> out;
+    for (const auto& [id, t] : trials) {
+      const double lr = t.at("params").at("lr");
+      if (lr < 0.05 || lr > 0.5) continue;
+      for (const auto& rung : t.at("rungs")) {
+        if (rung.at("budget").get<double>() > max_budget) continue;
+        double value = std::numeric_limits<double>::quiet_NaN();
+        for (const auto& point : t.at("history")) {
+          if (point.at("step") == rung.at("steps") && point.at(metric).is_number()) value = point.at(metric);
+        }
+        out.push_back({id, t.at("params"), rung.at("budget"), value, rung.at("status")});
+      }
+    }
+    return out;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(WarmStart, TheSearcherStartsFromTheEarlierResultsThatLieInItsSpace) {
+  write("b.yaml", later());
+  const auto plan = run("plan " + dir_ + "/b.yaml");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const auto r = run("run " + dir_ + "/b.yaml --out " + dir_ + "/B");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // What was kept: A's results in B's space (lr from 0.05), value for value.
+  const auto expected = earlier_results();
+  const json kept = read("B/warm_start.json");
+  ASSERT_EQ(kept.at("results").size(), expected.size());
+  ASSERT_GE(expected.size(), 6u);
+  std::map<std::int64_t, int> trials;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const json& k = kept.at("results")[i];
+    EXPECT_EQ(k.at("trial"), expected[i].trial) << i;
+    EXPECT_EQ(k.at("source"), "A");
+    EXPECT_EQ(k.at("params"), expected[i].params) << i;
+    EXPECT_EQ(k.at("budget").get<double>(), expected[i].budget) << i;
+    EXPECT_EQ(k.at("metric").get<double>(), expected[i].metric) << i;
+    trials[expected[i].trial]++;
+  }
+  EXPECT_LT(trials.size(), 17u);  // some of A's lay outside: lr below 0.05
+  // validate says what it starts from, plan what it left out too.
+  const auto valid = run("validate " + dir_ + "/b.yaml");
+  const std::string starting = "starting from " + std::to_string(expected.size()) + " results of " +
+                               std::to_string(trials.size()) + " earlier trials (search.warm_start)";
+  EXPECT_NE(valid.out.find(starting), std::string::npos) << valid.out;
+  EXPECT_NE(plan.out.find("outside this sweep's space (trial "), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("TPE proposes them all from the earlier results of search.warm_start"), std::string::npos);
+  // B's trials are what TPE proposes, told those results first (ids -1, -2, ... a trial).
+  const SweepConfig b = load_sweep_file(dir_ + "/B/sweep.json");
+  search::TpeSearcher tpe(make_search_space(b), b.seed, Goal::kMaximize);
+  std::int64_t id = 0;
+  std::int64_t last = -1;
+  for (const auto& e : expected) {
+    if (e.trial != last) --id, last = e.trial;
+    search::Config params;
+    for (const auto& [name, value] : e.params.items()) params[name] = param_value_of(value);
+    tpe.observe(id, params, search::TrialResult{id, e.budget, e.metric, search::TrialStatus::kCompleted});
+  }
+  const json results = read("B/results.json");
+  ASSERT_EQ(results.at("trials").size(), 6u);
+  for (std::int64_t t = 0; t < 6; ++t) {
+    json proposed = json::object();
+    for (const auto& [name, value] : tpe.suggest(t)) proposed[name] = to_json(value);
+    EXPECT_EQ(results.at("trials")[t].at("params"), proposed) << t;
+  }
+  // ...not what it draws without them (random search's draws).
+  json drawn = json::object();
+  for (const auto& [name, value] : make_search_space(b).sample(b.seed, 0)) drawn[name] = to_json(value);
+  EXPECT_NE(results.at("trials")[0].at("params"), drawn);
+  EXPECT_EQ(results.at("warm_start"), json::parse(R"({"sources": ["A"], "results": "warm_start.json"})"));
+}
+
+TEST_F(WarmStart, TheGaussianProcessAndCmaEsStartFromThemToo) {
+  for (const std::string searcher : {"gp", "cmaes"}) {
+    SCOPED_TRACE(searcher);
+    write("warm.yaml", later(searcher));
+    write("cold.yaml", std::regex_replace(later(searcher), std::regex(", warm_start: A"), ""));
+    ASSERT_EQ(run("run " + dir_ + "/warm.yaml --out " + dir_ + "/warm-" + searcher).code, 0);
+    ASSERT_EQ(run("run " + dir_ + "/cold.yaml --out " + dir_ + "/cold-" + searcher).code, 0);
+    const json warm = read("warm-" + searcher + "/results.json"), cold = read("cold-" + searcher + "/results.json");
+    EXPECT_NE(warm.at("trials")[0].at("params"), cold.at("trials")[0].at("params"));
+  }
+}
+
+TEST_F(WarmStart, AResumedSweepReadsTheResultsItKeptNotTheEarlierDirectory) {
+  write("b.yaml", later());
+  ASSERT_EQ(run("run " + dir_ + "/b.yaml --out " + dir_ + "/whole").code, 0);
+  {  // Stopped after its first piece of training, as a time limit stops it.
+    setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
+    const auto cut = run("run " + dir_ + "/b.yaml --out " + dir_ + "/cut --workers 1");
+    unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+    ASSERT_EQ(cut.code, 0) << cut.err;
+    ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
+  }
+  std::filesystem::copy(dir_ + "/cut", dir_ + "/damaged", std::filesystem::copy_options::recursive);
+  std::filesystem::copy(dir_ + "/cut", dir_ + "/edited", std::filesystem::copy_options::recursive);
+  std::filesystem::rename(dir_ + "/A", dir_ + "/A.moved");  // the earlier directory goes
+  const auto resumed = run("resume " + dir_ + "/cut");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const json whole = read("whole/results.json"), cut = read("cut/results.json");
+  ASSERT_EQ(cut.at("trials").size(), whole.at("trials").size());
+  for (std::size_t i = 0; i < whole.at("trials").size(); ++i) {
+    for (const char* key : {"params", "history", "metric", "status"}) {
+      EXPECT_EQ(cut.at("trials")[i].at(key), whole.at("trials")[i].at(key)) << i << " " << key;
+    }
+  }
+  // A kept copy changed from outside is refused, not replaced by other results.
+  std::ofstream(dir_ + "/damaged/warm_start.json") << "{";
+  const auto damaged = run("resume " + dir_ + "/damaged");
+  EXPECT_EQ(damaged.code, 1);
+  EXPECT_NE(damaged.err.find(dir_ + "/damaged/warm_start.json is gone or damaged"), std::string::npos) << damaged.err;
+  // Other earlier sweeps would change the trials: resume names the key.
+  const std::string edited = std::regex_replace(later(), std::regex("warm_start: A"), "warm_start: [A, whole]");
+  std::ofstream(dir_ + "/edited/sweep.yaml") << edited;
+  const auto refused = run("resume " + dir_ + "/edited");
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("search.warm_start"), std::string::npos) << refused.err;
+}
+
+TEST_F(WarmStart, IsRefusedAtItsLineWithNothingWrittenWhereItCannotStartTheSearcher) {
+  std::filesystem::create_directory(dir_ + "/empty");
+  write("cnn.yaml", std::regex_replace(later(), std::regex("model: mlp, batch_size: 256, options: \\{depth: 1, width: 32\\}"),
+                                       "model: cnn"));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {later("tpe", "nowhere"), "search.warm_start: nowhere: no such directory (" + dir_ + "/nowhere)"},
+      {later("tpe", "a.yaml"), "search.warm_start: a.yaml: not a directory"},
+      {later("tpe", "empty"), "search.warm_start: empty: holds no sweep (no sweep.json)"},
+      {later("tpe", "[A, A]"), "search.warm_start[1]: names A a second time"},
+      {later("tpe", "[]"), "search.warm_start: expected an experiment directory of an earlier sweep, or a list of 1 to "
+                           "16 of them, got an empty list"},
+      {later("random"), "search.warm_start: earlier results start a searcher that learns from results (tpe, gp or "
+                        "cmaes); searcher random draws its trials whatever the results"},
+      {std::regex_replace(later(), std::regex("model: mlp, batch_size: 256, options: \\{depth: 1, width: 32\\}"),
+                          "model: cnn"),
+       "search.warm_start: A: its trials trained model mlp, this sweep's cnn"},
+      {std::regex_replace(later(), std::regex("unit: steps, min: 10, max: 90"), "unit: samples, min: 2560, max: 23040"),
+       "search.warm_start: A: its trials trained budgets in steps, this sweep's samples"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    SCOPED_TRACE(message);
+    write("b.yaml", yaml);
+    for (const char* verb : {"validate", "run"}) {
+      const auto r = run(std::string(verb) + " " + dir_ + "/b.yaml" + (verb == std::string("run") ? " --out " + dir_ + "/B" : ""));
+      EXPECT_EQ(r.code, 2) << verb;
+      EXPECT_NE(r.err.find(dir_ + "/b.yaml:" + std::to_string(line_of(yaml, "search:")) + ":"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+      EXPECT_FALSE(std::filesystem::exists(dir_ + "/B"));
+    }
+  }
+}
+
+TEST_F(WarmStart, AnotherMetricIsReadFromTheHistoryAndWhatCannotBeToldIsSaid) {
+  // val_loss, minimized, to 30 steps: the loss at each rung's end, and nothing past 30.
+  std::string yaml = std::regex_replace(later(), std::regex("name: val_accuracy, goal: maximize"),
+                                        "name: val_loss, goal: minimize");
+  yaml = std::regex_replace(yaml, std::regex("max: 90"), "max: 30");
+  write("b.yaml", yaml);
+  const auto plan = run("plan " + dir_ + "/b.yaml");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("past this sweep's budget.max left out"), std::string::npos) << plan.out;
+  ASSERT_EQ(run("run " + dir_ + "/b.yaml --out " + dir_ + "/B").code, 0);
+  const auto expected = earlier_results("val_loss", 30);
+  const json kept = read("B/warm_start.json");
+  ASSERT_EQ(kept.at("results").size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(kept.at("results")[i].at("metric").get<double>(), expected[i].metric) << i;
+    EXPECT_LE(kept.at("results")[i].at("budget").get<double>(), 30);
+  }
+  // A metric the earlier sweep never measured (ROC AUC is computed only where named): said, and none are told.
+  write("auc.yaml", std::regex_replace(later(), std::regex("name: val_accuracy"), "name: val_auc"));
+  const auto auc = run("plan " + dir_ + "/auc.yaml");
+  ASSERT_EQ(auc.code, 0) << auc.err;
+  EXPECT_NE(auc.out.find("note: search.warm_start: A: its trials never measured val_auc"), std::string::npos) << auc.out;
+  const auto valid = run("validate " + dir_ + "/auc.yaml");
+  EXPECT_NE(valid.out.find("starting from 0 results of 0 earlier trials"), std::string::npos) << valid.out;
+}
+
+}  // namespace
+}  // namespace hfta::core
