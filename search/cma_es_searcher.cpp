@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "hfta/search/param_scale.h"
 #include "hfta/search/searcher.h"
@@ -67,10 +68,14 @@ void CmaEsSearcher::advance_to(std::int64_t generation) {
     // The best point to evaluate or earlier result (negative ids: warm_start.h), where there are some, else the centre.
     std::vector<double> mean(dims_.size(), 0.5);
     const Result* best = nullptr;
+    // (Further budgets first, as TPE ranks: an earlier sweep's trials reached different ones.)
     for (const auto& [id, r] : first_results_) {
       if (id >= first_) break;
       if (!std::isfinite(r.rank_value)) continue;
-      if (!best || std::make_pair(r.violation, r.rank_value) < std::make_pair(best->violation, best->rank_value)) best = &r;
+      if (!best || std::make_tuple(-r.budget, r.violation, r.rank_value) <
+                       std::make_tuple(-best->budget, best->violation, best->rank_value)) {
+        best = &r;
+      }
     }
     if (best) mean = best->x;
     es_.emplace(mean, kSigma0, population_);
@@ -115,7 +120,9 @@ Config CmaEsSearcher::config_at(std::int64_t trial_id, const std::vector<double>
 
 void CmaEsSearcher::observe(std::int64_t trial_id, const Config& config, const TrialResult& result) {
   auto it = first_results_.find(trial_id);
-  if (it != first_results_.end() && it->second.budget <= result.budget) return;  // its first result ranks it
+  // A generation's trial is ranked by its first result; an earlier sweep's
+  // (warm_start.h: ids below 0) by its furthest, as the best to start at.
+  if (it != first_results_.end() && (trial_id < 0) != (it->second.budget <= result.budget)) return;
   const double value = goal_ == Goal::kMaximize ? -result.metric : result.metric;
   first_results_[trial_id] = {result.budget, std::isfinite(value) ? value : std::numeric_limits<double>::infinity(),
                               result.violation, scaled(config)};

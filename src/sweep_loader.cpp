@@ -681,7 +681,7 @@ void load_warm_start(YamlReader& r, const YAML::Node& search, SearchOptions& s) 
   if (s.searcher != Searcher::kTpe && s.searcher != Searcher::kGp && s.searcher != Searcher::kCmaEs) {
     r.error(*node, path,
             "earlier results start a searcher that learns from results (tpe, gp or cmaes); searcher " +
-                to_string(s.searcher) + " draws its trials whatever the results: set searcher: tpe, or leave it out");
+                to_string(s.searcher) + " draws its trials whatever the results: set searcher: tpe, gp or cmaes, or remove search.warm_start");
     return;
   }
   std::vector<YAML::Node> items;

@@ -315,15 +315,21 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
       sweep.search.method == SearchMethod::kHyperband && (sweep.search.align_brackets || sweep.search.iterations > 1);
   const std::int64_t waves = trial_waves(sweep).among(sweep.search.trials);
   // Whether search.warm_start's results alone give the model what it needs (TPE: trials; the GP: results at a budget).
-  std::set<std::int64_t> warm_trials;
-  std::map<double, std::size_t> warm_at;
-  for (const auto& w : sweep.search.warm_results) warm_trials.insert(w.result.trial_id), ++warm_at[w.result.budget];
-  std::size_t warm_count = warm_trials.size();
-  if (sweep.search.searcher == Searcher::kGp) {
-    warm_count = 0;
-    for (const auto& [budget, n] : warm_at) warm_count = std::max(warm_count, n);
+  // (Both want two finite results among them: a diverged one counts as the worst.)
+  std::set<std::int64_t> warm_trials, warm_finite;
+  std::map<double, std::pair<std::size_t, std::size_t>> warm_at;  // budget -> results, finite ones
+  for (const auto& w : sweep.search.warm_results) {
+    const bool finite = w.result.status != search::TrialStatus::kDiverged && std::isfinite(w.result.metric);
+    warm_trials.insert(w.result.trial_id);
+    if (finite) warm_finite.insert(w.result.trial_id);
+    ++warm_at[w.result.budget].first;
+    warm_at[w.result.budget].second += finite;
   }
-  const bool warm_enough = warm_count >= model_min_points(sweep);
+  bool warm_enough = warm_trials.size() >= model_min_points(sweep) && warm_finite.size() >= 2;
+  if (sweep.search.searcher == Searcher::kGp) {
+    warm_enough = false;
+    for (const auto& [budget, n] : warm_at) warm_enough |= n.first >= model_min_points(sweep) && n.second >= 2;
+  }
   if (sweep.search.searcher == Searcher::kCmaEs) {
     const auto space = make_search_space(sweep);
     std::string names;
@@ -384,10 +390,13 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   } else if (models_results(sweep.search.searcher)) {  // Hyperband's later rounds
     const bool gp = sweep.search.searcher == Searcher::kGp;
     out << "note: " << (gp ? "the Gaussian process" : "TPE")
-        << " proposes the trials a round starts from the results of the rounds before (those of round 0, and any "
-           "before "
-        << (gp ? "some budget has " : "") << model_min_points(sweep) << (gp ? " results" : " trials have results")
-        << ", as random search would)\n";
+        << " proposes the trials a round starts from the results of the rounds before";
+    if (warm_enough) {
+      out << " and the earlier results of search.warm_start (those of round 0 from those alone)\n";
+    } else {
+      out << " (those of round 0, and any before " << (gp ? "some budget has " : "") << model_min_points(sweep)
+          << (gp ? " results" : " trials have results") << ", as random search would)\n";
+    }
   }
   if (sweep.search.method == SearchMethod::kAsha && waves > 1) {
     out << "note: ASHA promotes the top 1/" << sweep.search.eta

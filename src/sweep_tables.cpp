@@ -19,10 +19,7 @@
 
 namespace hfta::core {
 
-namespace {
-
-// What table.json records of a copy, to know it again: its size and CRC-32.
-nlohmann::json digest(const std::string& bytes) {
+nlohmann::json table_digest(const std::string& bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);
   for (std::size_t at = 0; at < bytes.size(); at += std::size_t{1} << 30) {  // (zlib takes a uInt at a time)
     const std::size_t n = std::min(bytes.size() - at, std::size_t{1} << 30);
@@ -30,6 +27,8 @@ nlohmann::json digest(const std::string& bytes) {
   }
   return {{"bytes", bytes.size()}, {"crc32", static_cast<std::uint32_t>(crc)}};
 }
+
+namespace {
 
 // The loader's check that no two rungs train to the same step, with the
 // table's rows known: a step trains them all where they are fewer than a batch.
@@ -137,8 +136,8 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
   std::filesystem::create_directory(dir + "/data", ec);
   if (ec) throw StorageError("cannot create " + dir + "/data: " + ec.message());
   const auto& t = sweep.task.table;
-  nlohmann::json copies = {{"train.csv", digest(bytes.train)}};
-  if (!t.test.empty()) copies["test.csv"] = digest(bytes.test);
+  nlohmann::json copies = {{"train.csv", table_digest(bytes.train)}};
+  if (!t.test.empty()) copies["test.csv"] = table_digest(bytes.test);
   nlohmann::json table = {
       {"format", 1},
       {"input", "the features in this order, each as (value - mean) / scale"},
@@ -220,7 +219,7 @@ std::string read_tables_from(SweepConfig& sweep, const std::string& dir) {
   }
   for (const auto& [name, read] : {std::pair{"train.csv", &bytes.train}, std::pair{"test.csv", &bytes.test}}) {
     if (std::string(name) == "test.csv" && t.test.empty()) continue;
-    if (table["files"].value(name, nlohmann::json()) != digest(*read)) {
+    if (table["files"].value(name, nlohmann::json()) != table_digest(*read)) {
       return dir + "/data/" + name + " is not the table run kept (its size or CRC-32 differs from what "
              "data/table.json records): changed from outside; put back the copy the trials trained on";
     }

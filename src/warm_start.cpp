@@ -2,8 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -16,18 +19,34 @@
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_tables.h"
 #include "hfta/core/trial_store.h"
+#include "hfta/trainers/catalog.h"
+#include "option_values.h"
 
 namespace hfta::core {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using Source = SearchOptions::WarmSource;
 
-[[noreturn]] void refuse(const SweepConfig& sweep, const Source& source, const std::string& written,
-                         const std::string& message) {
-  throw ConfigError({Diagnostic{sweep.search.warm_start_file, source.at, source.line, source.column,
-                                written + ": " + message}});
+ConfigError refusal(const SweepConfig& sweep, const Source& source, const std::string& written,
+                    const std::string& message) {
+  return ConfigError({Diagnostic{sweep.search.warm_start_file, source.at, source.line, source.column,
+                                 written + ": " + message}});
+}
+
+// Where a relative path missed because it was written from the working
+// directory (runs/x, beside the default --out) rather than the sweep file's.
+std::string working_directory_hint(const SweepConfig& sweep, const std::string& written) {
+  std::error_code ec;
+  const fs::path path(written);
+  if (path.is_absolute() || written.rfind("~/", 0) == 0 || !fs::is_directory(path, ec)) return "";
+  const fs::path from = fs::absolute(fs::path(sweep.search.warm_start_file).parent_path(), ec);
+  const fs::path relative = fs::absolute(path, ec).lexically_normal().lexically_relative(from.lexically_normal());
+  return "; a relative path is read from the sweep file's directory, and " + written +
+         " is a directory from the working directory: from the sweep file's it is " + relative.string();
 }
 
 // The earlier sweep in `dir` (its sweep.json), refused where there is none or
@@ -35,63 +54,117 @@ using Source = SearchOptions::WarmSource;
 SweepConfig earlier_sweep(const SweepConfig& sweep, const Source& source, const std::string& written) {
   struct stat info {};
   if (::stat(source.dir.c_str(), &info) != 0) {
-    refuse(sweep, source, written, "no such directory" + (source.dir == written ? "" : " (" + source.dir + ")"));
+    throw refusal(sweep, source, written,
+                  "no such directory" + (source.dir == written ? "" : " (" + source.dir + ")") +
+                      working_directory_hint(sweep, written));
   }
-  if (!S_ISDIR(info.st_mode)) refuse(sweep, source, written, "not a directory; name an earlier sweep's experiment directory");
+  if (!S_ISDIR(info.st_mode)) {
+    throw refusal(sweep, source, written, "not a directory; name an earlier sweep's experiment directory");
+  }
   const std::string file = source.dir + "/sweep.json";
   if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    refuse(sweep, source, written,
-           "holds no sweep (no sweep.json): name the experiment directory an earlier hfta-tune run wrote (its --out)");
+    throw refusal(sweep, source, written,
+                  "holds no sweep (no sweep.json): name the experiment directory an earlier hfta-tune run wrote (its --out)");
   }
   SweepConfig earlier;
   try {
     earlier = load_sweep_file(file, nullptr, 16 * kMaxSweepBytes);
   } catch (const ConfigError& e) {
-    refuse(sweep, source, written, "its sweep.json is damaged (" + e.diagnostics().front().message + ")");
+    throw refusal(sweep, source, written, "its sweep.json is damaged (" + e.diagnostics().front().message + ")");
   }
   auto differs = [&](const std::string& what, const std::string& there, const std::string& here) {
-    if (there == here) return;
-    refuse(sweep, source, written,
-           "its trials trained " + what + " " + there + ", this sweep's " + here +
-               ": their results measure another problem, and would mislead the searcher");
+    if (there != here) {
+      throw refusal(sweep, source, written,
+                    what + " " + there + " there, " + here + " here: its results measure another problem, "
+                    "and would mislead the searcher");
+    }
   };
   differs("model", earlier.task.model, sweep.task.model);
-  differs("on dataset", earlier.task.dataset, sweep.task.dataset);
+  differs("dataset", earlier.task.dataset, sweep.task.dataset);
   differs("budgets in", to_string(earlier.budget.unit), to_string(sweep.budget.unit));
+  if (sweep.task.dataset == "csv") {  // the same table: the rows run kept there, the label column read here
+    std::ifstream in(source.dir + "/data/table.json");
+    const auto table = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    std::ifstream train(sweep.task.table.train_file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(train)), std::istreambuf_iterator<char>());
+    const bool same = table.is_object() && table.value("label", json()) == json(sweep.task.table.label_column) &&
+                      table.contains("files") && table["files"].value("train.csv", json()) == table_digest(bytes);
+    if (!same) {
+      throw refusal(sweep, source, written,
+                    "its trials trained on another table (its data/train.csv and label column are not " +
+                        sweep.task.table.train + " and " + sweep.task.table.label_column +
+                        "): its results measure another problem, and would mislead the searcher");
+    }
+  }
   return earlier;
 }
 
-// The task keys the earlier sweep set otherwise ("batch_size 128 there, 64 here"): noted, not refused.
+// The task keys besides the model's shape and batch (checked trial by trial)
+// that the earlier sweep set otherwise: noted, not refused.
 std::string task_differences(const SweepConfig& earlier, const SweepConfig& sweep) {
   const json there = to_json(earlier).at("task"), here = to_json(sweep).at("task");
   std::string out;
-  for (const auto& [key, value] : here.items()) {
-    const json other = there.contains(key) ? there.at(key) : json();
-    if (other == value) continue;
-    if (!out.empty()) out += ", ";
-    out += key + " " + (other.is_null() ? std::string("unset") : other.dump()) + " there, " + value.dump() + " here";
+  for (const char* key : {"loss", "precision", "validation_size", "eval_steps"}) {
+    const json a = there.value(key, json()), b = here.value(key, json());
+    if (a == b) continue;
+    out += std::string(out.empty() ? "" : ", ") + key + " " + (a.is_null() ? std::string("the default") : a.dump()) +
+           " there, " + (b.is_null() ? std::string("the default") : b.dump()) + " here";
   }
   return out;
 }
 
-// Trial `config`'s values as this sweep's space draws them (conditions judged
-// on them), or nullopt with `why` saying what lies outside it.
-std::optional<search::Config> in_space(const search::SearchSpace& space, const search::Config& config, std::string& why) {
+// What a sweep trains every trial with where no parameter says otherwise:
+// the batch size, a model option, a training hyperparameter's default.
+std::optional<search::ParamValue> fixed_value(const SweepConfig& sweep, const std::string& name) {
+  if (name == "batch_size") return search::ParamValue{sweep.task.batch_size};
+  if (const auto it = sweep.task.options.find(name); it != sweep.task.options.end()) return it->second;
+  if (const auto* h = trainers::find_training_hyperparameter(name)) return default_value(*h);
+  return std::nullopt;
+}
+
+// Trial `config` of the `earlier` sweep as this sweep's space draws it
+// (conditions judged on its values), or nullopt with `why` saying what lies
+// outside: a value this sweep could not draw, or one it fixes otherwise.
+std::optional<search::Config> in_space(const search::SearchSpace& space, const SweepConfig& sweep,
+                                       const SweepConfig& earlier, const search::Config& config, std::string& why) {
+  auto trained_with = [&](const std::string& name) {
+    const auto it = config.find(name);
+    return it != config.end() ? std::optional<search::ParamValue>(it->second) : fixed_value(earlier, name);
+  };
   search::Config chosen;
   for (const auto& p : space.parameters()) {
     if (!search::SearchSpace::active(p, chosen)) continue;
-    const auto it = config.find(p.name);
-    if (it == config.end()) {
-      why = p.name + ": none there (this sweep tunes it)";
+    const auto value = trained_with(p.name);
+    if (!value) {
+      why = p.name + ": none there";
       return std::nullopt;
     }
     std::string not_drawn;
-    const auto drawn = search::as_drawn(p, it->second, not_drawn);
+    const auto drawn = search::as_drawn(p, *value, not_drawn);
     if (!drawn) {
-      why = p.name + ": " + not_drawn;
+      why = p.name + ": " + not_drawn + (config.count(p.name) ? "" : " (the earlier sweep's fixed value)");
       return std::nullopt;
     }
     chosen[p.name] = *drawn;
+  }
+  // What this sweep fixes (not a parameter), the trial must have trained with too.
+  std::vector<const trainers::OptionSpec*> fixed;
+  if (const auto* model = trainers::find_model(sweep.task.model)) {
+    for (const auto& o : model->options) fixed.push_back(&o);
+  }
+  for (const auto& h : trainers::training_hyperparameters()) fixed.push_back(&h);
+  for (const auto* o : fixed) {
+    if (o->shapes_data || sweep.find_parameter(o->name)) continue;
+    if (!o->read_with.empty()) {  // (momentum, read by sgd alone: not by an adam trial)
+      const auto with = trained_with(o->read_with);
+      const std::string text = with ? search::to_string(*with) : "";
+      if (std::find(o->read_with_values.begin(), o->read_with_values.end(), text) == o->read_with_values.end()) continue;
+    }
+    const auto here = fixed_value(sweep, o->name), there = trained_with(o->name);
+    if (here && there && !same_value(*here, *there)) {
+      why = o->name + ": " + search::to_string(*there) + " there, " + search::to_string(*here) + " here";
+      return std::nullopt;
+    }
   }
   return chosen;
 }
@@ -104,8 +177,11 @@ double measured_at(const std::string& name, const RungResult& rung, const Stored
   if (name == "params") return rung.model_params > 0 ? static_cast<double>(rung.model_params) : nan;
   if (name == earlier.metric.name) return rung.metric;
   for (const auto& point : trial.record.history) {
-    if (point.value("step", std::int64_t{-1}) != rung.steps || !point.contains(name)) continue;
-    return point.at(name).is_number() ? point.at(name).get<double>() : nan;
+    if (!point.is_object() || !point.contains("step") || !point["step"].is_number_integer() ||
+        point["step"].get<std::int64_t>() != rung.steps || !point.contains(name)) {
+      continue;
+    }
+    return point[name].is_number() ? point[name].get<double>() : nan;
   }
   return nan;
 }
@@ -115,10 +191,15 @@ bool measures(const std::string& name, const std::map<std::int64_t, StoredTrial>
   if (name == "params" || name == earlier.metric.name) return true;
   for (const auto& [id, t] : trials) {
     for (const auto& point : t.record.history) {
-      if (point.contains(name)) return true;
+      if (point.is_object() && point.contains(name)) return true;
     }
   }
   return false;
+}
+
+const std::vector<std::string>& status_names() {
+  static const std::vector<std::string> names = {"completed", "stopped", "diverged"};
+  return names;
 }
 
 search::TrialStatus status_of(const std::string& status) {
@@ -148,10 +229,12 @@ struct LeftOut {
   }
 };
 
-// Reads one directory's results onto sweep.search.warm_results, with ids from `next_id` down.
-void read_source(SweepConfig& sweep, const Source& source, const std::string& written, std::int64_t& next_id) {
+std::string plural(std::int64_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+// One directory's results, a list per earlier trial in its id order (ids are given once all are read).
+std::vector<std::vector<WarmResult>> read_source(SweepConfig& sweep, const Source& source, const std::string& written) {
   const SweepConfig earlier = earlier_sweep(sweep, source, written);
-  const std::string differences = task_differences(earlier, sweep);
+  std::vector<std::vector<WarmResult>> out;
   LeftOut left;
   std::int64_t damaged = 0;
   const auto trials = TrialStore(source.dir).load_all([&](const std::string&) { ++damaged; });
@@ -166,72 +249,85 @@ void read_source(SweepConfig& sweep, const Source& source, const std::string& wr
       sweep.search.warm_notes.push_back("note: search.warm_start: " + written + ": its trials never measured " + name +
                                         " (name it in that sweep's metric, objectives or constraints), so none of "
                                         "its results can start this sweep's searcher");
-      return;
+      return out;
     }
   }
   const auto space = make_search_space(sweep);
-  std::set<std::string> also_tuned;  // there, and not a parameter here: its results mix their values
-  std::int64_t used = 0, results = 0, past_max = 0;
+  std::int64_t results = 0, past_max = 0;
   for (const auto& [id, trial] : trials) {
-    const double inherited = trial.record.parent ? trial.record.parent->budget : 0;  // a PBT clone's: its parent's
+    const std::string named = "trial " + std::to_string(id);
+    if (trial.record.parent) {  // its weights came of its parent's training, under the parent's values
+      left.add("cloned by population based training", named);
+      continue;
+    }
     std::vector<const RungResult*> rungs;
     for (const auto& r : trial.rungs) {
-      if (r.budget > inherited && r.status != "failed") rungs.push_back(&r);
+      if (r.status != "failed") rungs.push_back(&r);
     }
-    const std::string named = "trial " + std::to_string(id);
     if (rungs.empty()) {
-      left.add(trial.record.status == "failed" ? "failed" : "finished no rung", named);
+      left.add(trial.record.status == "failed" ? "failed" : "with no finished rung", named);
       continue;
     }
     std::string why;
-    const auto config = in_space(space, trial.record.params, why);
+    const auto config = in_space(space, sweep, earlier, trial.record.params, why);
     if (!config) {
       left.add("outside this sweep's space", named + "'s " + why);
       continue;
     }
-    bool any = false, past = false;
+    std::vector<WarmResult> told;
     for (const RungResult* r : rungs) {
       if (r->budget > static_cast<double>(sweep.budget.max)) {
         ++past_max;  // ranked as further than any result of this sweep's, it would outweigh them all
-        past = true;
         continue;
       }
-      search::TrialResult result{next_id, r->budget, measured_at(sweep.metric.name, *r, trial, earlier),
-                                 status_of(r->status)};
+      search::TrialResult result{0, r->budget, measured_at(sweep.metric.name, *r, trial, earlier), status_of(r->status)};
       for (const auto& o : sweep.objectives) result.objectives.push_back(measured_at(o.name, *r, trial, earlier));
       for (const auto& c : sweep.constraints) result.violation += c.violation(measured_at(c.name, *r, trial, earlier));
       if (std::isnan(result.metric) && result.status != search::TrialStatus::kDiverged) continue;  // not evaluated there
-      sweep.search.warm_results.push_back({*config, result, written, id});
-      any = true;
-      ++results;
+      told.push_back({*config, result, written, id});
     }
-    if (!any) {
-      left.add(past ? "with results only past budget.max" : "with no result of " + sweep.metric.name, named);
-      continue;
-    }
-    --next_id;
-    ++used;
-    for (const auto& [name, value] : trial.record.params) {
-      const auto* p = earlier.find_parameter(name);
-      if (!sweep.find_parameter(name) && p && p->distribution != search::Distribution::kConst) also_tuned.insert(name);
-    }
+    if (told.empty()) continue;  // (its results all past budget.max: counted there)
+    results += static_cast<std::int64_t>(told.size());
+    out.push_back(std::move(told));
   }
   if (damaged > 0) left.add("with a damaged trial.json", "");
   const std::string what = left.str();
+  const bool unfinished = !fs::exists(source.dir + "/results.json");
   std::ostringstream note;
-  note << "note: search.warm_start: " << written << ": " << results << " result" << (results == 1 ? "" : "s") << " of "
-       << used << " of its " << trials.size() << " trials start the searcher";
+  note << "note: search.warm_start: " << written << ": " << plural(results, "result") << " of "
+       << out.size() << " of its " << plural(static_cast<std::int64_t>(trials.size()) + damaged, "trial")
+       << (unfinished ? " so far (unfinished: no results.json)" : "") << " start the searcher";
   if (!what.empty()) note << "; left out: " << what;
-  if (past_max > 0) note << "; " << past_max << " result" << (past_max == 1 ? "" : "s") << " past this sweep's budget.max left out";
-  if (!also_tuned.empty()) {
-    std::string list;
-    for (const auto& n : also_tuned) list += (list.empty() ? "" : ", ") + n;
-    note << "; it also tuned " << list << ", which this sweep does not: its results mix their values";
-  }
+  if (past_max > 0) note << "; " << plural(past_max, "result") << " past this sweep's budget.max " << sweep.budget.max;
+  const std::string differences = task_differences(earlier, sweep);
   if (!differences.empty()) note << "; its task differs (" << differences << "): its results are taken as they are";
-  if (!what.empty() || past_max > 0 || !also_tuned.empty() || !differences.empty() || used == 0) {
+  if (!what.empty() || past_max > 0 || !differences.empty() || out.empty() || unfinished) {
     sweep.search.warm_notes.push_back(note.str());
   }
+  return out;
+}
+
+// Why a kept result is not one run could have written for this sweep ("" where it is).
+std::string kept_problem(const search::SearchSpace& space, const SweepConfig& sweep, const WarmResult& w) {
+  if (!(w.result.budget > 0 && w.result.budget <= static_cast<double>(sweep.budget.max))) {
+    return "budget " + search::to_string(w.result.budget) + " outside (0, budget.max]";
+  }
+  search::Config chosen;
+  for (const auto& p : space.parameters()) {
+    if (!search::SearchSpace::active(p, w.params)) continue;
+    const auto it = w.params.find(p.name);
+    std::string why;
+    const auto drawn = it == w.params.end() ? std::nullopt : search::as_drawn(p, it->second, why);
+    if (!drawn) return p.name + ": " + (it == w.params.end() ? std::string("none") : why);
+    chosen[p.name] = *drawn;
+  }
+  return chosen.size() == w.params.size() ? "" : "a value of a parameter this sweep does not have";
+}
+
+json kept_sources(const std::string& dir) {
+  std::ifstream in(dir + "/warm_start.json");
+  const auto kept = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return kept.is_object() && kept.contains("sources") ? kept["sources"] : json();
 }
 
 double number_or_nan(const json& j) { return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN(); }
@@ -242,8 +338,52 @@ void read_warm_start(SweepConfig& sweep) {
   auto& s = sweep.search;
   s.warm_results.clear();
   s.warm_notes.clear();
-  std::int64_t next_id = -1;
-  for (std::size_t k = 0; k < s.warm_sources.size(); ++k) read_source(sweep, s.warm_sources[k], s.warm_start[k], next_id);
+  if (s.warm_start.empty()) return;
+  // The sweep file of an experiment directory (its sweep.yaml, sweep.json)
+  // reads the results run kept there, as resume does: its relative paths
+  // were written from elsewhere, and the earlier directories may have changed.
+  const fs::path here = fs::path(s.warm_start_file).parent_path();
+  std::error_code ec;
+  if (!here.empty() && fs::is_regular_file(here / "warm_start.json", ec) && fs::is_regular_file(here / "sweep.json", ec) &&
+      kept_sources(here.string()) == json(s.warm_start)) {
+    if (const std::string problem = read_kept_warm_start(sweep, here.string()); !problem.empty()) {
+      const auto& first = s.warm_sources.front();
+      throw ConfigError({Diagnostic{s.warm_start_file, "search.warm_start", first.line, first.column, problem}});
+    }
+    return;
+  }
+  std::vector<Diagnostic> problems;
+  std::vector<std::vector<WarmResult>> trials;
+  std::map<std::pair<dev_t, ino_t>, std::size_t> seen;  // one directory written two ways counts once
+  for (std::size_t k = 0; k < s.warm_sources.size(); ++k) {
+    const Source& source = s.warm_sources[k];
+    struct stat info {};
+    if (::stat(source.dir.c_str(), &info) == 0) {
+      const auto [it, fresh] = seen.insert({{info.st_dev, info.st_ino}, k});
+      if (!fresh) {
+        problems.push_back(refusal(sweep, source, s.warm_start[k],
+                                   "the directory " + s.warm_start[it->second] + " names too; its results would count twice")
+                               .diagnostics()
+                               .front());
+        continue;
+      }
+    }
+    try {
+      for (auto& t : read_source(sweep, source, s.warm_start[k])) trials.push_back(std::move(t));
+    } catch (const ConfigError& e) {
+      problems.insert(problems.end(), e.diagnostics().begin(), e.diagnostics().end());
+    }
+  }
+  if (!problems.empty()) throw ConfigError(problems);
+  // Ids -T .. -1 in the order read, so the last read is the newest, as
+  // Optuna's add_trials keeps their order (TPE weighs older results less).
+  const auto count = static_cast<std::int64_t>(trials.size());
+  for (std::int64_t k = 0; k < count; ++k) {
+    for (auto& w : trials[static_cast<std::size_t>(k)]) {
+      w.result.trial_id = k - count;
+      s.warm_results.push_back(std::move(w));
+    }
+  }
 }
 
 void keep_warm_start(const std::string& dir, const SweepConfig& sweep) {
@@ -269,11 +409,15 @@ std::string read_kept_warm_start(SweepConfig& sweep, const std::string& dir) {
   const auto kept = json::parse(in, nullptr, /*allow_exceptions=*/false);
   const std::string damaged = file + " is gone or damaged (run wrote it whole: changed from outside); it holds the "
                                      "earlier results search.warm_start started the searcher from";
-  if (!kept.is_object() || kept.value("format", 0) != 1 || !kept.contains("results") || !kept["results"].is_array() ||
-      kept.value("sources", json()) != json(s.warm_start)) {
+  if (!kept.is_object() || kept.value("format", 0) != 1 || !kept.contains("results") || !kept["results"].is_array()) {
     return damaged;
   }
+  if (kept.value("sources", json()) != json(s.warm_start)) {
+    return file + " holds the results of " + kept.value("sources", json()).dump() + ", not of search.warm_start's " +
+           json(s.warm_start).dump() + " (changed from outside)";
+  }
   s.warm_results.clear();
+  const auto space = make_search_space(sweep);
   try {
     for (const auto& r : kept["results"]) {
       WarmResult w;
@@ -286,14 +430,26 @@ std::string read_kept_warm_start(SweepConfig& sweep, const std::string& dir) {
       if (r.contains("objectives")) {
         for (const auto& v : r["objectives"]) w.result.objectives.push_back(number_or_nan(v));
       }
-      if (r.contains("violation")) w.result.violation = r["violation"].is_number() ? r["violation"].get<double>() : NAN;
+      if (r.contains("violation")) {  // (infinity, for a constrained value not measured, is written null)
+        w.result.violation = r["violation"].is_number() ? r["violation"].get<double>()
+                                                        : std::numeric_limits<double>::infinity();
+      }
       w.source = r.at("source");
       w.trial = r.at("trial");
+      const std::string problem = std::find(status_names().begin(), status_names().end(), status) == status_names().end()
+                                      ? "status " + status
+                                  : w.result.trial_id >= 0 ? "id " + std::to_string(w.result.trial_id) + " not below 0"
+                                                           : kept_problem(space, sweep, w);
+      if (!problem.empty()) {
+        const std::size_t index = s.warm_results.size();
+        s.warm_results.clear();
+        return damaged + " (result " + std::to_string(index) + ": " + problem + ")";
+      }
       s.warm_results.push_back(std::move(w));
     }
-  } catch (const json::exception&) {
+  } catch (const json::exception& e) {
     s.warm_results.clear();
-    return damaged;
+    return damaged + " (" + e.what() + ")";
   }
   return "";
 }

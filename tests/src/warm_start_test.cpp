@@ -155,13 +155,13 @@ TEST_F(WarmStart, TheSearcherStartsFromTheEarlierResultsThatLieInItsSpace) {
   EXPECT_NE(valid.out.find(starting), std::string::npos) << valid.out;
   EXPECT_NE(plan.out.find("outside this sweep's space (trial "), std::string::npos) << plan.out;
   EXPECT_NE(plan.out.find("TPE proposes them all from the earlier results of search.warm_start"), std::string::npos);
-  // B's trials are what TPE proposes, told those results first (ids -1, -2, ... a trial).
+  // B's trials are what TPE proposes, told those results first (ids -T .. -1 a trial, in order).
   const SweepConfig b = load_sweep_file(dir_ + "/B/sweep.json");
   search::TpeSearcher tpe(make_search_space(b), b.seed, Goal::kMaximize);
-  std::int64_t id = 0;
+  std::int64_t id = -static_cast<std::int64_t>(trials.size()) - 1;
   std::int64_t last = -1;
   for (const auto& e : expected) {
-    if (e.trial != last) --id, last = e.trial;
+    if (e.trial != last) ++id, last = e.trial;
     search::Config params;
     for (const auto& [name, value] : e.params.items()) params[name] = param_value_of(value);
     tpe.observe(id, params, search::TrialResult{id, e.budget, e.metric, search::TrialStatus::kCompleted});
@@ -205,6 +205,11 @@ TEST_F(WarmStart, AResumedSweepReadsTheResultsItKeptNotTheEarlierDirectory) {
   std::filesystem::copy(dir_ + "/cut", dir_ + "/damaged", std::filesystem::copy_options::recursive);
   std::filesystem::copy(dir_ + "/cut", dir_ + "/edited", std::filesystem::copy_options::recursive);
   std::filesystem::rename(dir_ + "/A", dir_ + "/A.moved");  // the earlier directory goes
+  // The experiment's own sweep file reads the results kept there, as resume does.
+  const auto own = run("validate " + dir_ + "/cut/sweep.yaml");
+  ASSERT_EQ(own.code, 0) << own.err;
+  const auto kept = read("cut/warm_start.json").at("results").size();
+  EXPECT_NE(own.out.find("starting from " + std::to_string(kept) + " results of"), std::string::npos) << own.out;
   const auto resumed = run("resume " + dir_ + "/cut");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   const json whole = read("whole/results.json"), cut = read("cut/results.json");
@@ -214,11 +219,17 @@ TEST_F(WarmStart, AResumedSweepReadsTheResultsItKeptNotTheEarlierDirectory) {
       EXPECT_EQ(cut.at("trials")[i].at(key), whole.at("trials")[i].at(key)) << i << " " << key;
     }
   }
-  // A kept copy changed from outside is refused, not replaced by other results.
-  std::ofstream(dir_ + "/damaged/warm_start.json") << "{";
-  const auto damaged = run("resume " + dir_ + "/damaged");
-  EXPECT_EQ(damaged.code, 1);
-  EXPECT_NE(damaged.err.find(dir_ + "/damaged/warm_start.json is gone or damaged"), std::string::npos) << damaged.err;
+  // A kept copy changed from outside is refused, not replaced by other results:
+  // one that is no JSON, and one whose result this sweep could not have drawn.
+  json outside = read("damaged/warm_start.json");
+  outside["results"][1]["params"]["lr"] = 99;
+  for (const std::string& text : {std::string("{"), outside.dump()}) {
+    std::ofstream(dir_ + "/damaged/warm_start.json") << text;
+    const auto damaged = run("resume " + dir_ + "/damaged");
+    EXPECT_EQ(damaged.code, 1);
+    EXPECT_NE(damaged.err.find(dir_ + "/damaged/warm_start.json is gone or damaged"), std::string::npos) << damaged.err;
+    if (text != "{") EXPECT_NE(damaged.err.find("(result 1: lr: expected a value in [0.05, 0.5]"), std::string::npos);
+  }
   // Other earlier sweeps would change the trials: resume names the key.
   const std::string edited = std::regex_replace(later(), std::regex("warm_start: A"), "warm_start: [A, whole]");
   std::ofstream(dir_ + "/edited/sweep.yaml") << edited;
@@ -242,9 +253,10 @@ TEST_F(WarmStart, IsRefusedAtItsLineWithNothingWrittenWhereItCannotStartTheSearc
                         "cmaes); searcher random draws its trials whatever the results"},
       {std::regex_replace(later(), std::regex("model: mlp, batch_size: 256, options: \\{depth: 1, width: 32\\}"),
                           "model: cnn"),
-       "search.warm_start: A: its trials trained model mlp, this sweep's cnn"},
+       "search.warm_start: A: model mlp there, cnn here: its results measure another problem"},
       {std::regex_replace(later(), std::regex("unit: steps, min: 10, max: 90"), "unit: samples, min: 2560, max: 23040"),
-       "search.warm_start: A: its trials trained budgets in steps, this sweep's samples"},
+       "search.warm_start: A: budgets in steps there, samples here"},
+      {later("tpe", "[A, ./A]"), "search.warm_start[1]: ./A: the directory A names too; its results would count twice"},
   };
   for (const auto& [yaml, message] : cases) {
     SCOPED_TRACE(message);
@@ -259,6 +271,29 @@ TEST_F(WarmStart, IsRefusedAtItsLineWithNothingWrittenWhereItCannotStartTheSearc
   }
 }
 
+// A trial counts where it trained with what this sweep would give it: a
+// constant or option this sweep adds at the value the earlier trials had keeps
+// them (weight decay 0 is the default), another leaves them out, said.
+TEST_F(WarmStart, WhatThisSweepFixesTheEarlierTrialsMustHaveTrainedWith) {
+  const std::string kept = std::regex_replace(later(), std::regex("parameters:\n"),
+                                              "parameters:\n  weight_decay: {value: 0.0}\n  width: {value: 32}\n");
+  write("same.yaml", kept);
+  const auto same = run("validate " + dir_ + "/same.yaml");
+  ASSERT_EQ(same.code, 0) << same.err;
+  const std::string all = "starting from " + std::to_string(earlier_results().size()) + " results";
+  EXPECT_NE(same.out.find(all), std::string::npos) << same.out;
+  write("wider.yaml", std::regex_replace(later(), std::regex("width: 32"), "width: 64"));
+  const auto wider = run("plan " + dir_ + "/wider.yaml");
+  ASSERT_EQ(wider.code, 0) << wider.err;
+  EXPECT_NE(wider.out.find("0 results of 0 of its 17 trials start the searcher; left out: 17 outside this sweep's "
+                           "space (trial 0's width: 32 there, 64 here)"),
+            std::string::npos)
+      << wider.out;
+  write("tuned.yaml", std::regex_replace(kept, std::regex(R"(width: \{value: 32\})"), "width: {values: [32, 64]}"));
+  const auto tuned = run("validate " + dir_ + "/tuned.yaml");
+  EXPECT_NE(tuned.out.find(all), std::string::npos) << tuned.out;
+}
+
 TEST_F(WarmStart, AnotherMetricIsReadFromTheHistoryAndWhatCannotBeToldIsSaid) {
   // val_loss, minimized, to 30 steps: the loss at each rung's end, and nothing past 30.
   std::string yaml = std::regex_replace(later(), std::regex("name: val_accuracy, goal: maximize"),
@@ -267,7 +302,7 @@ TEST_F(WarmStart, AnotherMetricIsReadFromTheHistoryAndWhatCannotBeToldIsSaid) {
   write("b.yaml", yaml);
   const auto plan = run("plan " + dir_ + "/b.yaml");
   ASSERT_EQ(plan.code, 0) << plan.err;
-  EXPECT_NE(plan.out.find("past this sweep's budget.max left out"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("results past this sweep's budget.max 30"), std::string::npos) << plan.out;
   ASSERT_EQ(run("run " + dir_ + "/b.yaml --out " + dir_ + "/B").code, 0);
   const auto expected = earlier_results("val_loss", 30);
   const json kept = read("B/warm_start.json");

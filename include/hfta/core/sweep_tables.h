@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "hfta/core/sweep_config.h"
 #include "hfta/trainers/tabular_data.h"
 
@@ -26,6 +28,9 @@ trainers::TabularData read_sweep_table(SweepConfig& sweep, TableBytes* bytes = n
 /// train.csv, test.csv and table.json (the columns in input order, each one's
 /// mean and scale, the label each class index stands for). Throws StorageError.
 void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sweep);
+
+/// What table.json records of a file's bytes, to know it again: {"bytes", "crc32"}.
+nlohmann::json table_digest(const std::string& bytes);
 
 /// Whether DIR/data holds nothing but what keep_table writes (a run killed
 /// before its sweep.json left it; a folder of the user's is no such thing).
