@@ -10,24 +10,28 @@
 # warm, it proposes it from the first sweep's results) and of all its trials,
 # and its wall-clock time. Writes experiments/results/warm-start-cpu.md (keeping
 # what is written by hand under "## Notes") and the numbers as JSON beside it.
-# Usage: experiments/warm_start_bench.sh   (SEEDS="1 2 3 4" by default; OUT as sweep_bench.sh)
+# SECOND=9 gives the second sweep 9 trials (all in TPE's first wave: cold, random
+# search's draws) and writes warm-start-9-cpu.md.
+# Usage: experiments/warm_start_bench.sh   (SEEDS="1 2 3 4", SECOND=27 by default; OUT as sweep_bench.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
 out=${OUT:-experiments/results}
 seeds=${SEEDS:-1 2 3 4}
+second_trials=${SECOND:-27}
+name=warm-start$([[ $second_trials == 27 ]] || echo "-$second_trials")-cpu
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The quickstart as successive halving (its task, parameters and early stopping).
-sweep() {  # searcher seed [warm start directory]
+sweep() {  # trials searcher seed [warm start directory]
   python3 - "$@" <<'PY'
 import re, sys
-searcher, seed, *warm = sys.argv[1:]
+trials, searcher, seed, *warm = sys.argv[1:]
 text = open("configs/quickstart.yaml").read()
 extra = f"  warm_start: {warm[0]}\n" if warm else ""
 text = re.sub(r"search:\n  method: hyperband\n  eta: 3\n",
-              f"search:\n  method: sha\n  eta: 3\n  trials: 27\n  searcher: {searcher}\n{extra}", text)
+              f"search:\n  method: sha\n  eta: 3\n  trials: {trials}\n  searcher: {searcher}\n{extra}", text)
 text = re.sub(r"seed: 42", f"seed: {seed}", text)
 text = text.replace("name: quickstart-mlp", f"name: sha-{searcher}-{seed}")
 assert "method: sha" in text
@@ -46,20 +50,21 @@ timed() {  # name yaml: runs it into $work/name, and prints name=seconds
 runs=()
 i=0
 for seed in $seeds; do
-  sweep random "$seed" > "$work/first-$seed.yaml"
+  sweep 27 random "$seed" > "$work/first-$seed.yaml"
   "$hfta" run "$work/first-$seed.yaml" --out "$work/first-$seed" > "$work/first-$seed.log"
   second=$((seed + 100))
-  sweep tpe "$second" > "$work/cold-$seed.yaml"
-  sweep tpe "$second" "$work/first-$seed" > "$work/warm-$seed.yaml"
+  sweep "$second_trials" tpe "$second" > "$work/cold-$seed.yaml"
+  sweep "$second_trials" tpe "$second" "$work/first-$seed" > "$work/warm-$seed.yaml"
   if (( i % 2 == 0 )); then order=(cold warm); else order=(warm cold); fi
   i=$((i + 1))
   for kind in "${order[@]}"; do runs+=("$(timed "$kind-$seed" "$work/$kind-$seed.yaml")"); done
 done
 
 mkdir -p "$out"
-python3 - "$work" "$out" "${runs[@]}" <<'PY'
+python3 - "$work" "$out" "$name" "$second_trials" "${runs[@]}" <<'PY'
 import datetime, json, os, subprocess, sys
-work, out, *runs = sys.argv[1:]
+work, out, name, second_trials, *runs = sys.argv[1:]
+second_trials = int(second_trials)
 seconds = {r.split("=")[0]: float(r.split("=")[1]) for r in runs}
 seeds = sorted({int(k.split("-")[1]) for k in seconds})
 
@@ -72,7 +77,7 @@ def first_rung(directory, ids):
     return sum(values) / len(values)
 
 waves_line = next((l.strip() for l in open(f"{work}/cold-{seeds[0]}.log") if "waves of" in l), "")
-first_wave = int(waves_line.split("waves of ")[1].split(",")[0]) if waves_line else 27
+first_wave = int(waves_line.split("waves of ")[1].split(",")[0]) if waves_line else second_trials
 rows, table = [], []
 for seed in seeds:
     row = {"seed": seed}
@@ -84,7 +89,7 @@ for seed in seeds:
         row[kind] = {"best_id": r["best"]["id"], "val_accuracy": r["best"]["metric"],
                      "test_accuracy": r["best"]["test"]["accuracy"], "seconds": seconds[f"{kind}-{seed}"],
                      "first_wave_first_rung": first_rung(d, range(first_wave)),
-                     "all_first_rung": first_rung(d, range(27))}
+                     "all_first_rung": first_rung(d, range(second_trials))}
     row["first"] = json.load(open(f"{work}/first-{seed}/results.json"))["best"]["metric"]
     rows.append(row)
     c, w = row["cold"], row["warm"]
@@ -110,18 +115,18 @@ columns = ["first sweep's best val", "results told", "cold: best val / its test"
            f"cold: mean rung-0 val, trials 0-{first_wave - 1}", f"warm: mean rung-0 val, trials 0-{first_wave - 1}",
            "cold: mean rung-0 val, all", "warm: mean rung-0 val, all", "cold s", "warm s", "warm/cold time"]
 header = ["| seed | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
-old = open(f"{out}/warm-start-cpu.md").read() if os.path.exists(f"{out}/warm-start-cpu.md") else ""
+old = open(f"{out}/{name}.md").read() if os.path.exists(f"{out}/{name}.md") else ""
 notes = old[old.index("## Notes"):] if "## Notes" in old else ""
 text = "\n".join([
     "# search.warm_start: a second TPE sweep started from a first sweep's results, against it started cold",
     "",
     f"experiments/warm_start_bench.sh, {datetime.date.today()}, commit {commit}, {machine}.",
     "First sweep: successive halving on the quickstart MLP, 27 trials, eta 3, budgets 1, 3, 9 epochs, random search, "
-    "sweep seed S. Second: the same with searcher: tpe at sweep seed S + 100, cold or with warm_start: the first"
+    f"sweep seed S. Second: the same with {second_trials} trials and searcher: tpe at sweep seed S + 100, cold or with warm_start: the first"
     + ("; its plan: " + waves_line if waves_line else "") + ".",
     "", *header, *table, "", *summary, ""]) + ("\n" + notes if notes else "")
 print(text)
-open(f"{out}/warm-start-cpu.md", "w").write(text)
+open(f"{out}/{name}.md", "w").write(text)
 json.dump({"machine": machine, "commit": commit, "date": str(datetime.date.today()), "rows": rows},
-          open(f"{out}/warm-start-cpu.json", "w"), indent=1)
+          open(f"{out}/{name}.json", "w"), indent=1)
 PY
