@@ -56,13 +56,8 @@ import datetime, json, os, subprocess, sys
 work, out, *runs = sys.argv[1:]
 seconds = {r.split("=")[0]: float(r.split("=")[1]) for r in runs}
 
-def first_rung(directory, ids):
-    values = []
-    for i in ids:
-        t = json.load(open(f"{directory}/trials/{i}/trial.json"))
-        if t["rungs"] and t["rungs"][0].get("metric") is not None:  # (failed, diverged: none)
-            values.append(t["rungs"][0]["metric"])
-    return sum(values) / len(values)
+sys.path.insert(0, "experiments")
+from sweep_stats import first_rung
 
 rows, table = [], []
 searchers = list(dict.fromkeys(k.split("-")[0] for k in seconds))

@@ -68,13 +68,8 @@ second_trials = int(second_trials)
 seconds = {r.split("=")[0]: float(r.split("=")[1]) for r in runs}
 seeds = sorted({int(k.split("-")[1]) for k in seconds})
 
-def first_rung(directory, ids):
-    values = []
-    for i in ids:
-        t = json.load(open(f"{directory}/trials/{i}/trial.json"))
-        if t["rungs"] and t["rungs"][0].get("metric") is not None:  # (failed, diverged: none)
-            values.append(t["rungs"][0]["metric"])
-    return sum(values) / len(values)
+sys.path.insert(0, "experiments")
+from sweep_stats import first_rung
 
 waves_line = next((l.strip() for l in open(f"{work}/cold-{seeds[0]}.log") if "waves of" in l), "")
 first_wave = int(waves_line.split("waves of ")[1].split(",")[0]) if waves_line else second_trials

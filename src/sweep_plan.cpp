@@ -25,6 +25,27 @@ std::string mib(double bytes) {
   return out.str();
 }
 
+// Whether search.warm_start's results alone give the model what it needs
+// (TPE: trials with results; the GP: results at one budget), two of them
+// finite (a diverged one counts as the worst), as they decide to use it.
+bool warm_results_suffice(const SweepConfig& sweep) {
+  std::set<std::int64_t> trials, finite_trials;
+  std::map<double, std::pair<std::size_t, std::size_t>> at;  // budget -> results, finite ones
+  for (const auto& w : sweep.search.warm_results) {
+    const bool finite = w.result.status != search::TrialStatus::kDiverged && std::isfinite(w.result.metric);
+    trials.insert(w.result.trial_id);
+    if (finite) finite_trials.insert(w.result.trial_id);
+    ++at[w.result.budget].first;
+    at[w.result.budget].second += finite;
+  }
+  const std::size_t needs = model_min_points(sweep);
+  if (sweep.search.searcher != Searcher::kGp) return trials.size() >= needs && finite_trials.size() >= 2;
+  for (const auto& [budget, n] : at) {
+    if (n.first >= needs && n.second >= 2) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 SweepPlan make_plan(const SweepConfig& sweep, bool fuse, const std::string& device,
@@ -314,22 +335,20 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
   const bool rounds_of_new_trials =
       sweep.search.method == SearchMethod::kHyperband && (sweep.search.align_brackets || sweep.search.iterations > 1);
   const std::int64_t waves = trial_waves(sweep).among(sweep.search.trials);
-  // Whether search.warm_start's results alone give the model what it needs (TPE: trials; the GP: results at a budget).
-  // (Both want two finite results among them: a diverged one counts as the worst.)
-  std::set<std::int64_t> warm_trials, warm_finite;
-  std::map<double, std::pair<std::size_t, std::size_t>> warm_at;  // budget -> results, finite ones
-  for (const auto& w : sweep.search.warm_results) {
-    const bool finite = w.result.status != search::TrialStatus::kDiverged && std::isfinite(w.result.metric);
-    warm_trials.insert(w.result.trial_id);
-    if (finite) warm_finite.insert(w.result.trial_id);
-    ++warm_at[w.result.budget].first;
-    warm_at[w.result.budget].second += finite;
-  }
-  bool warm_enough = warm_trials.size() >= model_min_points(sweep) && warm_finite.size() >= 2;
-  if (sweep.search.searcher == Searcher::kGp) {
-    warm_enough = false;
-    for (const auto& [budget, n] : warm_at) warm_enough |= n.first >= model_min_points(sweep) && n.second >= 2;
-  }
+  const bool warm_enough = warm_results_suffice(sweep);
+  const bool gp = sweep.search.searcher == Searcher::kGp;
+  const std::string learner = gp ? "the Gaussian process" : "TPE";
+  // What its first proposals come of: the earlier sweeps' results, or none (random search's draws).
+  auto first_proposals = [&](const std::string& first) {
+    std::ostringstream o;
+    if (warm_enough) {
+      o << " and the earlier results of search.warm_start (" << first << " from those alone)";
+    } else {
+      o << " (" << first << ", and any before " << (gp ? "some budget has " : "") << model_min_points(sweep)
+        << (gp ? " results" : " trials have results") << ", as random search would)";
+    }
+    return o.str();
+  };
   if (sweep.search.searcher == Searcher::kCmaEs) {
     const auto space = make_search_space(sweep);
     std::string names;
@@ -358,16 +377,9 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
           << " (fuse: false), so a generation's trials differ in it and train in arrays of their own values\n";
     }
   } else if (models_results(sweep.search.searcher) && waves > 1) {
-    const bool gp = sweep.search.searcher == Searcher::kGp;
-    out << "note: " << (gp ? "the Gaussian process" : "TPE")
-        << " proposes each wave of new trials from the results of the waves before ";
-    if (warm_enough) {
-      out << "and the earlier results of search.warm_start (the first wave from those alone)";
-    } else {
-      out << "(the first wave, and any before " << (gp ? "some budget has " : "") << model_min_points(sweep)
-          << (gp ? " results" : " trials have results") << ", as random search would)";
-    }
-    out << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior"
+    out << "note: " << learner << " proposes each wave of new trials from the results of the waves before"
+        << first_proposals("the first wave")
+        << (gp ? "; each trial of a wave is the best of its candidates under its own draw of the posterior"
                : "; each trial counts the wave's trials before it as bad results (Optuna's constant liar)")
         << "\n";
     if (const auto first = trial_waves(sweep).end(sweep.search.trials, 0);
@@ -376,27 +388,18 @@ std::string to_text(const SweepPlan& plan, const SweepConfig& sweep) {
           << " the model needs, so the next wave is random search's too: fewer, larger waves learn sooner\n";
     }
   } else if (models_results(sweep.search.searcher) && !rounds_of_new_trials && warm_enough) {
-    out << "note: every trial starts in the first round, so "
-        << (sweep.search.searcher == Searcher::kGp ? "the Gaussian process" : "TPE")
+    out << "note: every trial starts in the first round, so " << learner
         << " proposes them all from the earlier results of search.warm_start alone\n";
   } else if (models_results(sweep.search.searcher) && !rounds_of_new_trials) {
     const std::string across = sweep.search.method == SearchMethod::kHyperband
                                    ? "align_brackets: true"
                                    : "search.waves above 1, with a first wave of at least " +
                                          std::to_string(model_min_points(sweep)) + " trials";
-    out << "note: every trial starts in the first round, before any result, so "
-        << (sweep.search.searcher == Searcher::kGp ? "the Gaussian process" : "TPE")
+    out << "note: every trial starts in the first round, before any result, so " << learner
         << " proposes what random search would (it learns across rounds: " << across << ")\n";
   } else if (models_results(sweep.search.searcher)) {  // Hyperband's later rounds
-    const bool gp = sweep.search.searcher == Searcher::kGp;
-    out << "note: " << (gp ? "the Gaussian process" : "TPE")
-        << " proposes the trials a round starts from the results of the rounds before";
-    if (warm_enough) {
-      out << " and the earlier results of search.warm_start (those of round 0 from those alone)\n";
-    } else {
-      out << " (those of round 0, and any before " << (gp ? "some budget has " : "") << model_min_points(sweep)
-          << (gp ? " results" : " trials have results") << ", as random search would)\n";
-    }
+    out << "note: " << learner << " proposes the trials a round starts from the results of the rounds before"
+        << first_proposals("those of round 0") << "\n";
   }
   if (sweep.search.method == SearchMethod::kAsha && waves > 1) {
     out << "note: ASHA promotes the top 1/" << sweep.search.eta

@@ -224,17 +224,7 @@ struct ScopedEnv {
   std::string name_;
 };
 
-// A small real sweep: Hyperband over an MLP on Fashion-MNIST, budgets in steps.
-const char* kTinySweep = R"(name: tiny
-seed: 1
-task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
-metric: {name: val_accuracy, goal: maximize}
-budget: {unit: steps, min: 10, max: 90}
-search: {method: hyperband, eta: 3}
-parameters:
-  lr: {distribution: log_uniform, min: 0.01, max: 0.5}
-  momentum: {distribution: uniform, min: 0.0, max: 0.9}
-)";
+using hfta::test::kTinySweep;
 
 // kTinySweep at budgets of 60, 180 and 540 steps.
 std::string long_tiny_sweep() {

@@ -31,22 +31,14 @@ using nlohmann::json;
 using test::line_of;
 using test::slurp;
 
-// Hyperband over lr in [0.01, 0.5] and momentum: 17 trials, rungs of 10, 30 and 90 steps.
-const std::string kEarlier = R"(name: earlier
-seed: 1
-task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
-metric: {name: val_accuracy, goal: maximize}
-budget: {unit: steps, min: 10, max: 90}
-search: {method: hyperband, eta: 3}
-parameters:
-  lr: {distribution: log_uniform, min: 0.01, max: 0.5}
-  momentum: {distribution: uniform, min: 0.0, max: 0.9}
-)";
+// The earlier sweep: test::kTinySweep, Hyperband over lr in [0.01, 0.5] and
+// momentum, 17 trials, rungs of 10, 30 and 90 steps.
+const std::string kEarlier = test::kTinySweep;
 
 // A narrower lr, six trials drawn by `searcher` at once, started from dir_/A.
 std::string later(const std::string& searcher = "tpe", const std::string& warm = "A") {
   std::string text = kEarlier;
-  text = std::regex_replace(text, std::regex("name: earlier"), "name: later");
+  text = std::regex_replace(text, std::regex("name: tiny"), "name: later");
   text = std::regex_replace(text, std::regex("seed: 1"), "seed: 2");
   text = std::regex_replace(text, std::regex("min: 0.01"), "min: 0.05");
   return std::regex_replace(text, std::regex("\\{method: hyperband, eta: 3\\}"),

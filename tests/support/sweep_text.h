@@ -43,4 +43,17 @@ inline int line_of(const std::string& text, const std::string& needle) {
   return line;
 }
 
+/// A small real sweep: Hyperband over an MLP on Fashion-MNIST, budgets in
+/// steps (17 trials, rungs of 10, 30 and 90 steps; a few seconds).
+inline const char* const kTinySweep = R"(name: tiny
+seed: 1
+task: {model: mlp, batch_size: 256, options: {depth: 1, width: 32}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, min: 10, max: 90}
+search: {method: hyperband, eta: 3}
+parameters:
+  lr: {distribution: log_uniform, min: 0.01, max: 0.5}
+  momentum: {distribution: uniform, min: 0.0, max: 0.9}
+)";
+
 }  // namespace hfta::test
