@@ -15,11 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "hfta/core/config_error.h"
+#include "hfta/core/data_notes.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
 #include "hfta/core/sweep_tables.h"
+#include "hfta/core/trial_settings.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/trainers/catalog.h"
 #include "option_values.h"
@@ -82,6 +84,16 @@ SweepConfig earlier_sweep(const SweepConfig& sweep, const Source& source, const 
   differs("model", earlier.task.model, sweep.task.model);
   differs("dataset", earlier.task.dataset, sweep.task.dataset);
   differs("budgets in", to_string(earlier.budget.unit), to_string(sweep.budget.unit));
+  if (const auto* model = trainers::find_model(sweep.task.model)) {
+    for (const auto& o : model->options) {  // (points, seq_len, mask_prob: the dataset itself)
+      if (!o.shapes_data) continue;
+      const auto a = earlier.task.options.find(o.name);
+      const auto b = sweep.task.options.find(o.name);
+      const std::string there = a == earlier.task.options.end() ? o.default_value : search::to_string(a->second);
+      const std::string here = b == sweep.task.options.end() ? o.default_value : search::to_string(b->second);
+      differs("task.options." + o.name, there, here);
+    }
+  }
   if (sweep.task.dataset == "csv") {  // the same table: the rows run kept there, the label column read here
     std::ifstream in(source.dir + "/data/table.json");
     const auto table = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -122,14 +134,76 @@ std::optional<search::ParamValue> fixed_value(const SweepConfig& sweep, const st
   return std::nullopt;
 }
 
+// What the trainer makes of trial `c` of `sweep` (trial_settings.h): each
+// hyperparameter as it trains (eps by optimizer where unset, as PyTorch's),
+// the schedule in steps (scaled to budget.max where it is measured by it),
+// the model's options; none the trial's optimizer does not read.
+json resolved(const SweepConfig& sweep, const search::Config& c, std::int64_t train_examples) {
+  const TrialSettings settings(sweep, train_examples);
+  const trainers::SlotTrial t = settings.slot_of(0, c, 0);
+  const std::string optimizer = settings.array_options(c).optimizer;
+  json out = {{"lr", t.lr}, {"momentum", t.momentum}, {"weight_decay", t.weight_decay}, {"dropout", t.dropout},
+              {"beta1", t.beta1}, {"beta2", t.beta2}, {"eps", t.eps}, {"dampening", t.dampening},
+              {"nesterov", t.nesterov != 0}, {"amsgrad", t.amsgrad != 0}, {"alpha", t.alpha},
+              {"centered", t.centered != 0}, {"rho", t.rho}, {"lr_decay", t.lr_decay},
+              {"label_smoothing", t.label_smoothing}, {"class_weight", t.balanced_class_weight != 0 ? "balanced" : "none"},
+              {"grad_clip", t.grad_clip}, {"optimizer", optimizer}, {"batch_size", settings.batch_size(c)}};
+  for (const auto& h : trainers::training_hyperparameters()) {
+    if (h.read_with == "optimizer" && out.contains(h.name) &&
+        std::find(h.read_with_values.begin(), h.read_with_values.end(), optimizer) == h.read_with_values.end()) {
+      out.erase(h.name);  // (momentum under Adam: whatever a trial drew, it trained without it)
+    }
+  }
+  // The schedule's fields its kind reads (the others hold lengths of budget.max it never uses).
+  using fusion::ScheduleKind;
+  const fusion::ScheduleOptions& k = t.schedule;
+  static const char* const kinds[] = {"constant", "step",           "multistep", "exponential", "linear",
+                                      "cosine",   "cosine_restarts", "one_cycle", "plateau"};
+  json schedule = {{"kind", kinds[static_cast<int>(k.kind)]}, {"warmup", k.warmup},
+                   {"warmup_start_factor", k.warmup_start_factor}};
+  switch (k.kind) {
+    case ScheduleKind::kConstant: break;
+    case ScheduleKind::kStep: schedule.update({{"step_size", k.step_size}, {"gamma", k.gamma}}); break;
+    case ScheduleKind::kMultiStep: schedule.update({{"milestones", k.milestones}, {"gamma", k.gamma}}); break;
+    case ScheduleKind::kExponential: schedule["gamma"] = k.gamma; break;
+    case ScheduleKind::kLinear:
+    case ScheduleKind::kCosine: schedule.update({{"t_max", k.t_max}, {"eta_min", k.eta_min}}); break;
+    case ScheduleKind::kCosineRestarts:
+      schedule.update({{"t_0", k.t_0}, {"t_mult", k.t_mult}, {"eta_min", k.eta_min}});
+      break;
+    case ScheduleKind::kOneCycle:
+      schedule.update({{"max_lr", k.max_lr}, {"total_steps", k.total_steps}, {"pct_start", k.pct_start},
+                       {"div_factor", k.div_factor}, {"final_div_factor", k.final_div_factor}});
+      break;
+    case ScheduleKind::kPlateau:
+      schedule.update({{"factor", k.factor}, {"patience", k.patience}, {"cooldown", k.cooldown},
+                       {"threshold", k.threshold}, {"min_lr", k.min_lr}, {"eps", k.eps}});
+      break;
+  }
+  out["learning-rate schedule, in steps"] = schedule;
+  for (const auto& [name, value] : model_options(sweep, c)) out["option " + name] = value;
+  return out;
+}
+
 // Trial `config` of the `earlier` sweep as this sweep's space draws it
 // (conditions judged on its values), or nullopt with `why` saying what lies
-// outside: a value this sweep could not draw, or one it fixes otherwise.
+// outside: a value this sweep could not draw, or a setting the trial trained
+// with that this sweep's trial of those values would not (a constant, an
+// option, a default, a schedule scaled to another budget.max).
 std::optional<search::Config> in_space(const search::SearchSpace& space, const SweepConfig& sweep,
-                                       const SweepConfig& earlier, const search::Config& config, std::string& why) {
-  auto trained_with = [&](const std::string& name) {
-    const auto it = config.find(name);
-    return it != config.end() ? std::optional<search::ParamValue>(it->second) : fixed_value(earlier, name);
+                                       const SweepConfig& earlier, const search::Config& config,
+                                       std::int64_t train_examples, std::string& why) {
+  json there;
+  try {
+    there = resolved(earlier, config, train_examples);
+  } catch (const std::exception& e) {
+    why = std::string("settings that do not resolve (") + e.what() + ")";
+    return std::nullopt;
+  }
+  auto trained_with = [&](const std::string& name) -> std::optional<search::ParamValue> {
+    if (const auto it = config.find(name); it != config.end()) return it->second;
+    if (there.contains(name)) return param_value_of(there[name]);
+    return fixed_value(earlier, name);
   };
   search::Config chosen;
   for (const auto& p : space.parameters()) {
@@ -142,29 +216,33 @@ std::optional<search::Config> in_space(const search::SearchSpace& space, const S
     std::string not_drawn;
     const auto drawn = search::as_drawn(p, *value, not_drawn);
     if (!drawn) {
-      why = p.name + ": " + not_drawn + (config.count(p.name) ? "" : " (the earlier sweep's fixed value)");
+      why = p.name + ": " + not_drawn + (config.count(p.name) ? "" : " (what the earlier sweep trained it with)");
       return std::nullopt;
     }
     chosen[p.name] = *drawn;
   }
-  // What this sweep fixes (not a parameter), the trial must have trained with too.
-  std::vector<const trainers::OptionSpec*> fixed;
-  if (const auto* model = trainers::find_model(sweep.task.model)) {
-    for (const auto& o : model->options) fixed.push_back(&o);
+  // What this sweep's trial of those values trains with, the earlier one must have.
+  json here;
+  try {
+    here = resolved(sweep, chosen, train_examples);
+  } catch (const std::exception& e) {
+    why = std::string("settings that do not resolve here (") + e.what() + ")";
+    return std::nullopt;
   }
-  for (const auto& h : trainers::training_hyperparameters()) fixed.push_back(&h);
-  for (const auto* o : fixed) {
-    if (o->shapes_data || sweep.find_parameter(o->name)) continue;
-    if (!o->read_with.empty()) {  // (momentum, read by sgd alone: not by an adam trial)
-      const auto with = trained_with(o->read_with);
-      const std::string text = with ? search::to_string(*with) : "";
-      if (std::find(o->read_with_values.begin(), o->read_with_values.end(), text) == o->read_with_values.end()) continue;
+  auto shown = [](const json& v) { return v.is_null() ? std::string("unread") : v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& [key, value] : here.items()) {
+    const json other = there.value(key, json());
+    if (other == value) continue;
+    if (value.is_object() && other.is_object()) {  // the schedule: name the field that differs
+      for (const auto& [field, v] : value.items()) {
+        if (other.value(field, json()) != v) {
+          why = key + ": " + field + " " + shown(other.value(field, json())) + " there, " + shown(v) + " here";
+          return std::nullopt;
+        }
+      }
     }
-    const auto here = fixed_value(sweep, o->name), there = trained_with(o->name);
-    if (here && there && !same_value(*here, *there)) {
-      why = o->name + ": " + search::to_string(*there) + " there, " + search::to_string(*here) + " here";
-      return std::nullopt;
-    }
+    why = (key.rfind("option ", 0) == 0 ? key.substr(7) : key) + ": " + shown(other) + " there, " + shown(value) + " here";
+    return std::nullopt;
   }
   return chosen;
 }
@@ -231,6 +309,8 @@ struct LeftOut {
 
 std::string plural(std::int64_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
+std::string kept_problem(const search::SearchSpace& space, const SweepConfig& sweep, const WarmResult& w);
+
 // One directory's results, a list per earlier trial in its id order (ids are given once all are read).
 std::vector<std::vector<WarmResult>> read_source(SweepConfig& sweep, const Source& source, const std::string& written) {
   const SweepConfig earlier = earlier_sweep(sweep, source, written);
@@ -253,6 +333,8 @@ std::vector<std::vector<WarmResult>> read_source(SweepConfig& sweep, const Sourc
     }
   }
   const auto space = make_search_space(sweep);
+  // (The same data, so one size for both: the text corpus's is known once read.)
+  const std::int64_t train_examples = known_train_examples(sweep).value_or(std::int64_t{1} << 20);
   std::int64_t results = 0, past_max = 0;
   for (const auto& [id, trial] : trials) {
     const std::string named = "trial " + std::to_string(id);
@@ -261,15 +343,22 @@ std::vector<std::vector<WarmResult>> read_source(SweepConfig& sweep, const Sourc
       continue;
     }
     std::vector<const RungResult*> rungs;
+    bool readable = true;
     for (const auto& r : trial.rungs) {
+      readable &= r.status == "failed" ||
+                  std::find(status_names().begin(), status_names().end(), r.status) != status_names().end();
       if (r.status != "failed") rungs.push_back(&r);
+    }
+    if (!readable) {
+      left.add("with a damaged trial.json", named + "'s rung status");
+      continue;
     }
     if (rungs.empty()) {
       left.add(trial.record.status == "failed" ? "failed" : "with no finished rung", named);
       continue;
     }
     std::string why;
-    const auto config = in_space(space, sweep, earlier, trial.record.params, why);
+    const auto config = in_space(space, sweep, earlier, trial.record.params, train_examples, why);
     if (!config) {
       left.add("outside this sweep's space", named + "'s " + why);
       continue;
@@ -284,13 +373,15 @@ std::vector<std::vector<WarmResult>> read_source(SweepConfig& sweep, const Sourc
       for (const auto& o : sweep.objectives) result.objectives.push_back(measured_at(o.name, *r, trial, earlier));
       for (const auto& c : sweep.constraints) result.violation += c.violation(measured_at(c.name, *r, trial, earlier));
       if (std::isnan(result.metric) && result.status != search::TrialStatus::kDiverged) continue;  // not evaluated there
-      told.push_back({*config, result, written, id});
+      WarmResult w{*config, result, written, id};
+      if (!kept_problem(space, sweep, w).empty()) continue;  // (a budget of 0: resume would refuse what run kept)
+      told.push_back(std::move(w));
     }
     if (told.empty()) continue;  // (its results all past budget.max: counted there)
     results += static_cast<std::int64_t>(told.size());
     out.push_back(std::move(told));
   }
-  if (damaged > 0) left.add("with a damaged trial.json", "");
+  for (std::int64_t k = 0; k < damaged; ++k) left.add("with a damaged trial.json", "");
   const std::string what = left.str();
   const bool unfinished = !fs::exists(source.dir + "/results.json");
   std::ostringstream note;
@@ -312,6 +403,9 @@ std::string kept_problem(const search::SearchSpace& space, const SweepConfig& sw
   if (!(w.result.budget > 0 && w.result.budget <= static_cast<double>(sweep.budget.max))) {
     return "budget " + search::to_string(w.result.budget) + " outside (0, budget.max]";
   }
+  if (w.result.status != search::TrialStatus::kDiverged && !std::isfinite(w.result.metric)) {
+    return std::string("a ") + status_name(w.result.status) + " result without a metric";
+  }
   search::Config chosen;
   for (const auto& p : space.parameters()) {
     if (!search::SearchSpace::active(p, w.params)) continue;
@@ -322,6 +416,15 @@ std::string kept_problem(const search::SearchSpace& space, const SweepConfig& sw
     chosen[p.name] = *drawn;
   }
   return chosen.size() == w.params.size() ? "" : "a value of a parameter this sweep does not have";
+}
+
+// Whether DIR/sweep.json is `sweep` (its sweep.yaml unedited, as the kept results were read for it).
+bool records(const std::string& dir, const SweepConfig& sweep) {
+  try {
+    return load_sweep_file(dir + "/sweep.json", nullptr, 16 * kMaxSweepBytes) == sweep;
+  } catch (const ConfigError&) {
+    return false;
+  }
 }
 
 json kept_sources(const std::string& dir) {
@@ -342,10 +445,11 @@ void read_warm_start(SweepConfig& sweep) {
   // The sweep file of an experiment directory (its sweep.yaml, sweep.json)
   // reads the results run kept there, as resume does: its relative paths
   // were written from elsewhere, and the earlier directories may have changed.
-  const fs::path here = fs::path(s.warm_start_file).parent_path();
+  const fs::path parent = fs::path(s.warm_start_file).parent_path();
+  const fs::path here = parent.empty() ? fs::path(".") : parent;
   std::error_code ec;
-  if (!here.empty() && fs::is_regular_file(here / "warm_start.json", ec) && fs::is_regular_file(here / "sweep.json", ec) &&
-      kept_sources(here.string()) == json(s.warm_start)) {
+  if (fs::is_regular_file(here / "warm_start.json", ec) && fs::is_regular_file(here / "sweep.json", ec) &&
+      kept_sources(here.string()) == json(s.warm_start) && records(here.string(), sweep)) {
     if (const std::string problem = read_kept_warm_start(sweep, here.string()); !problem.empty()) {
       const auto& first = s.warm_sources.front();
       throw ConfigError({Diagnostic{s.warm_start_file, "search.warm_start", first.line, first.column, problem}});

@@ -284,6 +284,27 @@ TEST_F(WarmStart, WhatThisSweepFixesTheEarlierTrialsMustHaveTrainedWith) {
   write("tuned.yaml", std::regex_replace(kept, std::regex(R"(width: \{value: 32\})"), "width: {values: [32, 64]}"));
   const auto tuned = run("validate " + dir_ + "/tuned.yaml");
   EXPECT_NE(tuned.out.find(all), std::string::npos) << tuned.out;
+  // A longer budget.max keeps them under a constant rate; a cosine schedule, which the earlier trials did not train
+  // with, does not, nor (earlier trials of cosine) one whose length, budget.max in steps, is another.
+  auto longer = [](std::string yaml) { return std::regex_replace(yaml, std::regex("max: 90"), "max: 270"); };
+  write("longer.yaml", longer(later()));
+  EXPECT_NE(run("validate " + dir_ + "/longer.yaml").out.find(all), std::string::npos);
+  const std::string cosine = "parameters:\n  schedule: {value: cosine}\n";
+  write("cosine.yaml", std::regex_replace(later(), std::regex("parameters:\n"), cosine));
+  EXPECT_NE(run("plan " + dir_ + "/cosine.yaml")
+                .out.find("(trial 0's schedule: expected the parameter's constant 'cosine', got the string 'constant' "
+                          "(what the earlier sweep trained it with))"),
+            std::string::npos);
+  write("c.yaml", std::regex_replace(std::regex_replace(kEarlier, std::regex("parameters:\n"), cosine),
+                                     std::regex("name: tiny"), "name: cosine"));
+  ASSERT_EQ(run("run " + dir_ + "/c.yaml --out " + dir_ + "/C").code, 0);
+  const std::string from_c = std::regex_replace(later(), std::regex("warm_start: A"), "warm_start: C");
+  write("same-length.yaml", std::regex_replace(from_c, std::regex("parameters:\n"), cosine));
+  EXPECT_NE(run("validate " + dir_ + "/same-length.yaml").out.find(all), std::string::npos);
+  write("other-length.yaml", longer(std::regex_replace(from_c, std::regex("parameters:\n"), cosine)));
+  EXPECT_NE(run("plan " + dir_ + "/other-length.yaml").out.find("(trial 0's learning-rate schedule, in steps: t_max 90 "
+                                                                  "there, 270 here)"),
+            std::string::npos);
 }
 
 TEST_F(WarmStart, AnotherMetricIsReadFromTheHistoryAndWhatCannotBeToldIsSaid) {
