@@ -753,7 +753,7 @@ TEST(SweepRejection, KeyTheMethodDoesNotUse) {
 
 TEST(SweepRejection, UnknownSearchKeyListsWhatTheMethodTakes) {
   const auto yaml = sweep_yaml({{"search", "search:\n  method: hyperband\n  etta: 3\n"}});
-  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta, align_brackets, iterations, multivariate or points_to_evaluate");
+  expect_rejected(yaml, "search.etta", "etta", "(did you mean 'eta'?); expected method, searcher, eta, align_brackets, iterations, multivariate, points_to_evaluate or warm_start");
 }
 
 TEST(SweepRejection, BracketAlignmentOutsideHyperbandOrNotABoolean) {
