@@ -193,13 +193,18 @@ json resolved(const SweepConfig& sweep, const search::Config& c, std::int64_t tr
 std::optional<search::Config> in_space(const search::SearchSpace& space, const SweepConfig& sweep,
                                        const SweepConfig& earlier, const search::Config& config,
                                        std::int64_t train_examples, std::string& why) {
-  json there;
-  try {
-    there = resolved(earlier, config, train_examples);
-  } catch (const std::exception& e) {
-    why = std::string("settings that do not resolve (") + e.what() + ")";
-    return std::nullopt;
-  }
+  // (A trial.json edited from outside may hold values the trainer cannot resolve: that trial is left out.)
+  auto settings = [&](const SweepConfig& of, const search::Config& c, const char* where) -> std::optional<json> {
+    try {
+      return resolved(of, c, train_examples);
+    } catch (const std::exception& e) {
+      why = std::string("settings that do not resolve ") + where + " (" + e.what() + ")";
+      return std::nullopt;
+    }
+  };
+  const auto earlier_settings = settings(earlier, config, "there");
+  if (!earlier_settings) return std::nullopt;
+  const json& there = *earlier_settings;
   auto trained_with = [&](const std::string& name) -> std::optional<search::ParamValue> {
     if (const auto it = config.find(name); it != config.end()) return it->second;
     if (there.contains(name)) return param_value_of(there[name]);
@@ -222,13 +227,9 @@ std::optional<search::Config> in_space(const search::SearchSpace& space, const S
     chosen[p.name] = *drawn;
   }
   // What this sweep's trial of those values trains with, the earlier one must have.
-  json here;
-  try {
-    here = resolved(sweep, chosen, train_examples);
-  } catch (const std::exception& e) {
-    why = std::string("settings that do not resolve here (") + e.what() + ")";
-    return std::nullopt;
-  }
+  const auto settings_here = settings(sweep, chosen, "here");
+  if (!settings_here) return std::nullopt;
+  const json& here = *settings_here;
   auto shown = [](const json& v) { return v.is_null() ? std::string("unread") : v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& [key, value] : here.items()) {
     const json other = there.value(key, json());
