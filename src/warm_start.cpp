@@ -113,8 +113,25 @@ SweepConfig earlier_sweep(const SweepConfig& sweep, const Source& source, const 
 
 // The task keys besides the model's shape and batch (checked trial by trial)
 // that the earlier sweep set otherwise: noted, not refused.
-std::string task_differences(const SweepConfig& earlier, const SweepConfig& sweep) {
-  const json there = to_json(earlier).at("task"), here = to_json(sweep).at("task");
+std::string task_differences(const SweepConfig& earlier, const std::string& earlier_dir, const SweepConfig& sweep) {
+  json there = to_json(earlier).at("task"), here = to_json(sweep).at("task");
+  // The validation examples each held out, written or by default (Fashion-MNIST's
+  // 10,000, 2,000 point clouds; a table's as run counted them), so a default
+  // written out is no difference.
+  auto held_out = [&](json& task, const SweepConfig& s, const std::string& dir) {
+    if (task.contains("validation_size")) return;
+    if (s.task.dataset == "fashion_mnist") task["validation_size"] = 10000;
+    if (s.task.dataset == "point_clouds") task["validation_size"] = 2000;
+    if (s.task.dataset == "csv" && !dir.empty()) {
+      std::ifstream in(dir + "/data/table.json");
+      const auto table = json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (table.is_object() && table.contains("rows")) task["validation_size"] = table["rows"].value("validation", json());
+    } else if (s.task.dataset == "csv" && s.task.table.validation_rows > 0) {
+      task["validation_size"] = s.task.table.validation_rows;
+    }
+  };
+  held_out(there, earlier, earlier_dir);
+  held_out(here, sweep, "");
   std::string out;
   for (const char* key : {"loss", "precision", "validation_size", "eval_steps"}) {
     const json a = there.value(key, json()), b = here.value(key, json());
@@ -391,7 +408,7 @@ std::vector<std::vector<WarmResult>> read_source(SweepConfig& sweep, const Sourc
        << (unfinished ? " so far (unfinished: no results.json)" : "") << " start the searcher";
   if (!what.empty()) note << "; left out: " << what;
   if (past_max > 0) note << "; " << plural(past_max, "result") << " past this sweep's budget.max " << sweep.budget.max;
-  const std::string differences = task_differences(earlier, sweep);
+  const std::string differences = task_differences(earlier, source.dir, sweep);
   if (!differences.empty()) note << "; its task differs (" << differences << "): its results are taken as they are";
   if (!what.empty() || past_max > 0 || !differences.empty() || out.empty() || unfinished) {
     sweep.search.warm_notes.push_back(note.str());

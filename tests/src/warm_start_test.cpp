@@ -331,6 +331,15 @@ TEST_F(WarmStart, AnotherMetricIsReadFromTheHistoryAndWhatCannotBeToldIsSaid) {
   EXPECT_NE(auc.out.find("note: search.warm_start: A: its trials never measured val_auc"), std::string::npos) << auc.out;
   const auto valid = run("validate " + dir_ + "/auc.yaml");
   EXPECT_NE(valid.out.find("starting from 0 results of 0 earlier trials"), std::string::npos) << valid.out;
+  // Other task settings are noted, and the results taken: Fashion-MNIST's default validation size written out is none.
+  for (const std::string size : {"10000", "5000"}) {
+    write("v.yaml", std::regex_replace(later(), std::regex("batch_size: 256"), "batch_size: 256, validation_size: " + size));
+    const auto plan = run("plan " + dir_ + "/v.yaml");
+    EXPECT_EQ(plan.out.find("its task differs (validation_size 10000 there, 5000 here): its results are taken as they are") !=
+                  std::string::npos,
+              size == "5000")
+        << plan.out;
+  }
 }
 
 }  // namespace
