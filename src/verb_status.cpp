@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <fstream>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -20,6 +22,26 @@
 
 namespace hfta::core::verbs {
 namespace {
+
+// "search.warm_start: ..." where the searcher started from earlier sweeps' results (DIR/warm_start.json); "" elsewhere.
+std::string warm_start_summary(const std::string& dir) {
+  std::ifstream in(dir + "/warm_start.json");
+  if (!in) return "";
+  const auto kept = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!kept.is_object() || !kept.contains("results") || !kept["results"].is_array() || !kept.contains("sources")) return "";
+  std::set<std::int64_t> trials;
+  std::string sources;
+  try {  // (one damaged from outside: resume says so; status shows the rest)
+    for (const auto& r : kept["results"]) trials.insert(r.at("id").get<std::int64_t>());
+    for (const auto& source : kept["sources"]) sources += (sources.empty() ? "" : ", ") + source.get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    return "";
+  }
+  const auto n = kept["results"].size();
+  return "search.warm_start: the searcher started from " + std::to_string(n) + (n == 1 ? " result" : " results") +
+         " of " + std::to_string(trials.size()) + (trials.size() == 1 ? " earlier trial" : " earlier trials") + " (" +
+         sources + ")\n";
+}
 
 // Evaluations inside rungs not finished yet: how many, and the best of the
 // sweep's metric among them, as Ray Tune shows a trial's last reported result.
@@ -144,6 +166,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     if (!running) out << "; " << how_to_continue(a.dir, *sweep);
     out << "\n";
     if (sweep) out << importance_summary({{"importance", importance_json(*sweep, so_far.trials)}});
+    out << warm_start_summary(a.dir);
     return kExitOk;
   }
   std::map<std::string, int> by_status;
@@ -178,6 +201,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   }
   out << pareto_summary(*results);
   out << importance_summary(*results);
+  out << warm_start_summary(a.dir);
   // Its sweep.yaml edited to grow it since: resume would.
   std::ostringstream quiet;
   auto recorded = recorded_sweep(a.dir, "status", quiet);

@@ -170,6 +170,10 @@ TEST_F(WarmStart, TheSearcherStartsFromTheEarlierResultsThatLieInItsSpace) {
   for (const auto& [name, value] : make_search_space(b).sample(b.seed, 0)) drawn[name] = to_json(value);
   EXPECT_NE(results.at("trials")[0].at("params"), drawn);
   EXPECT_EQ(results.at("warm_start"), json::parse(R"({"sources": ["A"], "results": "warm_start.json"})"));
+  EXPECT_NE(run("status " + dir_ + "/B").out.find("search.warm_start: the searcher started from " +
+                                                  std::to_string(expected.size()) + " results of " +
+                                                  std::to_string(trials.size()) + " earlier trials (A)\n"),
+            std::string::npos);
 }
 
 TEST_F(WarmStart, TheGaussianProcessAndCmaEsStartFromThemToo) {
