@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "hfta/core/did_you_mean.h"
+#include "hfta/core/duration.h"
 #include "hfta/core/tuner.h"
 #include "hfta/core/version.h"
 #include "verbs.h"
@@ -169,7 +170,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   const auto duration = [](const std::string& v) -> std::string {
     // Given, it must say how long: "" (the unset option's value) is no duration.
-    return !v.empty() && verbs::duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
+    return !v.empty() && duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
   };
   const std::string time_limit_help =
       "Stop after this long (90s, 30m, 2h, 1h30m, or seconds; from the command's start; 0: no limit) as Ctrl-C "

@@ -80,7 +80,7 @@ Tuner::Tuner(const SweepConfig& sweep, const TunerOptions& options)
 
 SweepResult Tuner::run() {
   const auto start = std::chrono::steady_clock::now();
-  if (faults_.time_up_at_start) stop_after(1e-9);
+  if (faults_.time_up_at_start) time_is_up();
   while (!done()) {
     stop_if_interrupted();
     // ASHA's promotion_wait reads this clock (a test's stands still: injected_faults.h).

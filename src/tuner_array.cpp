@@ -246,7 +246,7 @@ void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::s
       progress_.advanced(work_per_step * static_cast<double>(n));
       advanced += work_per_step * static_cast<double>(n);
       if (faults_.interrupt_after_pieces > 0 && --faults_.interrupt_after_pieces == 0) std::raise(SIGINT);
-      if (faults_.time_up_after_pieces > 0 && --faults_.time_up_after_pieces == 0) stop_after(1e-9);
+      if (faults_.time_up_after_pieces > 0 && --faults_.time_up_after_pieces == 0) time_is_up();
       if (piece + n < chunk) {
         checkpoint_if_due(done + piece + n);
         stop_if_interrupted_at(done + piece + n);

@@ -27,36 +27,6 @@
 
 namespace hfta::core::verbs {
 
-// Seconds in "90", "90s", "1.5m", "2h" or "1h30m" (units in that order, each
-// once), or nullopt. "" is 0: no limit.
-std::optional<double> duration_seconds(const std::string& text) {
-  if (text.empty()) return 0.0;
-  static const std::pair<char, double> units[] = {{'h', 3600}, {'m', 60}, {'s', 1}};
-  double total = 0;
-  std::size_t next_unit = 0, at = 0;
-  while (at < text.size()) {
-    // A plain decimal number: digits and at most one point (no sign, exponent or hex).
-    const std::size_t start = at;
-    while (at < text.size() && (std::isdigit(static_cast<unsigned char>(text[at])) || text[at] == '.')) ++at;
-    const std::string number = text.substr(start, at - start);
-    if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
-    errno = 0;
-    const double n = std::strtod(number.c_str(), nullptr);  // no throw, as stod's out_of_range
-    if (errno == ERANGE) return std::nullopt;  // past a double, or a nonzero so small it would read as 0: no limit
-    if (at == text.size()) {  // a bare number: seconds, alone
-      if (next_unit > 0) return std::nullopt;
-      total += n;
-      break;
-    }
-    while (next_unit < std::size(units) && units[next_unit].first != text[at]) ++next_unit;
-    if (next_unit == std::size(units)) return std::nullopt;
-    total += n * units[next_unit++].second;
-    ++at;
-  }
-  if (!std::isfinite(total) || total < 0) return std::nullopt;
-  return total;
-}
-
 // The devices --device names (cpu where it is not given); throws
 // std::invalid_argument where the list is malformed or names no visible GPU.
 std::vector<c10::Device> devices_of(const Args& a) { return fusion::parse_device_list(a.device.empty() ? "cpu" : a.device); }

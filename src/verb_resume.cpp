@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "hfta/core/duration.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
 #include "hfta/core/resume_checks.h"

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "hfta/core/duration.h"
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/interrupt.h"
 #include "hfta/core/search_setup.h"
@@ -166,8 +167,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     if (time_limit_reached()) {  // as asked: the trials so far, and how to go on
       std::size_t rungs = 0;
       const SweepResult so_far = trials_so_far(dir, sweep, &rungs);
-      const bool seconds = a.time_limit.find_first_of("hms") == std::string::npos;  // a bare number
-      out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + a.time_limit + (seconds ? " s" : "")) << " reached: stopped after a checkpoint, with " << rungs << " of "
+      out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + duration_label(a.time_limit)) << " reached: stopped after a checkpoint, with " << rungs << " of "
           << options.totals.results << " rung results";
       print_best(sweep, so_far.trials, /*finished=*/false, out);
       const nlohmann::json results = results_json(sweep, so_far, dir);

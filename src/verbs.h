@@ -52,7 +52,6 @@ int status(const Args& a, std::ostream& out, std::ostream& err);
 int export_results(const Args& a, std::ostream& out, std::ostream& err);
 
 // --- Read from flags (verb_inputs.cpp) ---
-std::optional<double> duration_seconds(const std::string& text);
 std::vector<c10::Device> devices_of(const Args& a);
 int workers_for(const Args& a, const std::vector<c10::Device>& devices);
 double memory_per_worker(const std::vector<c10::Device>& devices, int workers);

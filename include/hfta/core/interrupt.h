@@ -22,6 +22,10 @@ void catch_interrupts();
 /// (0, or more than a century: never, the default).
 void stop_after(double seconds);
 
+/// The time limit has passed, whatever the clock says: how the test hooks
+/// (injected_faults.h) stop a sweep as a time limit would, at a count.
+void time_is_up();
+
 /// Whether SIGINT, SIGTERM or SIGHUP arrived since catch_interrupts().
 bool signalled();
 
