@@ -173,7 +173,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return !v.empty() && duration_seconds(v) ? "" : "expected a duration such as 90s, 30m, 2h or 1h30m, got '" + v + "'";
   };
   const std::string time_limit_help =
-      "Stop after this long (90s, 30m, 2h, 1h30m, or seconds; from the command's start; 0: no limit) as Ctrl-C "
+      "Stop after this long (90s, 30m, 2h, 1h30m, 1.5h, or seconds; from the command's start; 0: no limit) as Ctrl-C "
       "would, after a checkpoint, print the best trials so far and exit 0; resume continues";
   run_cmd->add_option("--time-limit", a.time_limit, time_limit_help)->check(duration);
 

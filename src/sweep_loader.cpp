@@ -1374,7 +1374,9 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
                    " levels deep, more than the parser takes (a sweep nests a few)");
     reject(r);
   } catch (const YAML::Exception& e) {
-    r.error_at(e.mark, "", "not valid YAML: " + e.msg);
+    // (JSON is read as the YAML it is a part of; the parser's words are YAML's.)
+    const bool json = source.size() >= 5 && source.compare(source.size() - 5, 5, ".json") == 0;
+    r.error_at(e.mark, "", std::string(json ? "not valid JSON (read as YAML): " : "not valid YAML: ") + e.msg);
     reject(r);
   }
   if (root.IsNull()) {

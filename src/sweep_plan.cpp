@@ -179,6 +179,13 @@ nlohmann::json to_json(const SweepPlan& plan, const SweepConfig& sweep) {
                   {"explored", pbt_mutable(sweep)},
                   {"burn_in_period", s.burn_in_period}};
   }
+  if (!sweep.search.warm_start.empty()) {  // what the searcher starts from, as validate and plan say it
+    std::set<std::int64_t> trials;
+    for (const auto& w : sweep.search.warm_results) trials.insert(w.result.trial_id);
+    out["warm_start"] = {{"sources", sweep.search.warm_start},
+                         {"results", sweep.search.warm_results.size()},
+                         {"trials", trials.size()}};
+  }
   if (!sweep.objectives.empty()) {
     out["objectives"] = json::array();
     for (const auto& o : sweep.objectives) out["objectives"].push_back({{"name", o.name}, {"goal", to_string(o.goal)}});

@@ -26,10 +26,6 @@
 namespace hfta::core {
 namespace {
 
-std::uint32_t crc_of(const std::string& s) {
-  return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
-}
-
 // In pieces: a checkpoint of a large model under Adam is gigabytes, read on
 // every promotion, and need not be held twice.
 std::uint32_t file_crc(const std::string& path, bool* ok) {
@@ -184,6 +180,10 @@ StoredTrial read_trial(const nlohmann::json& j) {
 
 }  // namespace
 
+std::uint32_t crc32_of(const std::string& bytes) {
+  return static_cast<std::uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+}
+
 std::size_t own_rungs(const StoredTrial& trial) {
   const double inherited = trial.record.parent ? trial.record.parent->budget : -1;
   return static_cast<std::size_t>(
@@ -214,7 +214,7 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
   // between the two writes must leave the rung trial.json records loadable.
   const std::string checkpoint = checkpoint_bytes(model, optimizer);
   write_atomically(dir + "/" + kNextCheckpoint, checkpoint);
-  latest.checkpoint_crc = crc_of(checkpoint);
+  latest.checkpoint_crc = crc32_of(checkpoint);
   export_weights(model, dir);
   rungs.push_back(latest);
   write_trial_json(record, rungs);  // without a partial rung: this one is done
@@ -235,7 +235,7 @@ void TrialStore::save_partial(const TrialRecord& record, const std::vector<RungR
   // trial.json, until trial.json names this one.
   const std::string checkpoint = checkpoint_bytes(model, optimizer);
   write_atomically(dir + "/" + kNextPartial, checkpoint);
-  partial.checkpoint_crc = crc_of(checkpoint);
+  partial.checkpoint_crc = crc32_of(checkpoint);
   write_trial_json(record, rungs, &partial);
   promote(dir, kNextPartial, kPartialCheckpoint);
 }

@@ -65,14 +65,18 @@ Tuner::Tuner(const SweepConfig& sweep, const TunerOptions& options)
       for (const auto& [b, r] : rates) sizer_.observe_throughput(key, b, r);
     }
     // What earlier runs in this directory finished: their rungs are not trained again.
+    std::size_t finished_rungs = 0;
     for (auto& [id, stored] : store_.load_all([this](const std::string& m) { progress_.message(m); })) {
       store_.settle(stored);
       records_[id] = stored.record;
       rungs_[id] = stored.rungs;
+      finished_rungs += own_rungs(stored);
       if (stored.partial) partials_[id] = *stored.partial;
     }
-    if (!records_.empty()) {
-      progress_.message("resuming: " + std::to_string(records_.size()) + " trial(s) have finished rungs");
+    if (!records_.empty()) {  // counted as status counts them
+      progress_.message("resuming: " + std::to_string(records_.size()) + " trial(s) with " +
+                        std::to_string(finished_rungs) + " finished rung(s)" +
+                        (partials_.empty() ? "" : ", " + std::to_string(partials_.size()) + " checkpointed mid-rung"));
     }
     check_state();
   }

@@ -406,11 +406,16 @@ std::vector<std::vector<WarmResult>> read_source(SweepConfig& sweep, const Sourc
   note << "note: search.warm_start: " << written << ": " << plural(results, "result") << " of "
        << out.size() << " of its " << plural(static_cast<std::int64_t>(trials.size()) + damaged, "trial")
        << (unfinished ? " so far (unfinished: no results.json)" : "") << " start the searcher";
+  const auto holder = ExperimentLock::holder(source.dir);
+  if (holder) {  // what it finishes later, this sweep does not see
+    note << " (it is running, pid " << (holder->empty() ? "unknown" : *holder)
+         << ": only the rungs it had finished are read)";
+  }
   if (!what.empty()) note << "; left out: " << what;
   if (past_max > 0) note << "; " << plural(past_max, "result") << " past this sweep's budget.max " << sweep.budget.max;
   const std::string differences = task_differences(earlier, source.dir, sweep);
   if (!differences.empty()) note << "; its task differs (" << differences << "): its results are taken as they are";
-  if (!what.empty() || past_max > 0 || !differences.empty() || out.empty() || unfinished) {
+  if (!what.empty() || past_max > 0 || !differences.empty() || out.empty() || unfinished || holder) {
     sweep.search.warm_notes.push_back(note.str());
   }
   return out;
@@ -449,6 +454,23 @@ json kept_sources(const std::string& dir) {
   std::ifstream in(dir + "/warm_start.json");
   const auto kept = json::parse(in, nullptr, /*allow_exceptions=*/false);
   return kept.is_object() && kept.contains("sources") ? kept["sources"] : json();
+}
+
+// Whether the kept results are numbered as read_warm_start numbers them: one
+// id per earlier trial, -T .. -1 in the order read, each from a source named.
+bool ids_in_order(const std::vector<WarmResult>& results, const std::vector<std::string>& sources) {
+  std::set<std::pair<std::string, std::int64_t>> trials;
+  std::int64_t id = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const WarmResult& w = results[i];
+    if (std::find(sources.begin(), sources.end(), w.source) == sources.end()) return false;
+    const bool next = i == 0 || w.source != results[i - 1].source || w.trial != results[i - 1].trial;
+    if (next && !trials.insert({w.source, w.trial}).second) return false;
+    if (i == 0) id = w.result.trial_id;
+    else if (next) ++id;
+    if (w.result.trial_id != id) return false;
+  }
+  return results.empty() || id == -1;
 }
 
 double number_or_nan(const json& j) { return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN(); }
@@ -519,8 +541,14 @@ void keep_warm_start(const std::string& dir, const SweepConfig& sweep) {
     if (w.result.violation != 0) r["violation"] = w.result.violation;          // (infinity too: read back as NaN)
     results.push_back(r);
   }
-  write_atomically(dir + "/warm_start.json",
-                   json({{"format", 1}, {"sources", sweep.search.warm_start}, {"results", results}}).dump(1) + "\n");
+  // The CRC-32 of the results finds an edit from outside: one that keeps the
+  // file valid (a result dropped, a metric changed) would change the trials.
+  write_atomically(dir + "/warm_start.json", json({{"format", 1},
+                                                   {"sources", sweep.search.warm_start},
+                                                   {"results", results},
+                                                   {"crc32", crc32_of(results.dump())}})
+                                                     .dump(1) +
+                                                 "\n");
 }
 
 std::string read_kept_warm_start(SweepConfig& sweep, const std::string& dir) {
@@ -572,6 +600,12 @@ std::string read_kept_warm_start(SweepConfig& sweep, const std::string& dir) {
   } catch (const json::exception& e) {
     s.warm_results.clear();
     return damaged + " (" + e.what() + ")";
+  }
+  const json crc = kept.value("crc32", json());
+  if (!crc.is_number_unsigned() || crc.get<std::uint32_t>() != crc32_of(kept["results"].dump()) ||
+      !ids_in_order(s.warm_results, s.warm_start)) {
+    s.warm_results.clear();
+    return damaged + " (its results are not those it was written with)";
   }
   return "";
 }

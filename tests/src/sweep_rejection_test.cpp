@@ -1080,6 +1080,14 @@ TEST(SweepRejection, NotYaml) {
     EXPECT_NE(e.diagnostics()[0].message.find("not valid YAML"), std::string::npos);
     EXPECT_GT(e.diagnostics()[0].line, 0);
   }
+  // A .json file (a sweep.json, validate --json's output) is said to be JSON.
+  try {
+    load_sweep_string("{\"name\": \"x\", \"task\": [1, 2\n", "runs/a/sweep.json");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.diagnostics()[0].message.find("not valid JSON (read as YAML): "), std::string::npos)
+        << e.diagnostics()[0].message;
+  }
 }
 
 TEST(SweepRejection, NestingDeeperThanTheParserTakesIsNamed) {

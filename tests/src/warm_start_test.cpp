@@ -19,6 +19,7 @@
 
 #include "../support/run_cli.h"
 #include "../support/sweep_text.h"
+#include "hfta/core/experiment_dir.h"
 #include "hfta/core/search_setup.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/sweep_loader.h"
@@ -147,6 +148,20 @@ TEST_F(WarmStart, TheSearcherStartsFromTheEarlierResultsThatLieInItsSpace) {
   EXPECT_NE(valid.out.find(starting), std::string::npos) << valid.out;
   EXPECT_NE(plan.out.find("outside this sweep's space (trial "), std::string::npos) << plan.out;
   EXPECT_NE(plan.out.find("TPE proposes them all from the earlier results of search.warm_start"), std::string::npos);
+  {  // An earlier sweep still running is read as far as it got, and said to be running.
+    std::string holder;
+    const auto lock = ExperimentLock::take(dir_ + "/A", &holder);
+    ASSERT_TRUE(lock.has_value());
+    EXPECT_NE(run("plan " + dir_ + "/b.yaml").out.find("start the searcher (it is running, pid " +
+                                                       std::to_string(::getpid()) + ": only the rungs it had "
+                                                       "finished are read)"),
+              std::string::npos);
+  }
+  // plan --json counts them as the text does.
+  const auto plan_json = run("plan --json " + dir_ + "/b.yaml");
+  ASSERT_EQ(plan_json.code, 0) << plan_json.err;
+  EXPECT_EQ(json::parse(plan_json.out).at("warm_start"),
+            (json{{"sources", {"A"}}, {"results", expected.size()}, {"trials", trials.size()}}));
   // B's trials are what TPE proposes, told those results first (ids -T .. -1 a trial, in order).
   const SweepConfig b = load_sweep_file(dir_ + "/B/sweep.json");
   search::TpeSearcher tpe(make_search_space(b), b.seed, Goal::kMaximize);
@@ -225,6 +240,23 @@ TEST_F(WarmStart, AResumedSweepReadsTheResultsItKeptNotTheEarlierDirectory) {
     EXPECT_EQ(damaged.code, 1);
     EXPECT_NE(damaged.err.find(dir_ + "/damaged/warm_start.json is gone or damaged"), std::string::npos) << damaged.err;
     if (text != "{") EXPECT_NE(damaged.err.find("(result 1: lr: expected a value in [0.05, 0.5]"), std::string::npos);
+  }
+  // And one still valid, each result drawable, but not as written: a result
+  // dropped, a metric changed, or the CRC-32 gone.
+  const json written = read("cut/warm_start.json");
+  json dropped = written, changed = written, unchecked = written;
+  dropped["results"].erase(dropped["results"].begin() + 1);
+  changed["results"][0]["metric"] = 0.999;
+  unchecked.erase("crc32");
+  for (const json& text : {dropped, changed, unchecked}) {
+    std::ofstream(dir_ + "/damaged/warm_start.json") << text.dump(1);
+    const auto damaged = run("resume " + dir_ + "/damaged");
+    EXPECT_EQ(damaged.code, 1);
+    EXPECT_NE(damaged.err.find(dir_ + "/damaged/warm_start.json is gone or damaged (run wrote it whole: changed from "
+                                      "outside); it holds the earlier results search.warm_start started the searcher "
+                                      "from (its results are not those it was written with)"),
+              std::string::npos)
+        << damaged.err;
   }
   // Other earlier sweeps would change the trials: resume names the key.
   const std::string edited = std::regex_replace(later(), std::regex("warm_start: A"), "warm_start: [A, whole]");

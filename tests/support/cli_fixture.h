@@ -143,8 +143,17 @@ inline void Cli::expect_cut_mid_rung_resumes_as_whole(const std::string& run_fla
   const Result killed = run("run " + sweep + " --out " + dir_ + "/cut --checkpoint-every 0 " + run_flags);
   unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
   ASSERT_EQ(killed.code, 9) << killed.err;
+  // resume counts what it starts from as status does.
+  const Result status = run("status " + dir_ + "/cut");
+  std::smatch counted;
+  ASSERT_TRUE(std::regex_search(status.out, counted, std::regex("([0-9]+) trial\\(s\\) with ([0-9]+) finished rung\\(s\\)")))
+      << status.out;
+  std::smatch mid;
+  ASSERT_TRUE(std::regex_search(status.out, mid, std::regex("([1-9][0-9]*) checkpointed mid-rung"))) << status.out;
   const Result resumed = run("resume " + dir_ + "/cut --checkpoint-every 0 " + resume_flags);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE((resumed.out + resumed.err).find("resuming: " + counted[0].str() + ", " + mid[0].str()), std::string::npos)
+      << resumed.out << resumed.err;
   // Which trials had checkpointed where depends on the order the workers took the arrays in.
   EXPECT_TRUE(std::regex_search(resumed.out, std::regex("continues its rung from step [1-9]"))) << resumed.out;
   expect_same_results(dir_ + "/cut", dir_ + "/whole");

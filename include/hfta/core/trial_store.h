@@ -63,6 +63,9 @@ std::map<double, double> rung_metrics(const std::vector<RungResult>& rungs);
 /// budget, which are the parent's (and counted there).
 std::size_t own_rungs(const StoredTrial& trial);
 
+/// CRC-32 of `bytes`, as checkpoints and warm_start.json are checked by.
+std::uint32_t crc32_of(const std::string& bytes);
+
 class TrialStore {
  public:
   explicit TrialStore(std::string dir) : dir_(std::move(dir)) {}
