@@ -167,8 +167,10 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
     if (time_limit_reached()) {  // as asked: the trials so far, and how to go on
       std::size_t rungs = 0;
       const SweepResult so_far = trials_so_far(dir, sweep, &rungs);
-      out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + duration_label(a.time_limit)) << " reached: stopped after a checkpoint, with " << rungs << " of "
-          << options.totals.results << " rung results";
+      // (A limit shorter than start-up passes before any trial has a checkpoint.)
+      const char* stopped = so_far.trials.empty() ? "before any trial began training" : "after a checkpoint";
+      out << "\ntime limit" << (a.time_limit.empty() ? "" : " of " + duration_label(a.time_limit)) << " reached: stopped "
+          << stopped << ", with " << rungs << " of " << options.totals.results << " rung results";
       print_best(sweep, so_far.trials, /*finished=*/false, out);
       const nlohmann::json results = results_json(sweep, so_far, dir);
       out << pareto_summary(results) << importance_summary(results);

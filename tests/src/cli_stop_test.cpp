@@ -200,7 +200,7 @@ TEST_F(Cli, ATimeLimitStopsAfterACheckpointExits0AndResumeEndsAsOneRun) {
     const ScopedEnv time_up("HFTA_TUNE_TIME_UP_AT_START", "1");
     const Result at_once = run("run " + sweep + " --out " + dir_ + "/at-once --time-limit 1h");
     ASSERT_EQ(at_once.code, 0) << at_once.err;
-    EXPECT_NE(at_once.out.find("time limit of 1h reached: stopped after a checkpoint, with 0 of 22 rung results"),
+    EXPECT_NE(at_once.out.find("time limit of 1h reached: stopped before any trial began training, with 0 of 22 rung results"),
               std::string::npos)
         << at_once.out;
     EXPECT_NE(at_once.out.find("none yet (failed and diverged trials do not count)"), std::string::npos) << at_once.out;
