@@ -44,8 +44,9 @@ std::optional<std::string> experiment_file(const std::string& dir, const std::st
   const auto inside = target.lexically_relative(root);
   if (inside.empty() || *inside.begin() == "..") return std::nullopt;
   const std::string first = inside.begin()->string();
-  static const std::set<std::string> owned = {"results.json", "sweep.json", "sweep.yaml", "state.json", "run.json",
-                                              "lock", "strategies.json", "throughput.json", "trials"};
+  static const std::set<std::string> owned = {"results.json", "sweep.json",      "sweep.yaml",      "state.json",
+                                              "run.json",     "lock",            "strategies.json", "throughput.json",
+                                              "trials",       "warm_start.json", "data"};  // (data/: the kept tables)
   if (owned.count(first) || first.size() > 4 && first.compare(first.size() - 4, 4, ".tmp") == 0) return inside.string();
   return std::nullopt;
 }

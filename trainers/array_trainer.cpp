@@ -396,7 +396,10 @@ std::vector<SlotMetrics> ArrayTrainer::regression_metrics() {
     const at::Tensor x = model_->input(data_.validation.images.narrow(0, start, count).to(device_));
     const at::Tensor y = data_.validation.labels.narrow(0, start, count).to(device_);
     const at::Tensor outputs = model_->forward(x);
-    loss_sum += per_model_loss(outputs, y).to(at::kDouble) * static_cast<double>(count);
+    // In float64, as the errors below: a far target's squared error (1e19 standard
+    // deviations out, in a validation row) is finite there, not an infinity that
+    // would call the trial diverged.
+    loss_sum += per_model_loss(outputs.to(at::kDouble), y) * static_cast<double>(count);
     const at::Tensor error = outputs.reshape({b, count}).to(at::kDouble) - y.to(at::kDouble).unsqueeze(0);
     squares += error.pow(2).sum(1);
     absolute += error.abs().sum(1);

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -410,6 +412,28 @@ std::vector<double> targets(const Table& t, const std::string& part) {
   return out;
 }
 
+// The largest standardised value the models take: the square root of
+// float32's largest, in which they train, so that its products there (a
+// weight times it, a target's squared error) stay finite.
+const double kLargestStandardised = std::sqrt(static_cast<double>(std::numeric_limits<float>::max()));
+
+std::string shortest(double v) {
+  std::ostringstream out;
+  out << std::setprecision(6) << v;
+  return out.str();
+}
+
+// Where a value standardised by the training rows lies past float32's range:
+// finite as a double, it would train and measure as an infinity, every trial
+// "diverged" with nothing to say why.
+std::string past_float32(const Table& table, std::int64_t row, const std::string& what, double z,
+                         const std::string& rescale) {
+  return table.name + ":" + std::to_string(table.lines[static_cast<std::size_t>(row)]) + ": " + what + ", " +
+         shortest(std::abs(z)) + " standard deviations of the training rows from their mean: past 1.8e19, the square "
+         "root of float32's range (the models train in float32, where its products would be infinite); rescale " +
+         rescale + " (a logarithm, or other units)";
+}
+
 // What a classification and a regression share: the rows split, each
 // feature standardised by the training rows, and the splits as tensors.
 // `label_of` gives a row's label tensor value (a class index, or a
@@ -429,26 +453,40 @@ TabularData assemble(const Table& train, const Table* test, const std::vector<st
     out.mean.push_back(columns.back().mean());
     out.scale.push_back(columns.back().scale());
   }
-  auto split = [&](const std::vector<double>& values, const std::vector<std::int64_t>& rows, auto label) {
+  const bool target = label_type == at::kFloat;  // a regression's standardised target
+  auto split = [&](const Table& table, const std::vector<std::int64_t>& rows, auto label, const std::string& part) {
     const auto m = static_cast<std::int64_t>(rows.size());
     at::Tensor x = at::empty({m, f}, at::kFloat), y = at::empty({m}, at::kDouble);
     float* xp = x.data_ptr<float>();
     double* yp = y.data_ptr<double>();
     for (std::int64_t i = 0; i < m; ++i) {
-      for (std::int64_t j = 0; j < f; ++j) xp[i * f + j] = static_cast<float>(columns[j](values[rows[i] * f + j]));
-      yp[i] = label(rows[i]);
+      const std::int64_t r = rows[i];
+      for (std::int64_t j = 0; j < f; ++j) {
+        const double z = columns[j](table.values[r * f + j]);
+        if (!(std::abs(z) <= kLargestStandardised)) {
+          throw TableError(part, past_float32(table, r,
+                                              "column '" + table.features[j] + "' holds " + shortest(table.values[r * f + j]),
+                                              z, "the column"));
+        }
+        xp[i * f + j] = static_cast<float>(z);
+      }
+      yp[i] = label(r);
+      if (target && !(std::abs(yp[i]) <= kLargestStandardised)) {
+        throw TableError(part, past_float32(table, r, "the target '" + table.label + "' is " + table.labels[static_cast<std::size_t>(r)], yp[i],
+                                            "the target"));
+      }
     }
     return Split{x, y.to(label_type)};
   };
-  out.data.train = split(train.values, training, label_of);
-  out.data.validation = split(train.values, validation, label_of);
+  out.data.train = split(train, training, label_of, "train");
+  out.data.validation = split(train, validation, label_of, "train");
   if (!test) {
-    out.data.test = split({}, {}, label_of);
+    out.data.test = split(train, {}, label_of, "test");
     return out;
   }
   std::vector<std::int64_t> all(test->rows());
   for (std::int64_t i = 0; i < test->rows(); ++i) all[i] = i;
-  out.data.test = split(test->values, all, test_label);
+  out.data.test = split(*test, all, test_label, "test");
   return out;
 }
 

@@ -224,9 +224,11 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   const std::string before = slurp(dir_ + "/fused/results.json");
   ::symlink((dir_ + "/fused/sweep.json").c_str(), (dir_ + "/to-sweep.json").c_str());
   ::symlink((dir_ + "/fused/results.json.tmp").c_str(), (dir_ + "/dangling-own.csv").c_str());  // not there yet
+  std::filesystem::create_directory(dir_ + "/fused/data");  // (as a table's sweep keeps its tables there)
   for (const std::string& own : {dir_ + "/fused/results.json", dir_ + "/fused/../fused/state.json",
                                  dir_ + "/fused/trials/0/trial.json", dir_ + "/to-sweep.json",
-                                 dir_ + "/dangling-own.csv"}) {
+                                 dir_ + "/dangling-own.csv", dir_ + "/fused/data/test.csv",
+                                 dir_ + "/fused/warm_start.json"}) {
     const Result refused = run("export " + dir_ + "/fused --format csv --output " + own);
     EXPECT_EQ(refused.code, 2) << own;
     EXPECT_NE(refused.err.find("which hfta-tune reads; name another file"), std::string::npos) << refused.err;

@@ -57,7 +57,7 @@ TEST(TabularData, RefusesWhatIsNoTableNamingFileAndLine) {
       {"a,b,c\n1,+-3,x\n", "holds '+-3', not a number: a column of categories?"},
       {"a,b,c\n1,-inf,x\n", "holds '-inf', not a number: an infinity; every value must be finite"},
       {"a,b,c\n1,2,NA\n", "t.csv:2: the row's label (column 'c' (column 3)) is 'NA': a missing value?"},
-      {"gr\xf6\xdfe,b\n1,x\n", "t.csv:1: byte 0xF6 is not UTF-8 (Latin-1 or Windows-1252 text, most likely)"},
+      {"gr\xf6\xdf" "e,b\n1,x\n", "t.csv:1: byte 0xF6 is not UTF-8 (Latin-1 or Windows-1252 text, most likely)"},
       {std::string("\xff\xfe" "a\0,\0", 6), "t.csv: UTF-16 text"},
       {"a,a\n1,2\n", "t.csv:1: two columns are named 'a' (columns 1 and 2)"},
       {"a,,c\n1,2,3\n", "t.csv:1: column 2 of the header has no name"},
@@ -219,6 +219,39 @@ TEST(TabularData, ColumnsNearADoublesLimitStandardiseWithoutOverflow) {
     EXPECT_TRUE(std::isfinite(d.mean[j]) && std::isfinite(d.scale[j]) && d.scale[j] > 0) << "column " << j;
     EXPECT_NEAR(d.data.train.images.select(1, j).to(at::kDouble).std(false).item<double>(), 1, 1e-6);
   }
+}
+
+TEST(TabularData, AValuePastFloat32OnceStandardisedIsRefusedWhereItIs) {
+  // Finite as a double, but the models train in float32: it would be an
+  // infinity there, and every trial "diverged" with nothing said why.
+  std::string classes = "x,y\n", numbers = "x,y\n";
+  for (int i = 1; i <= 20; ++i) {
+    classes += std::to_string(i) + "," + (i % 2 ? "a" : "b") + "\n";
+    numbers += std::to_string(i) + "," + std::to_string(i % 2 ? 3 * i : i) + "\n";
+  }
+  const auto message = [&](const std::string& test_text, bool regression) {
+    const Table train = parse_table(regression ? numbers : classes, "t.csv", "", "train", regression);
+    const Table test = parse_table(test_text, "test.csv", "", "test", regression);
+    try {
+      make_tabular_data(train, &test, 4, regression);
+    } catch (const TableError& e) {
+      return e.part() + ": " + e.what();
+    }
+    return std::string("accepted");
+  };
+  const std::string feature = message("x,y\n1,a\n1e39,b\n", false);
+  EXPECT_EQ(feature.rfind("test: test.csv:3: column 'x' holds 1e+39, ", 0), 0u) << feature;
+  EXPECT_NE(feature.find(" standard deviations of the training rows from their mean: past 1.8e19, the square root "
+                         "of float32's range (the models train in float32, where its products would be infinite); "
+                         "rescale the column (a logarithm, or other units)"),
+            std::string::npos)
+      << feature;
+  // A regression's target too: its squared error would be past float32's range.
+  const std::string target = message("x,y\n1,3\n2,1e300\n", true);
+  EXPECT_EQ(target.rfind("test: test.csv:3: the target 'y' is 1e300, ", 0), 0u) << target;
+  EXPECT_NE(target.find("past 1.8e19, the square root of float32's range"), std::string::npos) << target;
+  // Far, but within it: accepted.
+  EXPECT_EQ(message("x,y\n1e19,3\n2,1e19\n", true), "accepted");
 }
 
 TEST(TabularData, IntegerLabelsAreNumberedInNumericOrder) {
