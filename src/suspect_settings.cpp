@@ -247,6 +247,10 @@ std::vector<std::string> suspect_settings(const SweepConfig& sweep) {
                   (lacks.size() == 1 ? "it" : "them") + "; hold out more rows with task.validation_size (each class "
                   "holds out its share)");
   }
+  if (!table.test.empty() && table.test_classes == 1 && (sweep.names_metric("val_auc") || sweep.names_metric("val_average_precision"))) {
+    out.push_back("note: the test table's rows (" + table.test + ") hold one class of label " + table.label_column +
+                  ": the best trial's test AUC and average precision cannot be measured there (shown as none)");
+  }
   if (table.regression && table.validation_rows == 1) {
     out.push_back("note: one validation row: val_r2 is 0 for every trial that misses it (R2 needs two rows to "
                   "measure a spread; scikit-learn leaves it undefined), and val_rmse is one row's error; hold out more "

@@ -101,6 +101,9 @@ trainers::TabularData tabular(SweepConfig& sweep, Read read) {
       for (std::int64_t c = 0; c < data.data.classes; ++c) {
         if (counts[c].item<std::int64_t>() == 0) t.validation_lacks.push_back(data.classes[static_cast<std::size_t>(c)]);
       }
+      t.test_classes = data.data.test.size() == 0
+                           ? 0
+                           : (at::bincount(data.data.test.labels, {}, data.data.classes) > 0).sum().item<std::int64_t>();
     }
     check_rung_steps(sweep);
     check_validation_classes(sweep);

@@ -13,8 +13,11 @@
 
 namespace hfta::core::verbs {
 
-// A number of results.json to six significant digits, as run prints them (the file keeps every one).
+// A number of results.json to six significant digits, as run prints them (the
+// file keeps every one); one not measured, NaN as run holds it and null as the
+// file keeps it, is "none" to both.
 std::string number(const nlohmann::json& v) {
+  if (v.is_null() || (v.is_number() && std::isnan(v.get<double>()))) return "none";
   std::ostringstream text;
   if (v.is_number()) text << v.get<double>(); else text << v.dump();
   return text.str();

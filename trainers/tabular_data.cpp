@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -41,12 +42,17 @@ std::string trimmed(const std::string& s) {
 }
 
 // One field's text as a finite number, or nullopt; `range`, when given, is
-// set where it is a number beyond a double's range (1e400, 1e-400).
+// set where it is a number beyond a double's range (1e400). One too small for
+// a double (1e-400) is read as the nearest, 0 or a subnormal, as pandas reads it.
 std::optional<double> number(const std::string& field, bool* range = nullptr) {
   std::string t = trimmed(field);
   if (t.size() > 1 && t[0] == '+' && t[1] != '-' && t[1] != '+') t.erase(0, 1);
   double v = 0;
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec == std::errc::result_out_of_range && end == t.data() + t.size()) {
+    const double nearest = std::strtod(t.c_str(), nullptr);  // (±HUGE_VAL past the top, 0 or subnormal below)
+    if (std::fabs(nearest) < 1) v = nearest, ec = std::errc();
+  }
   if (range) *range = ec == std::errc::result_out_of_range && end == t.data() + t.size();
   if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v)) return std::nullopt;
   return v;
@@ -157,7 +163,7 @@ std::string target_problem(const std::string& label, const std::string& value) {
   number(value, &range);
   const std::string m = lower(value);
   const std::string start = "the target column '" + label + "' holds " + value;
-  if (range) return start + ": beyond the range of a double (about 1e-308 to 1e308 in size); rescale the column";
+  if (range) return start + ": beyond the range of a double (about 1.8e308); rescale the column";
   if (m == "inf" || m == "-inf" || m == "+inf" || m == "infinity" || m == "-infinity") {
     return start + ": an infinity; a regression's target must be finite";
   }
@@ -173,7 +179,7 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
     throw TableError(part, name + ": UTF-16 text (it starts with its byte-order mark); save it as UTF-8 CSV");
   }
   if (text.find('\0') != std::string::npos) {
-    throw TableError(part, name + ": holds zero bytes: not a CSV text file (a spreadsheet or a compressed file? "
+    throw TableError(part, name + ": holds NUL (zero) bytes: not a CSV text file (a spreadsheet or a compressed file? "
                                   "save it as CSV)");
   }
   if (text.find('\r') != std::string::npos && text.find('\n') == std::string::npos) {
@@ -289,7 +295,7 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       }
       std::string why = where + "column " + column_text(columns[c], c) + " holds '" + trimmed(field) + "', not a number";
       if (range) {
-        why += ": beyond the range of a double (about 1e-308 to 1e308 in size); rescale the column";
+        why += ": beyond the range of a double (about 1.8e308); rescale the column";
       } else if (const std::string m = lower(trimmed(field));
                  m == "inf" || m == "-inf" || m == "+inf" || m == "infinity" || m == "-infinity") {
         why += ": an infinity; every value must be finite";
@@ -498,7 +504,7 @@ TabularData make_regression_data(const Table& train, const Table* test, std::int
   if (test) check_test_header(train, *test);  // (before its targets are read)
   if (validation_rows == 0) validation_rows = default_validation_rows(n);
   if (validation_rows > n - 2) {
-    throw TableError("validation", train.name + " holds " + std::to_string(n) + " rows; holding " +
+    throw TableError("validation", train.name + " holds " + std::to_string(n) + (n == 1 ? " row" : " rows") + "; holding " +
                                        std::to_string(validation_rows) +
                                        " out for validation leaves fewer than 2 to train on (at most " +
                                        std::to_string(std::max<std::int64_t>(0, n - 2)) + ")");
@@ -586,7 +592,7 @@ TabularData make_tabular_data(const Table& train, const Table* test, std::int64_
     rows_of[label_of[i]].push_back(i);
   }
   if (validation_rows > n - k) {
-    throw TableError("validation", train.name + " holds " + std::to_string(n) + " rows of " + std::to_string(k) +
+    throw TableError("validation", train.name + " holds " + std::to_string(n) + (n == 1 ? " row" : " rows") + " of " + std::to_string(k) +
                                        " classes; holding " + std::to_string(validation_rows) +
                                        " out for validation leaves a class no row to train on (at most " +
                                        std::to_string(n - k) + ")");

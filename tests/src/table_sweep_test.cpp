@@ -664,6 +664,24 @@ TEST_F(TableFiles, AucOnValidationRowsOfOneClassIsRefusedAndAClassTheyLackIsNote
                            "only where a trial predicts it"),
             std::string::npos)
       << noted.out;
+  // Test rows of one class: the sweep runs, the note says the test AUC cannot
+  // be measured, and run and status both call it none (NaN held, null kept).
+  std::string both = "a,b,kind\n", negatives = "a,b,kind\n";
+  for (int i = 0; i < 40; ++i) both += std::to_string(i) + "," + std::to_string(i % 7) + "," + (i % 2 ? "pos" : "neg") + "\n";
+  for (int i = 0; i < 5; ++i) negatives += std::to_string(i) + ",1,neg\n";
+  write("data/both.csv", both);
+  write("data/negatives.csv", negatives);
+  write("one-test-class.yaml", std::regex_replace(sweep, std::regex("data: \\{train: data/rare.csv"),
+                                                  "data: {train: data/both.csv, test: data/negatives.csv"));
+  const std::string note = "note: the test table's rows (data/negatives.csv) hold one class of label kind: the best "
+                           "trial's test AUC and average precision cannot be measured there (shown as none)";
+  EXPECT_NE(run("plan " + dir_ + "/one-test-class.yaml").out.find(note), std::string::npos);
+  const auto ran = run("run " + dir_ + "/one-test-class.yaml --out " + dir_ + "/one-test-class");
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  EXPECT_NE(ran.out.find(", AUC none"), std::string::npos) << ran.out;
+  EXPECT_NE(run("status " + dir_ + "/one-test-class").out.find(", AUC none"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir_ + "/one-test-class/results.json")).at("best").at("test").at("auc"),
+            nullptr);
 }
 
 // plan's notes on a table: integer labels of many classes may be a

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -74,7 +75,7 @@ TEST(TabularData, RefusesWhatIsNoTableNamingFileAndLine) {
       {"a,b,c\n1,2,\n", "t.csv:2: the row has no label (column 'c' (column 3))"},
       {"a,b\n\"1,2\n", "t.csv:2: a quoted field has no closing quote"},
       {"a,b\n\"1\"x,2\n", "t.csv:2: text after a quoted field's closing quote ('x')"},
-      {std::string("a,b\n1,\0", 7), "t.csv: holds zero bytes: not a CSV text file"},
+      {std::string("a,b\n1,\0", 7), "t.csv: holds NUL (zero) bytes: not a CSV text file"},
       {"a,b\r1,2\r", "classic Mac OS"},
   };
   for (const auto& [text, needle] : cases) {
@@ -209,6 +210,16 @@ TEST(TabularData, StandardisedByTheTrainingRowsAlone) {
     const double i = std::log(v[r].item<double>() / 1000) / std::log(1.1);
     EXPECT_NEAR(i, std::round(i), 1e-4) << "validation row " << r;
   }
+}
+
+TEST(TabularData, ANumberTooSmallForADoubleIsReadAsTheNearestAsPandasReadsIt) {
+  const Table t = parse_table("a,y\n1e-400,p\n-1e-400,q\n1e-310,p\n", "t.csv", "");
+  ASSERT_EQ(t.values.size(), 3u);
+  EXPECT_EQ(t.values[0], 0.0);
+  EXPECT_TRUE(std::signbit(t.values[1]) && t.values[1] == 0.0);
+  EXPECT_EQ(t.values[2], std::strtod("1e-310", nullptr));  // a subnormal, kept
+  EXPECT_NE(refusal("a,y\n1e400,p\n").second.find("holds '1e400', not a number: beyond the range of a double"),
+            std::string::npos);
 }
 
 TEST(TabularData, ColumnsNearADoublesLimitStandardiseWithoutOverflow) {

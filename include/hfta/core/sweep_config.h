@@ -59,6 +59,7 @@ struct TableOptions {
   /// those that hold none of them (a rare class's share may round to none).
   std::int64_t validation_classes = 0;
   std::vector<std::string> validation_lacks;
+  std::int64_t test_classes = 0;  ///< once read: the classes of the test table's rows (0: none)
   bool operator==(const TableOptions& o) const { return train == o.train && test == o.test && label == o.label; }
 };
 
