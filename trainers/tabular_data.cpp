@@ -267,6 +267,13 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
   for (std::size_t c = 0; c < columns.size(); ++c) {
     if (c != label_at) t.features.push_back(columns[c]);
   }
+  // Per column, the rows whose field read as a number: a column of numbers
+  // with a stray text (a unit, a thousands separator) is no column of
+  // categories, and is told so once every row is read.
+  std::vector<std::int64_t> numbers_in(columns.size(), 0);
+  std::int64_t records = 0;
+  std::size_t text_column = columns.size();  // the column of the latest text field's problem
+  static const std::string kTextHint = "\x01";  // where that problem's hint goes, once known
   // A row's values and label into `t`, or what is wrong with it.
   auto take = [&](const Record& row) -> std::string {
     const std::string where = name + ":" + std::to_string(row.line) + ": ";
@@ -291,6 +298,7 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       bool range = false;
       if (auto v = number(field, &range)) {
         t.values.push_back(*v);
+        ++numbers_in[c];
         continue;
       }
       std::string why = where + "column " + column_text(columns[c], c) + " holds '" + trimmed(field) + "', not a number";
@@ -302,7 +310,8 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
       } else if (looks_missing(field)) {
         why += ": a missing value? hfta-tune does not fill them in; fill them, or drop the row or the column";
       } else {
-        why += ": a column of categories? encode it as numbers (one 0/1 column per category) before tuning";
+        text_column = c;
+        why += kTextHint;
       }
       return why;
     }
@@ -312,16 +321,28 @@ Table parse_table(const std::string& text, const std::string& name, const std::s
   // Every row is read: the first problem is said whole, and how many rows
   // after it have one, so that a user mends them in one go.
   std::string first;
+  std::size_t first_text_column = columns.size();
   std::vector<int> others;
   Record row;
   while (next_record(text, at, line, row, name, part)) {
+    ++records;
+    text_column = columns.size();
     const std::string why = take(row);
     if (why.empty()) continue;
     if (first.empty()) {
       first = why;
+      first_text_column = text_column;
     } else {
       others.push_back(row.line);
     }
+  }
+  if (const auto hint = first.find(kTextHint); hint != std::string::npos) {
+    const std::int64_t numbers = numbers_in[first_text_column];
+    first.replace(hint, kTextHint.size(),
+                  2 * numbers >= records
+                      ? ": the column holds numbers in " + std::to_string(numbers) + " of its " + std::to_string(records) +
+                            " rows; write this one as a plain number (no unit, thousands separator or currency sign)"
+                      : ": a column of categories? encode it as numbers (one 0/1 column per category) before tuning");
   }
   if (!first.empty()) {
     if (!others.empty()) {

@@ -277,8 +277,9 @@ TEST_F(TableFiles, ProblemsNameTheSweepsLineAndTheTablesRow) {
     EXPECT_NE(d.message.find(message), std::string::npos) << d.message;
   };
   expect_at(yaml, "task.data.train", "train: data",
-            dir_ + "/data/train.csv:3: column 'b' (column 2) holds 'oops', not a number: a column of categories? "
-                   "encode it as numbers (one 0/1 column per category) before tuning");
+            dir_ + "/data/train.csv:3: column 'b' (column 2) holds 'oops', not a number: the column holds numbers "
+                   "in 3 of its 4 rows; write this one as a plain number (no unit, thousands separator or currency "
+                   "sign)");
   // The label: at task.data.label, with the column meant.
   expect_at(std::regex_replace(good, std::regex("label: kind"), "label: knd"), "task.data.label", "label: knd",
             "no column is named 'knd'; the columns: a, b, kind (did you mean 'kind'?)");

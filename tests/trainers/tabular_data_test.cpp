@@ -71,6 +71,10 @@ TEST(TabularData, RefusesWhatIsNoTableNamingFileAndLine) {
       {"a,b,c\n1,2,x\n4,NA,y\n", "t.csv:3: column 'b' (column 2) holds 'NA', not a number: a missing value?"},
       {"a,b,c\n1,,x\n", "t.csv:2: column 'b' (column 2) holds '', not a number: a missing value?"},
       {"a,b,c\n1,red,x\n", "holds 'red', not a number: a column of categories? encode it as numbers"},
+      // One stray text among numbers is no column of categories.
+      {"a,b,c\n1,2,x\n1,\"1,234\",y\n3,4,x\n", "t.csv:3: column 'b' (column 2) holds '1,234', not a number: the "
+                                               "column holds numbers in 2 of its 3 rows; write this one as a plain number"},
+      {"a,b,c\n1,red,x\n1,blue,y\n3,4,x\n", "holds 'red', not a number: a column of categories?"},
       {"a,b,c\n1,nan,x\n", "holds 'nan', not a number: a missing value?"},
       {"a,b,c\n1,2,\n", "t.csv:2: the row has no label (column 'c' (column 3))"},
       {"a,b\n\"1,2\n", "t.csv:2: a quoted field has no closing quote"},
