@@ -211,10 +211,10 @@ TEST_F(Cli, NoProgressLineCallsAResultOutsideTheConstraintsBest) {
   std::string text = tiny_constrained_sweep();
   text.replace(text.find("max: 20000"), 10, "max: 1000");  // no width meets it
   const std::string sweep = write_sweep("unmet.yaml", text);
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "5", 1);
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "5", 1);
   const Result cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1");
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-  ASSERT_EQ(cut.code, 0) << cut.err;
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  ASSERT_EQ(cut.code, 1) << cut.err;
   const Result resumed = run("resume " + dir_ + "/cut");
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   for (const Result* r : {&cut, &resumed}) {

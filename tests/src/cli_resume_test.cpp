@@ -53,8 +53,8 @@ TEST_F(Cli, ResumeTrainsOnTheDeviceAndWorkersTheRunWasGivenUnlessGivenOthers) {
 TEST_F(Cli, ResumeRefusesTrialsOfAnotherSweepsSeedEvenWithBothSweepFilesEdited) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep), dir = dir_ + "/sweep";
   {
-    const ScopedEnv first_piece("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
-    ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1").code, 0);
+    const ScopedEnv first_piece("HFTA_TUNE_SIGINT_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 1").code, 1);
   }
   ASSERT_TRUE(exists(dir + "/trials/0/trial.json"));
   // Each edit made in sweep.yaml and sweep.json alike, which resume compares.
@@ -602,10 +602,10 @@ TEST_F(Cli, WhatARunKilledBeforeItsSweepBeganLeavesIsTakenOverAndADamagedSweepJs
     EXPECT_EQ(r.code, 2) << verb;
     EXPECT_NE(r.err.find("start it again with hfta-tune run"), std::string::npos) << verb << r.err;
   }
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "1", 1);
   const Result again = run("run " + sweep + " --out " + dir + " --fusion off");
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-  ASSERT_EQ(again.code, 0) << again.err;
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  ASSERT_EQ(again.code, 1) << again.err;
   EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/run.json")).at("fusion"), "off");
   // sweep.json damaged from outside: status names it (resume would refuse it).
   std::ofstream(dir + "/sweep.json") << "{";

@@ -45,7 +45,7 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   // Stopped inside a rung, and resumed: the later waves are proposed from the
   // same results and the same wave-mates (TPE's liars, told of a trial the
   // cut run proposed as of one it proposes), so the sweep ends as the whole run.
-  expect_cut_and_resumed_as_whole(sweep, "whole", "limited");
+  expect_cut_and_resumed_as_whole(sweep, "whole", "cut");
   // In arrays of one, a cut falls between a wave's trials: the resumed run
   // reads the trials before it from the cut run's files, and still counts them
   // as the wave-mates of those it proposes (without, this differed from the
@@ -65,16 +65,16 @@ TEST_F(Cli, TpeInWavesLearnsFromTheEarlierWavesAndResumesAsOneRun) {
   // progress count then grows with it: Progress.NeitherCountNorEtaReadsPastTheEnd.)
   EXPECT_NE(asha_run.out.find("note: ASHA promotes the top 1/3 of a rung's results as they come in"), std::string::npos)
       << asha_run.out;
-  expect_cut_and_resumed_as_whole(asha, "asha", "asha-limited");
+  expect_cut_and_resumed_as_whole(asha, "asha", "asha-cut");
 
   // A TPE sweep recorded before waves existed (its sweep.json names none)
   // started every trial at once, and resumes so.
   const std::string before = write_sweep("before.yaml", tiny_sweep_searching("{method: sha, eta: 3, trials: 12, searcher: tpe}"));
   const std::string at_once = write_sweep("at-once.yaml", tiny_sweep_searching("{method: sha, eta: 3, trials: 12, searcher: tpe, waves: 1}"));
   ASSERT_EQ(run("run " + at_once + " --out " + dir_ + "/at-once").code, 0);
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
-  ASSERT_EQ(run("run " + before + " --out " + dir_ + "/before --workers 1").code, 0);
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "1", 1);
+  ASSERT_EQ(run("run " + before + " --out " + dir_ + "/before --workers 1").code, 1);
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
   auto recorded = nlohmann::json::parse(slurp(dir_ + "/before/sweep.json"));
   ASSERT_EQ(recorded.at("search").at("waves"), 3);
   recorded["search"].erase("waves");
@@ -123,8 +123,8 @@ TEST_F(Cli, CmaEsTrainsEachGenerationAsAWaveAndResumesAsOneRun) {
   expect_same_results(dir_ + "/grown", dir_ + "/whole");
   // A new population draws other generations: resume refuses it.
   {
-    const ScopedEnv first_piece("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
-    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/stopped --workers 1").code, 0);
+    const ScopedEnv first_piece("HFTA_TUNE_SIGINT_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/stopped --workers 1").code, 1);
   }
   std::ofstream(dir_ + "/stopped/sweep.yaml") << std::regex_replace(text, std::regex("population: 4"), "population: 5");
   const Result edited = run("resume " + dir_ + "/stopped");
@@ -220,8 +220,8 @@ TEST_F(Cli, HyperbandIterationsRunTheBracketsAgainProposedFromTheFirstPassAndRes
   expect_same_results(dir_ + "/once", dir_ + "/whole");
   // A stopped one grows alike, and status says that resume grows it.
   {
-    const ScopedEnv first_piece("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
-    ASSERT_EQ(run("run " + once + " --out " + dir_ + "/stopped --workers 1").code, 0);
+    const ScopedEnv first_piece("HFTA_TUNE_SIGINT_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + once + " --out " + dir_ + "/stopped --workers 1").code, 1);
   }
   ASSERT_FALSE(exists(dir_ + "/stopped/results.json"));
   std::ofstream(dir_ + "/stopped/sweep.yaml") << text;
@@ -412,9 +412,9 @@ TEST_F(Cli, PointsToEvaluateAreTheFirstTrialsAndPartOfTheSweep) {
 
   // The points are part of the sweep: a directory stopped inside a rung
   // refuses to resume with them edited, and resumes as the whole run without.
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
-  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cut --workers 1").code, 0);
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "1", 1);
+  ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cut --workers 1").code, 1);
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
   ASSERT_FALSE(exists(dir_ + "/cut/results.json"));
   std::ofstream(dir_ + "/cut/sweep.yaml") << std::regex_replace(text, std::regex("lr: 0.02"), "lr: 0.03");
   const Result edited = run("resume " + dir_ + "/cut");

@@ -455,18 +455,18 @@ TEST_F(Cli, KeepCheckpointsLiveRemovesTheCheckpointsOfTrialsDoneTrainingAndEndsA
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
   // Stopped inside the sweep: a trial its rung passed over has only its
-  // weights left; one that may still train keeps its checkpoint. First
-  // stopped in its first round, for its measured rates to be made decisive
-  // (arrays of one would spend every piece below in the first round), then
-  // three pieces of training later: past the second round, whose arrays are
-  // one each.
+  // weights left; one that may still train keeps its checkpoint. Stopped as
+  // Ctrl-C stops it, by a count: first after its first piece of training
+  // (once its arrays' sizes are recorded: arrays of one would spend every
+  // piece below in the first round), then three pieces into the resume, past
+  // the second round, whose arrays are one each.
   {
-    const ScopedEnv first_round("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1");
-    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/live --workers 1 --keep-checkpoints live").code, 0);
+    const ScopedEnv first_round("HFTA_TUNE_SIGINT_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/live --workers 1 --keep-checkpoints live").code, 1);
   }
   {
-    const ScopedEnv later("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3");
-    ASSERT_EQ(run("resume " + dir_ + "/live --workers 1").code, 0);
+    const ScopedEnv later("HFTA_TUNE_SIGINT_AFTER_PIECES", "3");
+    ASSERT_EQ(run("resume " + dir_ + "/live --workers 1").code, 1);
   }
   ASSERT_FALSE(exists(dir_ + "/live/results.json"));
   int dropped = 0, kept = 0;
@@ -495,7 +495,7 @@ TEST_F(Cli, KeepCheckpointsLiveRemovesTheCheckpointsOfTrialsDoneTrainingAndEndsA
   EXPECT_EQ(run("run " + sweep + " --out " + dir_ + "/bad --keep-checkpoints some").code, 2);
 }
 
-TEST_F(Cli, WorkersTrainArraysAtTheSameTimeWithTheSameResults) {
+TEST_F(Cli, SeveralWorkersTrainARoundsArraysWithTheSameResultsAsOne) {
   // Four brackets whose rounds hold several arrays; a failing trial too, whose
   // report, like every other, reaches the scheduler in array order.
   std::string text = kTinySweep;

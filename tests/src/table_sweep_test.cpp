@@ -393,10 +393,10 @@ TEST_F(TableFiles, RunResumeFusionOffAndTheExportedModelAgree) {
                                     R"({"train": "data/train.csv", "test": "data/test.csv", "table": "data/table.json"})"));
 
   // Cut after a few pieces of training; the files change and go before the resume.
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "3", 1);
   const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1");
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-  ASSERT_EQ(cut.code, 0) << cut.err;
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  ASSERT_EQ(cut.code, 1) << cut.err;
   ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
   std::ofstream(dir_ + "/data/wine_train.csv", std::ios::app) << "1,1,1,1,1,1,1,1,1,1,1,1,1,cultivar_4\n";
   std::filesystem::remove(dir_ + "/data/wine_test.csv");
@@ -507,10 +507,10 @@ TEST_F(TableFiles, ARegressionRunsResumesAndItsExportedModelPredictsInTheLabelsU
   EXPECT_NE(whole.out.find("RMSE " ), std::string::npos) << whole.out;
 
   // Cut, and resumed: the same numbers.
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "3", 1);
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "3", 1);
   const auto cut = run("run " + sweep + " --out " + dir_ + "/cut --workers 1");
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-  ASSERT_EQ(cut.code, 0) << cut.err;
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  ASSERT_EQ(cut.code, 1) << cut.err;
   ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
   const auto resumed = run("resume " + dir_ + "/cut");
   ASSERT_EQ(resumed.code, 0) << resumed.err;

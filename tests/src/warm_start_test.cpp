@@ -206,11 +206,11 @@ TEST_F(WarmStart, TheGaussianProcessAndCmaEsStartFromThemToo) {
 TEST_F(WarmStart, AResumedSweepReadsTheResultsItKeptNotTheEarlierDirectory) {
   write("b.yaml", later());
   ASSERT_EQ(run("run " + dir_ + "/b.yaml --out " + dir_ + "/whole").code, 0);
-  {  // Stopped after its first piece of training, as a time limit stops it.
-    setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", "1", 1);
+  {  // Stopped after its first piece of training, as Ctrl-C stops it.
+    setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", "1", 1);
     const auto cut = run("run " + dir_ + "/b.yaml --out " + dir_ + "/cut --workers 1");
-    unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-    ASSERT_EQ(cut.code, 0) << cut.err;
+    unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+    ASSERT_EQ(cut.code, 1) << cut.err;
     ASSERT_FALSE(std::filesystem::exists(dir_ + "/cut/results.json"));
   }
   std::filesystem::copy(dir_ + "/cut", dir_ + "/damaged", std::filesystem::copy_options::recursive);

@@ -172,16 +172,16 @@ inline std::string tiny_sweep_searching(const std::string& search) {
   return text.replace(text.find(hyperband), hyperband.size(), search);
 }
 
-// Runs `sweep` into dir_/cut stopped inside a rung as a time limit stops it (one
+// Runs `sweep` into dir_/cut stopped inside a rung as Ctrl-C stops it (one
 // worker, after its fifth piece of training, or `pieces`), resumes it, and
 // expects it to end as dir_/whole.
 inline void Cli::expect_cut_and_resumed_as_whole(const std::string& sweep, const std::string& whole, const std::string& cut,
                                           const char* pieces) {
-  setenv("HFTA_TUNE_TIME_UP_AFTER_PIECES", pieces, 1);
-  const Result limited = run("run " + sweep + " --out " + dir_ + "/" + cut + " --workers 1");
-  unsetenv("HFTA_TUNE_TIME_UP_AFTER_PIECES");
-  ASSERT_EQ(limited.code, 0) << limited.err;
-  ASSERT_FALSE(exists(dir_ + "/" + cut + "/results.json")) << limited.out;
+  setenv("HFTA_TUNE_SIGINT_AFTER_PIECES", pieces, 1);
+  const Result stopped = run("run " + sweep + " --out " + dir_ + "/" + cut + " --workers 1");
+  unsetenv("HFTA_TUNE_SIGINT_AFTER_PIECES");
+  ASSERT_EQ(stopped.code, 1) << stopped.err;
+  ASSERT_FALSE(exists(dir_ + "/" + cut + "/results.json")) << stopped.out;
   ASSERT_EQ(run("resume " + dir_ + "/" + cut).code, 0);
   expect_same_results(dir_ + "/" + cut, dir_ + "/" + whole);
 }
