@@ -13,7 +13,16 @@ records is the trial's.
 
 The vocabulary is the corpus's distinct bytes in increasing order: token i is
 the i-th smallest byte value that occurs in the text; BERT adds the mask token
-after them (include/hfta/trainers/text_corpus.h).
+after them (include/hfta/trainers/text_corpus.h). The run keeps the text it
+trained on in DIR/data/corpus.txt and its vocabulary in DIR/data/corpus.json.
+
+Or, with the options merged as the trial trained (sweep.json's task options,
+the trial's params over them, the vocabulary or table the run kept), and the
+weights loaded, in eval mode:
+
+    net = plain_models.from_experiment("runs/NAME", 2)
+    x = plain_models.fashion_mnist_inputs(images, "cnn")  # uint8 [N, 28, 28] as the IDX files hold them
+    logits = net(x)
 """
 import torch
 from torch import nn
@@ -261,3 +270,52 @@ def pointnet(classes=8, dropout=0.3, input_transform=False, feature_transform=Fa
         nn.Linear(256, classes),
     ]
     return nn.Sequential(*layers)
+
+
+# Fashion-MNIST as every trial sees it (include/hfta/trainers/fashion_mnist_data.h).
+FASHION_MNIST_MEAN, FASHION_MNIST_STD = 0.2860, 0.3530
+PADDED_TO_32 = ("resnet18", "mobilenet_v3_small", "dcgan")
+
+
+def fashion_mnist_inputs(images, model):
+    """uint8 images [N, 28, 28] (the IDX files' bytes) -> float32 [N, 1, 28, 28] as `model`'s
+    trials saw them: pixel / 255, less the training images' mean 0.2860, over their standard
+    deviation 0.3530 (dcgan: less 0.5, over 0.5, in [-1, 1]); for resnet18, mobilenet_v3_small
+    and dcgan then padded to [N, 1, 32, 32] by 2 pixels on each side of black as standardised
+    (as padding the raw image with 0 before standardising)."""
+    mean, std = (0.5, 0.5) if model == "dcgan" else (FASHION_MNIST_MEAN, FASHION_MNIST_STD)
+    x = images.to(torch.float32).div(255.0).sub(mean).div(std).unsqueeze(1)
+    if model in PADDED_TO_32:
+        x = nn.functional.pad(x, (2, 2, 2, 2), value=(0.0 - mean) / std)
+    return x
+
+
+def from_experiment(directory, trial):
+    """Trial `trial` of the hfta-tune experiment in `directory`, as a plain PyTorch model with
+    its exported weights (trials/<id>/state_dict.pt) loaded, in eval mode. Its options are
+    sweep.json's task options with the trial's params over them (those the model's function
+    takes: lr or points are the training's and the data's); a language model's vocabulary is the
+    corpus the run kept (data/corpus.json), an MLP on a table takes the table's width and classes
+    (data/table.json)."""
+    import inspect
+    import json
+    import os
+    with open(os.path.join(directory, "sweep.json")) as f:
+        task = json.load(f)["task"]
+    with open(os.path.join(directory, "trials", str(trial), "trial.json")) as f:
+        params = json.load(f).get("params", {})
+    build = globals()[task["model"]]
+    options = dict(task.get("options", {}))
+    options.update(params)
+    if task["model"] in ("transformer_lm", "bert"):
+        with open(os.path.join(directory, "data", "corpus.json")) as f:
+            options["vocab"] = len(json.load(f)["vocab"])
+    if task.get("dataset") == "csv":
+        with open(os.path.join(directory, "data", "table.json")) as f:
+            table = json.load(f)
+        options["inputs"] = len(table["features"])
+        options["classes"] = len(table["classes"]) if "classes" in table else 1
+    takes = inspect.signature(build).parameters
+    net = build(**{k: v for k, v in options.items() if k in takes})
+    net.load_state_dict(torch.load(os.path.join(directory, "trials", str(trial), "state_dict.pt")))
+    return net.eval()

@@ -127,12 +127,16 @@ std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const Sweep
   auto edited = [&](const std::string& key) { return std::find(changed.begin(), changed.end(), key) != changed.end(); };
   SweepGrowth g;
   switch (was.method) {
-    case SearchMethod::kRandom:
-    case SearchMethod::kAsha: g = {"search.trials", was.trials, given.search.trials}; break;
+    case SearchMethod::kRandom: g = {"search.trials", was.trials, given.search.trials}; break;
     case SearchMethod::kGrid: g = {"search.repeats", was.repeats, given.search.repeats}; break;
     case SearchMethod::kHyperband: g = {"search.iterations", was.iterations, given.search.iterations}; break;
     case SearchMethod::kSha:
       if (edited("search.trials")) why = "search.trials: successive halving sizes every rung by it, so the rungs so far would have kept other trials; start another sweep";
+      return std::nullopt;
+    case SearchMethod::kAsha:
+      // (Its promotions are made as results arrive: the first trials' arrays,
+      // packed from fewer trials, promoted others than a larger run's would.)
+      if (edited("search.trials")) why = "search.trials: ASHA promotes trials in the order their results arrive, which the arrays of a larger count would change, so the rungs so far would not be a run of the grown sweep's; start another sweep";
       return std::nullopt;
     case SearchMethod::kPbt:
       if (edited("search.population")) why = "search.population: population based training's generations replace members by their ranks in it; start another sweep";

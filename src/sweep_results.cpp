@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "hfta/core/sweep_corpus.h"
 #include "hfta/core/sweep_importance.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/trial_export.h"
@@ -177,6 +178,9 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
   if (sweep.task.dataset == "csv") {  // the table the trials trained on, and how to feed their models (sweep_tables.h)
     out["data"] = {{"train", "data/train.csv"}, {"table", "data/table.json"}};
     if (!sweep.task.table.test.empty()) out["data"]["test"] = "data/test.csv";
+  }
+  if (trains_on_corpus(sweep)) {  // the text the trials trained on, and their tokens' bytes (sweep_corpus.h)
+    out["data"] = {{"corpus", "data/corpus.txt"}, {"vocab", "data/corpus.json"}};
   }
   if (!sweep.search.warm_start.empty()) {  // the earlier sweeps the searcher started from, and what it was told
     out["warm_start"] = {{"sources", sweep.search.warm_start}, {"results", "warm_start.json"}};

@@ -173,16 +173,23 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
   }
 }
 
-bool holds_only_a_kept_table(const std::string& dir) {
+bool holds_only_kept_data(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(dir + "/run.json", ec)) return false;  // not a run's directory
-  std::ifstream in(dir + "/data/table.json");
-  const auto table = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!table.is_object() || !table.contains("files")) return false;
+  bool marked = false;  // by the record either writes first
+  for (const char* record : {"table.json", "corpus.json"}) {
+    std::ifstream in(dir + "/data/" + record);
+    const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    marked = marked || (json.is_object() && json.contains("files"));
+  }
+  if (!marked) return false;
   for (const auto& entry : std::filesystem::directory_iterator(dir + "/data", ec)) {
     const std::string name = entry.path().filename().string();
     const std::string base = name.size() > 4 && name.substr(name.size() - 4) == ".tmp" ? name.substr(0, name.size() - 4) : name;
-    if (base != "train.csv" && base != "test.csv" && base != "table.json") return false;
+    if (base != "train.csv" && base != "test.csv" && base != "table.json" && base != "corpus.txt" &&
+        base != "corpus.json") {
+      return false;
+    }
   }
   return !ec;
 }

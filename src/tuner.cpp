@@ -50,7 +50,8 @@ Tuner::Tuner(const SweepConfig& sweep, const TunerOptions& options)
     SweepConfig reading = sweep;  // (the counts it fills in: the verbs' reads filled sweep's)
     data_ = read_sweep_table(reading).data;
   } else {
-    data_ = trainers::load_classification_data(sweep.task.model, model_options(sweep, {}), sweep.task.validation_size);
+    data_ = trainers::load_classification_data(sweep.task.model, model_options(sweep, {}), sweep.task.validation_size,
+                                               sweep.task.corpus_file);
   }
   settings_ = TrialSettings(sweep, static_cast<std::int64_t>(data_.train.size()));
   // Notes on the training set's size, where run's plan could not say them

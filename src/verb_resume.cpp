@@ -73,6 +73,12 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     err << "hfta-tune resume: " << gone << "\n";
     return kExitFailure;
   }
+  std::string corpus_note;
+  if (const std::string gone = read_corpus_from(*recorded, a.dir, &corpus_note); !gone.empty()) {
+    err << "hfta-tune resume: " << gone << "\n";
+    return kExitFailure;
+  }
+  if (!corpus_note.empty()) out << corpus_note << "\n";
   if (const std::string gone = read_kept_warm_start(*recorded, a.dir); !gone.empty()) {
     err << "hfta-tune resume: " << gone << "\n";
     return kExitFailure;

@@ -312,7 +312,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (left_before_the_sweep(name) || (name == "data" && holds_only_a_kept_table(dir))) continue;
+    if (left_before_the_sweep(name) || (name == "data" && holds_only_kept_data(dir))) continue;
     err << "hfta-tune run: " << dir << " holds other files (" << name
         << "); give --out a new or empty directory\n";
     return kExitUsage;
@@ -411,6 +411,8 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
     // same rows, whatever becomes of the files the sweep names.
     if (sweep->task.dataset == "csv") keep_table(dir, tables, *sweep);
     tables = {};  // (not held through the training)
+    // So is a language model's corpus, whatever $HFTA_TEXT_CORPUS says later.
+    keep_corpus(dir, *sweep);
     // So are the earlier sweeps' results the searcher starts from.
     if (!sweep->search.warm_start.empty()) keep_warm_start(dir, *sweep);
     write_atomically(dir + "/sweep.json", to_json(*sweep).dump(2) + "\n");

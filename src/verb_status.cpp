@@ -101,6 +101,7 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   }
   if (const auto mixed = trials_of_another_sweep(dir, recorded); !mixed.empty()) return mixed + ", which resume refuses";
   if (const std::string table = read_tables_from(recorded, dir); !table.empty()) return table + ", then " + resume;
+  if (const std::string corpus = read_corpus_from(recorded, dir); !corpus.empty()) return corpus + ", then " + resume;
   const std::string device = run_options->value("device", "cpu");
   try {
     fusion::parse_device_list(device);

@@ -19,6 +19,7 @@
 #include "hfta/core/resume_checks.h"
 #include "hfta/core/sweep_config.h"
 #include "hfta/core/sweep_loader.h"
+#include "hfta/core/sweep_corpus.h"
 #include "hfta/core/sweep_tables.h"
 #include "hfta/core/tuner.h"
 

@@ -77,7 +77,7 @@ std::shared_ptr<ArrayClassifier> make_classifier(const std::string& model, std::
 }
 
 ClassificationData load_classification_data(const std::string& model, const ModelOptions& options,
-                                            std::int64_t validation_size) {
+                                            std::int64_t validation_size, const std::string& corpus) {
   if (model == "pointnet") {
     PointCloudOptions o;
     o.points = integer(model, options, "points");
@@ -86,11 +86,13 @@ ClassificationData load_classification_data(const std::string& model, const Mode
   }
   if (model == "transformer_lm") {
     TextCorpusOptions o;
+    if (!corpus.empty()) o.path = corpus;
     o.seq_len = integer(model, options, "seq_len");
     return load_text_data(o);
   }
   if (model == "bert") {
     TextCorpusOptions o;
+    if (!corpus.empty()) o.path = corpus;
     o.seq_len = integer(model, options, "seq_len");
     return load_masked_text_data(o, std::stod(option(model, options, "mask_prob")));
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <torch/cuda.h>
+#include <set>
 #include <thread>
 
 #include "../support/cli_fixture.h"
@@ -298,6 +299,88 @@ TEST_F(Cli, LanguageModelSweepRecordsPerplexity) {
   const Result refused = run("run " + write_sweep("lm2.yaml", per_trial) + " --out " + dir_ + "/lm2");
   EXPECT_EQ(refused.code, 2);
   EXPECT_NE(refused.err.find("parameters.seq_len"), std::string::npos) << refused.err;
+}
+
+// A language model's corpus is the environment's when the run starts: run
+// keeps that text, and resume trains on it whatever the environment says then.
+TEST_F(Cli, ALanguageModelSweepKeepsItsCorpusAndResumesOnIt) {
+  // A corpus of the test's own, and the same bytes reversed: the same vocabulary.
+  std::string text;
+  const char* words[] = {"fused ", "models ", "train ", "together, ", "each ", "alone.\n", "Hyperband ", "halves "};
+  for (std::uint32_t i = 0, state = 7; i < 4000; ++i) text += words[(state = state * 1103515245u + 12345u) >> 29];
+  std::ofstream(dir_ + "/a.txt") << text;
+  std::ofstream(dir_ + "/b.txt") << std::string(text.rbegin(), text.rend());
+  const std::string sweep = write_sweep("lm.yaml", kTinyLanguageModel);
+  {
+    const ScopedEnv corpus("HFTA_TEXT_CORPUS", dir_ + "/a.txt");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/whole").code, 0);
+    const ScopedEnv cut("HFTA_TUNE_SIGINT_AFTER_PIECES", "2");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/cut --workers 1").code, 1);
+  }
+  const auto kept = nlohmann::json::parse(slurp(dir_ + "/cut/data/corpus.json"));
+  EXPECT_EQ(kept.at("source"), std::filesystem::absolute(dir_ + "/a.txt").lexically_normal().string());
+  std::set<int> bytes(text.begin(), text.end());
+  EXPECT_EQ(kept.at("vocab").get<std::vector<int>>(), std::vector<int>(bytes.begin(), bytes.end()));
+  EXPECT_EQ(slurp(dir_ + "/cut/data/corpus.txt"), text);
+  {
+    const ScopedEnv corpus("HFTA_TEXT_CORPUS", dir_ + "/b.txt");
+    const Result resumed = run("resume " + dir_ + "/cut");
+    ASSERT_EQ(resumed.code, 0) << resumed.err;
+    EXPECT_NE(resumed.out.find("HFTA_TEXT_CORPUS names " + dir_ + "/b.txt, but this sweep trains on the corpus its run "
+                               "kept in " + dir_ + "/cut/data/corpus.txt"),
+              std::string::npos)
+        << resumed.out;
+  }
+  expect_same_results(dir_ + "/cut", dir_ + "/whole");
+  EXPECT_EQ(results(dir_ + "/cut").at("data").at("vocab"), "data/corpus.json");
+  // A user rebuilds a trial in PyTorch from the experiment alone (the vocabulary from corpus.json).
+  if (const auto loaded = python("import plain_models\nnet = plain_models.from_experiment(\"" + dir_ +
+                                 "/cut\", 1)\nprint(net[-2].out_features)\n")) {
+    EXPECT_EQ(*loaded, std::to_string(bytes.size()) + "\n");
+  }
+
+  // A kept corpus changed from outside is refused, as a kept table is.
+  {
+    const ScopedEnv corpus("HFTA_TEXT_CORPUS", dir_ + "/a.txt");
+    const ScopedEnv cut("HFTA_TUNE_SIGINT_AFTER_PIECES", "2");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/edited --workers 1").code, 1);
+  }
+  std::ofstream(dir_ + "/edited/data/corpus.txt", std::ios::app) << "!";
+  const Result refused = run("resume " + dir_ + "/edited");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("/edited/data/corpus.txt is not the corpus run kept"), std::string::npos) << refused.err;
+  EXPECT_NE(run("status " + dir_ + "/edited").out.find("is not the corpus run kept"), std::string::npos);
+}
+
+// A trial's exported model, rebuilt in PyTorch from the experiment directory
+// with plain_models.from_experiment and fed the test images as
+// plain_models.fashion_mnist_inputs prepares them (standardised, padded to 32
+// for MobileNetV3), classifies them as results.json says the trial did.
+TEST_F(Cli, AnExportedTrialInPyTorchScoresTheTestSplitAsReported) {
+  const std::string sweep = write_sweep("mnv3.yaml", R"(name: tiny-mnv3
+task: {model: mobilenet_v3_small, batch_size: 64, validation_size: 1000, options: {width_mult: 0.25}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, min: 30, max: 30}
+search: {method: random, trials: 2}
+parameters:
+  lr: {values: [0.05, 0.01]}
+)");
+  const Result r = run("run " + sweep + " --out " + dir_ + "/e");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto best = results(dir_ + "/e").at("best");
+  const auto score = python(R"(import gzip, plain_models
+def idx(name, skip):
+    with gzip.open("/usr/share/datasets/fashion-mnist/" + name) as f:
+        return torch.frombuffer(bytearray(f.read()[skip:]), dtype=torch.uint8)
+images = idx("t10k-images-idx3-ubyte.gz", 16).reshape(-1, 28, 28)
+labels = idx("t10k-labels-idx1-ubyte.gz", 8).long()
+net = plain_models.from_experiment(")" + dir_ + "/e\", " + best.at("id").dump() + R"()
+with torch.no_grad():
+    guessed = net(plain_models.fashion_mnist_inputs(images, "mobilenet_v3_small")).argmax(1)
+print((guessed == labels).sum().item())
+)");
+  if (!score) GTEST_SKIP() << "/usr/bin/python3 cannot import torch: install python3-torch (scripts/install-deps.sh does)";
+  EXPECT_EQ(*score, std::to_string(std::llround(best.at("test").at("accuracy").get<double>() * 10000)) + "\n");
 }
 
 const char* kTinyGan = R"(name: tiny-gan

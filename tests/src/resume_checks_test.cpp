@@ -45,7 +45,6 @@ TEST(ResumeChecks, ASweepGrowsByItsMethodsCountAloneAndSaysWhyNotOtherwise) {
   EXPECT_EQ(random->key, "search.trials");
   EXPECT_EQ(random->from, 4);
   EXPECT_EQ(random->to, 9);
-  EXPECT_EQ(growth("search: {method: asha, trials: 4}\n", "search: {method: asha, trials: 5}\n", why)->key, "search.trials");
   EXPECT_EQ(growth("search: {method: grid}\n", "search: {method: grid, repeats: 3}\n", why)->key, "search.repeats");
   EXPECT_EQ(growth("search: {method: hyperband, searcher: tpe}\n", "search: {method: hyperband, searcher: tpe, iterations: 2}\n", why)->key,
             "search.iterations");
@@ -57,17 +56,19 @@ TEST(ResumeChecks, ASweepGrowsByItsMethodsCountAloneAndSaysWhyNotOtherwise) {
   // Refused, saying why.
   const std::pair<std::string, std::string> refused[] = {
       {"search: {method: random, trials: 4}\n", "search: {method: random, trials: 3}\n"},
-      {"search: {method: asha, trials: 4}\n", "search: {method: asha, trials: 8, eta: 4}\n"},
+      {"search: {method: hyperband, iterations: 1}\n", "search: {method: hyperband, iterations: 2, eta: 4}\n"},
       // TPE's default waves follow the count (1 for 4 trials, more for 12): the reason is TPE's, not the waves'.
       {"search: {method: random, trials: 4, searcher: tpe}\n", "search: {method: random, trials: 12, searcher: tpe}\n"},
       {"search: {method: random, trials: 4, stopping: median}\n", "search: {method: random, trials: 8, stopping: median}\n"},
-      {"search: {method: sha, trials: 9}\n", "search: {method: sha, trials: 27}\n"}};
+      {"search: {method: sha, trials: 9}\n", "search: {method: sha, trials: 27}\n"},
+      {"search: {method: asha, trials: 4}\n", "search: {method: asha, trials: 5}\n"}};
   const char* says[] = {"search.trials from 4 to 3: a sweep can grow, not shrink",
-                        "search.trials along with search.eta: resume grows a sweep by search.trials alone",
+                        "search.iterations along with search.eta: resume grows a sweep by search.iterations alone",
                         "search.trials from 4 to 12: TPE started the trials so far in waves sized by their count",
                         "search.trials from 4 to 8: search.stopping median trains the trials together",
-                        "search.trials: successive halving sizes every rung by it"};
-  for (std::size_t i = 0; i < 5; ++i) {
+                        "search.trials: successive halving sizes every rung by it",
+                        "search.trials: ASHA promotes trials in the order their results arrive"};
+  for (std::size_t i = 0; i < 6; ++i) {
     EXPECT_FALSE(growth(refused[i].first, refused[i].second, why)) << i;
     EXPECT_EQ(why.rfind(says[i], 0), 0u) << why;
   }

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <utility>
@@ -63,6 +64,21 @@ class Cli : public ::testing::Test {
   static std::string slurp(const std::string& path) { return hfta::test::slurp(path); }
 
   static nlohmann::json results(const std::string& dir) { return nlohmann::json::parse(slurp(dir + "/results.json")); }
+
+  // What PyTorch in Python (python3-torch) prints running `script`, with
+  // scripts/ on its path for plain_models; nullopt where it is not installed.
+  std::optional<std::string> python(const std::string& script) {
+    const std::string file = dir_ + "/script.py";
+    std::ofstream(file) << "import sys\nsys.path.insert(0, \"" HFTA_SOURCE_DIR "/scripts\")\nimport torch\n" << script;
+    FILE* p = popen(("/usr/bin/python3 " + file + " 2>&1").c_str(), "r");
+    if (!p) return std::nullopt;
+    std::string out;
+    char buffer[4096];
+    while (std::size_t n = fread(buffer, 1, sizeof buffer, p)) out.append(buffer, n);
+    pclose(p);
+    if (out.find("No module named 'torch'") != std::string::npos) return std::nullopt;
+    return out;
+  }
 
   // The sweep in `dir` ended as the one in `want_dir`: every trial's history,
   // metric and status, and the best trial, the same.

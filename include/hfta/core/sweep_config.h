@@ -79,6 +79,10 @@ struct TaskOptions {
   std::int64_t eval_steps = 0;
   std::map<std::string, search::ParamValue> options;  ///< every model option, defaults filled in
   TableOptions table;  ///< dataset csv: the files
+  /// Language models: the text file the corpus is read from, DIR/data/corpus.txt
+  /// once run kept it (sweep_corpus.h); empty: text_corpus_path(). Not part of
+  /// the sweep's identity (the kept copy's bytes are checked instead).
+  std::string corpus_file;
   /// Where `precision` was written (1-based; 0 when defaulted), for errors that only
   /// the device can raise (fp16 on a CPU). Not part of the sweep's identity.
   int precision_line = 0;

@@ -32,9 +32,10 @@ void keep_table(const std::string& dir, const TableBytes& bytes, SweepConfig& sw
 /// What table.json records of a file's bytes, to know it again: {"bytes", "crc32"}.
 nlohmann::json table_digest(const std::string& bytes);
 
-/// Whether DIR/data holds nothing but what keep_table writes (a run killed
-/// before its sweep.json left it; a folder of the user's is no such thing).
-bool holds_only_a_kept_table(const std::string& dir);
+/// Whether DIR/data holds nothing but what keep_table or keep_corpus
+/// (sweep_corpus.h) write (a run killed before its sweep.json left it; a
+/// folder of the user's is no such thing).
+bool holds_only_kept_data(const std::string& dir);
 
 /// A read table's width and classes, as the footprint of an MLP takes them
 /// (`inputs`, `classes`); nothing before the table is read.

@@ -42,9 +42,9 @@ FashionMnistOptions fashion_mnist_options(const std::string& model);
 /// or point clouds with the `points` option, generated from a fixed seed so
 /// every sweep sees the same clouds.
 /// `validation_size` > 0 replaces the dataset's validation size (Fashion-MNIST,
-/// point clouds).
+/// point clouds); a `corpus` file replaces text_corpus_path() (language models).
 ClassificationData load_classification_data(const std::string& model, const ModelOptions& options,
-                                            std::int64_t validation_size = 0);
+                                            std::int64_t validation_size = 0, const std::string& corpus = "");
 
 /// The training examples load_classification_data gives `model`, where they
 /// are known without loading the data: Fashion-MNIST's 60,000 less the

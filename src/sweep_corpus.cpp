@@ -1,0 +1,87 @@
+#include "hfta/core/sweep_corpus.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "hfta/core/experiment_dir.h"
+#include "hfta/core/sweep_tables.h"
+#include "hfta/trainers/text_corpus.h"
+
+namespace hfta::core {
+namespace {
+
+std::string absolute(const std::string& path) {
+  std::error_code ec;
+  const auto full = std::filesystem::absolute(path, ec);
+  return ec ? path : full.lexically_normal().string();
+}
+
+}  // namespace
+
+bool trains_on_corpus(const SweepConfig& sweep) {
+  return sweep.task.model == "transformer_lm" || sweep.task.model == "bert";
+}
+
+void keep_corpus(const std::string& dir, SweepConfig& sweep) {
+  if (!trains_on_corpus(sweep)) return;
+  trainers::TextCorpusOptions options;
+  const trainers::TextCorpus corpus = trainers::read_text_corpus(options);
+  std::error_code ec;
+  std::filesystem::create_directory(dir + "/data", ec);
+  if (ec) throw StorageError("cannot create " + dir + "/data: " + ec.message());
+  nlohmann::json vocab = nlohmann::json::array();
+  for (unsigned char c : corpus.vocab) vocab.push_back(static_cast<int>(c));
+  const nlohmann::json record = {
+      {"format", 1},
+      {"source", absolute(options.path)},
+      {"tokens", "token i is the byte vocab[i]; bert's mask token is len(vocab)"},
+      {"vocab", vocab},
+      {"files", {{"corpus.txt", table_digest(corpus.text)}}},
+  };
+  // corpus.json first: it marks data/ as kept (a run killed before the copy
+  // leaves what the next run into the directory takes over), and names the
+  // copy's bytes, which resume checks.
+  write_atomically(dir + "/data/corpus.json", record.dump(2) + "\n");
+  write_atomically(dir + "/data/corpus.txt", corpus.text);
+  sweep.task.corpus_file = dir + "/data/corpus.txt";
+}
+
+std::string read_corpus_from(SweepConfig& sweep, const std::string& dir, std::string* note) {
+  if (!trains_on_corpus(sweep)) return "";
+  const std::string record_file = dir + "/data/corpus.json", file = dir + "/data/corpus.txt";
+  struct stat info {};
+  if (::stat(record_file.c_str(), &info) != 0 && ::stat(file.c_str(), &info) != 0) return "";  // (an earlier version's run)
+  std::ifstream in(record_file);
+  const auto record = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object() || !record.contains("files") || !record["files"].is_object()) {
+    return record_file + " is gone or damaged (run wrote it whole: changed from outside); it names the corpus the "
+                         "trials train on, so resume cannot check it";
+  }
+  const std::string source = record.value("source", std::string("the corpus"));
+  std::ifstream text_in(file, std::ios::binary);
+  if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || !text_in) {
+    return file + " is gone: run kept the sweep's corpus there (read from " + source +
+           "), and the trials train on it; put it back";
+  }
+  std::ostringstream text;
+  text << text_in.rdbuf();
+  if (record["files"].value("corpus.txt", nlohmann::json()) != table_digest(text.str())) {
+    return file + " is not the corpus run kept (its size or CRC-32 differs from what data/corpus.json records): "
+                  "changed from outside; put back the copy the trials trained on (read from " + source + ")";
+  }
+  sweep.task.corpus_file = file;
+  const char* named = std::getenv("HFTA_TEXT_CORPUS");
+  if (note && named && *named && absolute(named) != source) {
+    *note = "HFTA_TEXT_CORPUS names " + std::string(named) + ", but this sweep trains on the corpus its run kept in " +
+            file + " (read from " + source + ")";
+  }
+  return "";
+}
+
+}  // namespace hfta::core
