@@ -95,6 +95,19 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   for (const auto& c : candidates) {
     if (c != word && lowercase(c) == lowercase(seen)) return c;
   }
+  // A word cut short (val_acc) is the one candidate it begins, ahead of
+  // another that a few edits make of it (val_auc).
+  std::string begun;
+  for (const auto& c : candidates) {
+    if (seen.size() >= 3 && c.size() > seen.size() && lowercase(c).rfind(lowercase(seen), 0) == 0) {
+      if (!begun.empty()) {
+        begun.clear();
+        break;
+      }
+      begun = c;
+    }
+  }
+  if (!begun.empty()) return begun;
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const auto& c : candidates) {

@@ -51,6 +51,23 @@ const std::vector<OtherName>& table() {
        "hfta-tune trains the model of its task section itself: W&B's program, command, entity and project have no "
        "counterpart"},
       {NameKind::kKey, "metric", {"mode", "direction"}, "the goal is metric.goal here (maximize or minimize)"},
+      {NameKind::kKey, "", {"mode", "direction"}, "the goal is metric.goal here: metric: {name, goal: maximize or minimize}"},
+      {NameKind::kKey, "", {"directions"},
+       "Optuna's directions are a list of objectives here: metric: [{name, goal}, ...]"},
+      {NameKind::kKey, "", {"scheduler", "pruner"},
+       "pruning is search.method here (sha, asha or hyperband), or stopping: median or percentile with method random"},
+      {NameKind::kKey, "", {"sampler", "search_alg", "searcher"},
+       "the sampler is search.searcher here (random, qmc, tpe, cmaes or gp)"},
+      {NameKind::kKey, "", {"num_samples", "n_trials", "trials"}, "the trial count is search.trials here"},
+      // A parameter's keys (Optuna's suggest_* arguments, Ray Tune's grid_search).
+      {NameKind::kKey, "parameter", {"grid_search"},
+       "Ray Tune's grid_search is values: [...] here, each value tried where search.method is grid"},
+      {NameKind::kKey, "parameter", {"choices"}, "Optuna's choices are values: [...] here"},
+      {NameKind::kKey, "parameter", {"low", "lower"}, "the range's low end is min here"},
+      {NameKind::kKey, "parameter", {"high", "upper"}, "the range's high end is max here"},
+      {NameKind::kKey, "parameter", {"step"}, "Optuna's step is q here, with distribution: quantized"},
+      {NameKind::kKey, "parameter", {"type"}, "a parameter's kind is its distribution here (uniform, log_uniform, "
+                                              "int_uniform, quantized, choice, ...), or values: [...] alone"},
       {NameKind::kKey, "", {"stop"}, "a metric value that ends the sweep is metric.target here"},
       {NameKind::kKey, "budget", {"grace_period", "min_t", "min_iter", "min_resource"},
        "the least budget is budget.min here"},
@@ -77,8 +94,25 @@ const std::vector<OtherName>& table() {
       {NameKind::kValue, "method", {"successive_halving"}, "successive halving is sha here (asha: asynchronous)"},
       {NameKind::kValue, "goal", {"max", "maximise"}, "write maximize"},
       {NameKind::kValue, "goal", {"min", "minimise"}, "write minimize"},
-      {NameKind::kValue, "distribution", {"q_uniform", "quniform", "q_uniform_values", "qrandint"},
+      {NameKind::kValue, "distribution", {"q_uniform", "quniform", "q_uniform_values", "tune.quniform"},
        "W&B's q_uniform is quantized here (min, max, q)"},
+      {NameKind::kValue, "distribution", {"qrandint", "tune.qrandint"},
+       "integers in steps of q are quantized here (min, max, q: whole numbers give integers)"},
+      {NameKind::kValue, "distribution", {"tune.uniform", "suggest_uniform", "suggest_float", "float"},
+       "a range is uniform here, or log_uniform on a log scale (Optuna's log=True)"},
+      {NameKind::kValue, "distribution", {"tune.loguniform", "loguniform", "suggest_loguniform", "reciprocal"},
+       "a log range is log_uniform here"},
+      {NameKind::kValue, "distribution", {"tune.randint", "suggest_int", "integer"},
+       "an integer range is int_uniform here, or int_log_uniform on a log scale"},
+      {NameKind::kValue, "distribution", {"tune.lograndint"}, "an integer log range is int_log_uniform here"},
+      {NameKind::kValue, "distribution", {"tune.choice", "suggest_categorical"},
+       "a categorical is values: [...] here (distribution: choice)"},
+      {NameKind::kValue, "distribution", {"tune.grid_search", "grid_search", "grid"},
+       "a grid is values: [...] here, each value tried where search.method is grid"},
+      {NameKind::kValue, "stopping", {"asha", "sha", "hyperband", "successive_halving", "hyperbandpruner",
+                                      "successivehalvingpruner"},
+       "successive halving, ASHA and Hyperband are search.method here (sha, asha, hyperband); search.stopping is "
+       "median or percentile, with method random"},
       {NameKind::kValue, "distribution", {"q_log_uniform", "q_log_uniform_values", "qloguniform", "qlograndint"},
        "a quantized log range is quantized with log: true here"},
       {NameKind::kValue, "distribution", {"categorical"},
@@ -129,7 +163,9 @@ std::string other_tools_name(NameKind kind, const std::string& where, const std:
                              const std::vector<std::string>& candidates) {
   const std::string word = lowercase(name);
   for (const OtherName& o : table()) {
-    if (o.kind != kind || (kind != NameKind::kParameter && where != o.where)) continue;
+    // (A parameter's keys are read at parameters.<name>, or deeper in a branch.)
+    const bool in_a_parameter = kind == NameKind::kKey && where.rfind("parameters.", 0) == 0;
+    if (o.kind != kind || (kind != NameKind::kParameter && (in_a_parameter ? "parameter" : where) != o.where)) continue;
     if (std::none_of(o.names.begin(), o.names.end(), [&](const char* n) { return word == n; })) continue;
     if (o.meant.empty()) return std::string(" (") + o.hint + ")";
     const auto candidate = [&](const std::string& n) {

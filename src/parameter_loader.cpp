@@ -643,6 +643,9 @@ class ParameterReader {
         if (const std::string meant = closest_match(key, kinds); !meant.empty()) {
           r_.error(entry.first, path + "." + key, "unknown key '" + key + "' (did you mean '" + meant + "'?)");
           misspelt = true;
+        } else if (const std::string other = other_tools_name(NameKind::kKey, path, key); !other.empty()) {
+          r_.error(entry.first, path + "." + key, "unknown key '" + key + "'" + other);  // (grid_search: [...])
+          misspelt = true;
         }
       }
       if (!misspelt) {

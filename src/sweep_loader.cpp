@@ -1220,6 +1220,30 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, SweepConfig& sweep)
   }
 }
 
+// A batch of one example, where the model's batch norm normalises a channel
+// over the batch alone (least_batch, catalog.h): refused. A larger batch size
+// that leaves one example at an epoch's end is topped up instead (batch()).
+void check_least_batch(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
+  std::map<std::string, std::string> options;
+  for (const auto& [key, value] : sweep.task.options) options[key] = search::to_string(value);
+  const auto sizes = batch_sizes(sweep);
+  if (trainers::least_batch(sweep.task.model, options) < 2 || std::find(sizes.begin(), sizes.end(), 1) == sizes.end()) {
+    return;
+  }
+  const std::string message = "a batch of 1 example: " + sweep.task.model + "'s batch norm normalises each channel "
+                              "over the batch alone, which one example leaves nothing to normalise (PyTorch refuses it: "
+                              "\"Expected more than 1 value per channel when training\"); a batch_size of at least 2";
+  if (auto parameters = r.child(root, "", "parameters", false); parameters && parameters->IsMap()) {
+    if (auto tuned = r.child(*parameters, "parameters", "batch_size", false)) {
+      r.error(*tuned, "parameters.batch_size", message);
+      return;
+    }
+  }
+  auto task = r.child(root, "", "task", false);
+  auto given = task && task->IsMap() ? r.child(*task, "task", "batch_size", false) : std::nullopt;
+  r.error(given ? *given : task ? *task : root, "task.batch_size", message);
+}
+
 // Where `text` first stops being UTF-8 (a Latin-1 'ä' is one byte, 0xE4,
 // that UTF-8 never has alone), or npos where it all is.
 std::size_t first_non_utf8(const std::string& text) {
@@ -1410,6 +1434,7 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   if (r.ok()) check_cmaes(r, root, sweep);
   if (r.ok()) check_objectives(r, root, sweep);
   if (r.ok()) check_rung_steps(r, root, sweep);
+  if (r.ok()) check_least_batch(r, root, sweep);
   if (!r.ok()) reject(r);
   sweep.search.waves = trial_waves(sweep).count;  // as run will train it, whatever a later default
   std::sort(sweep.search.explore.begin(), sweep.search.explore.end());  // a set: its order changes no trial

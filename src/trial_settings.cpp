@@ -149,6 +149,7 @@ trainers::ArrayTrainerOptions TrialSettings::array_options(const Config& first) 
   o.optimizer = text(first, "optimizer", "sgd");
   if (!sweep_->task.loss.empty()) o.loss = sweep_->task.loss;
   o.batch_size = batch_size(first);
+  o.least_batch = trainers::least_batch(sweep_->task.model, model_options(*sweep_, first));
   o.data_seed = sweep_->seed;
   // Structural options: every trial of an array has the first's.
   o.augmentation.flip = text(first, "flip", "false") == "true";

@@ -111,7 +111,7 @@ ArrayTrainer::ArrayTrainer(std::shared_ptr<ArrayClassifier> model, std::vector<S
       device_copy_(device_.is_cpu() || options_.prefetch > 0 ? ClassificationData{} : to_device(data, device_)),
       data_(device_.is_cpu() || options_.prefetch > 0 ? data : device_copy_),
       batches_(std::make_unique<BatchStream>(data_.train, options_.batch_size, options_.data_seed, device_,
-                                             options_.prefetch, options_.augmentation)),
+                                             options_.prefetch, options_.augmentation, options_.least_batch)),
       gan_(dynamic_cast<FusedDcgan*>(model_.get())) {
   // hfta-tune's main installs the caching host allocator at start-up; a program
   // that trains arrays through this library gets it here. Without it, an array's

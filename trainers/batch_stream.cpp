@@ -19,8 +19,8 @@ std::int64_t batches_ahead(const at::Device& device, double data_bytes, double f
 }
 
 BatchStream::BatchStream(Split train, std::int64_t batch_size, std::uint64_t seed, const at::Device& device,
-                         std::int64_t ahead, Augmentation augmentation)
-    : train_(std::move(train)), batch_size_(batch_size), seed_(seed), augmentation_(augmentation), device_(device),
+                         std::int64_t ahead, Augmentation augmentation, std::int64_t least)
+    : train_(std::move(train)), batch_size_(batch_size), least_(least), seed_(seed), augmentation_(augmentation), device_(device),
       ahead_(ahead),
       pinned_(device.is_cuda() && train_.images.device().is_cpu()), threads_(at::get_num_threads()) {
   if (batch_size_ < 1) throw std::invalid_argument("batch size must be at least 1");
@@ -41,7 +41,7 @@ at::Tensor BatchStream::order_of(std::int64_t epoch) const {
 }
 
 Split BatchStream::cut(std::int64_t step, const at::Tensor& order) const {
-  const Split b = augment(batch(train_, order, step % per_epoch_, batch_size_), augmentation_, seed_, step);
+  const Split b = augment(batch(train_, order, step % per_epoch_, batch_size_, least_), augmentation_, seed_, step);
   if (!pinned_) return {b.images.to(device_), b.labels.to(device_)};
   // Pinned, so that the copy is asynchronous; the caching host allocator keeps
   // the block until the copy has finished.

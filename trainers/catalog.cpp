@@ -365,4 +365,10 @@ const OptionSpec* find_training_hyperparameter(const std::string& name) {
   return nullptr;
 }
 
+std::int64_t least_batch(const std::string& model, const std::map<std::string, std::string>& options) {
+  if (model == "pointnet" || model == "mobilenet_v3_small") return 2;
+  if (model == "resnet18") return options.count("small_input") && options.at("small_input") == "false" ? 2 : 1;
+  return 1;
+}
+
 }  // namespace hfta::trainers

@@ -28,11 +28,13 @@ at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch
   return at::randperm(size, gen, at::TensorOptions().dtype(at::kLong));
 }
 
-Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size) {
+Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size,
+            std::int64_t least) {
   const std::int64_t start = index * batch_size;
   const std::int64_t count = std::min(batch_size, data.size() - start);
   if (count <= 0) throw std::out_of_range("batch past the end of the epoch");
-  const at::Tensor idx = order.narrow(0, start, count);
+  at::Tensor idx = order.narrow(0, start, count);
+  if (count < least && start > 0) idx = at::cat({idx, order.narrow(0, 0, std::min(least, start + count) - count)});
   return {data.images.index_select(0, idx), data.labels.index_select(0, idx)};
 }
 

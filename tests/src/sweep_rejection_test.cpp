@@ -99,6 +99,18 @@ TEST(SweepRejection, TooManyTrialsAreRefusedBeforeAnyPlanning) {
                   "  lr: {distribution: grid", "come to 10000000 trials; at most 1000000");
 }
 
+TEST(SweepRejection, ABatchOfOneWhereBatchNormNormalisesOverTheBatchAlone) {
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: pointnet\n  batch_size: 1\n"}}), "task.batch_size",
+                  "batch_size", "a batch of 1 example: pointnet's batch norm normalises each channel over the batch alone");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: mobilenet_v3_small\n"},
+                              {"parameters", "parameters:\n  lr: {value: 0.1}\n  batch_size: {values: [1, 32]}\n"}}),
+                  "parameters.batch_size", "batch_size: {values", "a batch of 1 example: mobilenet_v3_small's");
+  expect_rejected(sweep_yaml({{"task", "task:\n  model: resnet18\n  batch_size: 1\n  options: {small_input: false}\n"}}),
+                  "task.batch_size", "batch_size", "a batch of 1 example: resnet18's");
+  // Where a batch norm sees more than the batch (a small input's 4x4 maps), one example trains.
+  EXPECT_NO_THROW(core::load_sweep_string(sweep_yaml({{"task", "task:\n  model: resnet18\n  batch_size: 1\n"}}), "s.yaml"));
+}
+
 TEST(SweepRejection, ValidationSizeOutsideItsDatasetsRangeOrOnText) {
   expect_rejected(sweep_yaml({{"task", "task:\n  model: mlp\n  validation_size: 55000\n"}}), "task.validation_size",
                   "validation_size", "expected an integer in [1, 50000] (Fashion-MNIST training images held out");
@@ -1213,6 +1225,26 @@ TEST(SweepRejection, OtherToolsNamesAreRefusedWithTheNameHere) {
   // A word in other letter case is the word.
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  optimizer:\n    value: SGD\n"}}),
                   "parameters.optimizer.value", "SGD", "(did you mean 'sgd'?)");
+  // A word cut short is the one name it begins (not val_auc, an edit away).
+  expect_rejected(sweep_yaml({{"metric", "metric:\n  name: val_acc\n  goal: maximize\n"}}), "metric.name", "val_acc",
+                  "(did you mean 'val_accuracy'?)");
+  // Ray Tune's and Optuna's spellings of a parameter.
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribution: tune.loguniform\n"}}),
+                  "parameters.lr.distribution", "tune.loguniform", "(a log range is log_uniform here)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribution: qrandint\n"}}),
+                  "parameters.lr.distribution", "qrandint", "(integers in steps of q are quantized here");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    grid_search: [0.1, 0.01]\n"}}),
+                  "parameters.lr.grid_search", "grid_search", "unknown key 'grid_search' (Ray Tune's grid_search is "
+                  "values: [...] here, each value tried where search.method is grid)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribution: quantized\n    min: 0.01\n"
+                                             "    max: 0.1\n    step: 0.01\n"}}),
+                  "parameters.lr.step", "step:", "(Optuna's step is q here, with distribution: quantized)");
+  // Keys of other sections written at the top level.
+  expect_rejected(sweep_yaml({{"mode", "mode: max\n"}}), "mode", "mode:", "(the goal is metric.goal here");
+  expect_rejected(sweep_yaml({{"directions", "directions: [maximize, minimize]\n"}}), "directions", "directions:",
+                  "(Optuna's directions are a list of objectives here: metric: [{name, goal}, ...])");
+  expect_rejected(sweep_yaml({{"search", "search:\n  method: random\n  trials: 4\n  stopping: asha\n"}}),
+                  "search.stopping", "stopping: asha", "(successive halving, ASHA and Hyperband are search.method here");
 }
 
 TEST(SweepRejection, TextThatIsNotUtf8) {

@@ -94,6 +94,27 @@ TEST(BatchStream, AnErrorInTheBackgroundReachesTheTrainingThread) {
   EXPECT_THROW(stream.next(), c10::Error);
 }
 
+// 101 rows at batch 10 leave one for an epoch's last batch: a stream asked
+// for at least 2 tops it up with the epoch's first row, every epoch.
+TEST(BatchStream, TopsUpALastBatchOfOneWithTheEpochsFirstRow) {
+  const Split all = rows();
+  const Split data{all.images.narrow(0, 0, 101), all.labels.narrow(0, 0, 101)};
+  BatchStream stream(data, 10, 7, at::kCPU, 0, {}, 2);
+  for (std::int64_t step = 0; step < 33; ++step) {
+    const Split got = stream.next();
+    const at::Tensor order = epoch_order(101, 7, step / 11);
+    if (step % 11 != 10) {
+      EXPECT_EQ(got.size(), 10) << step;
+      continue;
+    }
+    ASSERT_EQ(got.size(), 2) << step;
+    EXPECT_EQ(got.labels[0].item<std::int64_t>(), order[100].item<std::int64_t>()) << step;
+    EXPECT_EQ(got.labels[1].item<std::int64_t>(), order[0].item<std::int64_t>()) << step;
+  }
+  // Asked for no more than one, the last batch is the one row left.
+  EXPECT_EQ(BatchStream(data, 10, 7, at::kCPU, 0).at(10).size(), 1);
+}
+
 TEST(BatchStream, RefusesWhatCannotBeCut) {
   EXPECT_THROW(BatchStream(rows(), 0, 7, at::kCPU, 0), std::invalid_argument);
   EXPECT_THROW(BatchStream(rows(), 10, 7, at::kCPU, -1), std::invalid_argument);

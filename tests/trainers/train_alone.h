@@ -83,7 +83,7 @@ inline std::vector<double> train_alone(const ArrayClassifier& array, const SlotT
       index = 0;
       order = epoch_order(d.train.size(), o.data_seed, ++epoch);
     }
-    const Split b = augment(batch(d.train, order, index++, o.batch_size), augmentation, o.data_seed, s);
+    const Split b = augment(batch(d.train, order, index++, o.batch_size, o.least_batch), augmentation, o.data_seed, s);
     opt->zero_grad();
     at::Tensor loss;
     {

@@ -45,6 +45,7 @@ struct ArrayTrainerOptions {
   /// l1 or huber (PyTorch's MSELoss, L1Loss, HuberLoss with delta 1).
   std::string loss = "cross_entropy";
   std::int64_t batch_size = 64;
+  std::int64_t least_batch = 1;   ///< an epoch's last batch is topped up to it (batch(), least_batch in model_zoo.h)
   std::uint64_t data_seed = 0;    ///< batch order: a function of (data_seed, epoch) only
   Augmentation augmentation;      ///< training images' random flips and crops, drawn from (data_seed, step)
   std::int64_t patience = 0;      ///< > 0: early stopping on validation accuracy

@@ -41,8 +41,9 @@ class BatchStream {
   /// Batches of `batch_size` rows of `train` (on any device), delivered on
   /// `device`, augmented as `augmentation` asks (its fill: the training
   /// images' darkest value, Fashion-MNIST's black background).
+  /// An epoch's last batch holds at least `least` rows (batch()).
   BatchStream(Split train, std::int64_t batch_size, std::uint64_t seed, const at::Device& device, std::int64_t ahead,
-              Augmentation augmentation = {});
+              Augmentation augmentation = {}, std::int64_t least = 1);
   ~BatchStream();
   BatchStream(const BatchStream&) = delete;
   BatchStream& operator=(const BatchStream&) = delete;
@@ -77,7 +78,7 @@ class BatchStream {
   void produce(std::int64_t step);  ///< the background thread, from `step` on
 
   Split train_;
-  std::int64_t batch_size_, per_epoch_;
+  std::int64_t batch_size_, per_epoch_, least_;
   std::uint64_t seed_;
   Augmentation augmentation_;
   at::Device device_;

@@ -4,6 +4,8 @@
 // without pulling in LibTorch.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -103,5 +105,13 @@ std::string precision_refusal(const ModelSpec& model, const std::string& precisi
 const std::vector<OptionSpec>& training_hyperparameters();
 /// The training hyperparameter with that name, or nullptr.
 const OptionSpec* find_training_hyperparameter(const std::string& name);
+
+/// The fewest examples a training batch of `model` may hold: 2 where a batch
+/// norm normalises a channel over the batch alone (PointNet's classifier,
+/// MobileNetV3's last 1x1 maps, ResNet-18's without small_input at 32x32),
+/// whose variance over one value PyTorch refuses ("Expected more than 1
+/// value per channel when training") and whose running variance would be
+/// NaN; else 1.
+std::int64_t least_batch(const std::string& model, const std::map<std::string, std::string>& options);
 
 }  // namespace hfta::trainers

@@ -42,7 +42,12 @@ ClassificationData to_device(const ClassificationData& data, const at::Device& d
 /// same batches in the same order.
 at::Tensor epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch);
 
-/// Batch `index` of an epoch (the last one may be smaller).
-Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size);
+/// Batch `index` of an epoch (the last one may be smaller). A last batch of
+/// fewer than `least` rows is topped up with the epoch's first rows (as
+/// PyTorch's DistributedSampler pads an epoch with its first examples): a
+/// model whose batch norm normalises a channel over the batch alone cannot
+/// train on one example (least_batch, model_zoo.h).
+Split batch(const Split& data, const at::Tensor& order, std::int64_t index, std::int64_t batch_size,
+            std::int64_t least = 1);
 
 }  // namespace hfta::trainers
