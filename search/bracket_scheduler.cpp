@@ -18,6 +18,7 @@ BracketScheduler::BracketScheduler(std::vector<BracketPlan> brackets, Goals goal
       st.done = true;
     } else {
       for (std::int64_t i = 0; i < brackets_[b].rungs[0].n; ++i) {
+        st.place[next_id] = st.trials.size();
         st.trials.push_back({next_id, 0.0});
         bracket_of_[next_id++] = b;
       }
@@ -59,10 +60,8 @@ void BracketScheduler::report(const TrialResult& result) {
     throw std::invalid_argument("result for unknown trial " + std::to_string(result.trial_id));
   }
   BracketState& st = state_[it->second];
-  const auto handed = st.trials.begin() + static_cast<std::ptrdiff_t>(st.handed);
-  const bool in_rung = std::any_of(st.trials.begin(), handed, [&](const TrialJob& t) {
-    return t.trial_id == result.trial_id;
-  });
+  const auto place = st.place.find(result.trial_id);
+  const bool in_rung = place != st.place.end() && place->second < st.handed;  // (handed out)
   if (st.done || !in_rung) {
     throw std::invalid_argument("trial " + std::to_string(result.trial_id) +
                                 " is not training in a rung now");
@@ -88,6 +87,8 @@ void BracketScheduler::advance(std::size_t b) {
   st.handed = 0;
   st.results.clear();
   st.trials = std::move(promoted);
+  st.place.clear();
+  for (std::size_t i = 0; i < st.trials.size(); ++i) st.place[st.trials[i].trial_id] = i;
   if (st.trials.empty()) st.done = true;  // every trial stopped, diverged or failed
 }
 
@@ -100,8 +101,7 @@ bool BracketScheduler::may_train_again(std::int64_t trial_id) const {
       (r->second.status != TrialStatus::kCompleted || st.rung + 1 == static_cast<int>(brackets_[it->second].rungs.size()))) {
     return false;
   }
-  return !st.done && std::any_of(st.trials.begin(), st.trials.end(),
-                                 [&](const TrialJob& t) { return t.trial_id == trial_id; });
+  return !st.done && st.place.count(trial_id) > 0;
 }
 
 bool BracketScheduler::finished() const {

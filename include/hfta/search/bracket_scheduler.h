@@ -3,6 +3,7 @@
 #pragma once
 
 #include <set>
+#include <unordered_map>
 
 #include "hfta/search/scheduler.h"
 
@@ -37,6 +38,10 @@ class BracketScheduler : public Scheduler {
     std::int64_t wave = 0;    ///< the first rung's next wave
     bool done = false;
     std::vector<TrialJob> trials;                    ///< the current rung's trials
+    /// Each of `trials`' place in it: the progress line asks may_train_again()
+    /// of every trial at every redraw, and a scan of a grid's 10,000 trials
+    /// each time made the sweep's bookkeeping grow with its square.
+    std::unordered_map<std::int64_t, std::size_t> place;
     std::map<std::int64_t, TrialResult> results;     ///< the current rung's results
   };
 
