@@ -134,9 +134,15 @@ std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const Sweep
       if (edited("search.trials")) why = "search.trials: successive halving sizes every rung by it, so the rungs so far would have kept other trials; start another sweep";
       return std::nullopt;
     case SearchMethod::kAsha:
-      // (Its promotions are made as results arrive: the first trials' arrays,
-      // packed from fewer trials, promoted others than a larger run's would.)
-      if (edited("search.trials")) why = "search.trials: ASHA promotes trials in the order their results arrive, which the arrays of a larger count would change, so the rungs so far would not be a run of the grown sweep's; start another sweep";
+      // Its promotions are made as results arrive: a first rung packed from
+      // fewer trials (a user's 20 grown to 30) promoted others than the
+      // larger run's. CMA-ES starts its generations as waves of its
+      // population, whatever the count, so they arrive alike.
+      if (was.searcher == Searcher::kCmaEs) {
+        g = {"search.trials", was.trials, given.search.trials};
+        break;
+      }
+      if (edited("search.trials")) why = "search.trials: ASHA promotes trials in the order their results arrive, which the arrays of a larger count would change, so the rungs so far would not be a run of the grown sweep's; start another sweep (under searcher: cmaes, whose generations start as waves, it grows)";
       return std::nullopt;
     case SearchMethod::kPbt:
       if (edited("search.population")) why = "search.population: population based training's generations replace members by their ranks in it; start another sweep";

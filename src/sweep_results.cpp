@@ -147,6 +147,7 @@ nlohmann::json results_json(const SweepConfig& sweep, const SweepResult& result,
     // Every metric where it ended (Ray Tune's last_result): its last evaluation.
     if (!t.history.empty()) trials.back()["final"] = t.history.back();
     if (t.status == "failed") trials.back()["error"] = t.error;
+    if (t.status == "diverged" && !t.error.empty()) trials.back()["divergence"] = t.error;  // (why, where)
     if (!t.in_rung.empty()) trials.back()["in_rung"] = t.in_rung;
     if (t.parent) trials.back()["parent"] = {{"trial", t.parent->trial}, {"budget", t.parent->budget}};
     if (!sweep.objectives.empty() && t.objectives.size() == sweep.objectives.size()) {

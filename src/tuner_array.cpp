@@ -20,6 +20,22 @@ namespace {
 
 constexpr std::int64_t kProgressSteps = 50;  // training steps between progress updates
 
+// Why the trainer called a trial diverged at the evaluation `m`
+// (array_trainer.cpp), for results.json: what was not a number, or past
+// the sweep's bound.
+std::string divergence_of(const trainers::SlotMetrics& m, double bound) {
+  auto said = [](double v) { return std::isnan(v) ? std::string("NaN") : v > 0 ? "infinite" : "-infinite"; };
+  const std::string at = "at step " + std::to_string(m.step) + ", its ";
+  if (!std::isfinite(m.train_loss)) return at + "training loss was " + said(m.train_loss);
+  if (!std::isfinite(m.val_loss)) return at + "validation loss was " + said(m.val_loss);
+  if (bound > 0 && m.train_loss > bound) {
+    std::ostringstream loss;
+    loss << m.train_loss << " passed early_stopping.divergence " << bound;
+    return at + "training loss " + loss.str();
+  }
+  return at + "discriminator's training loss was " + said(m.d_loss);
+}
+
 // Runs f when it leaves scope, by return or by exception.
 struct OnExit {
   std::function<void()> f;
@@ -331,6 +347,7 @@ double Tuner::report_rung(const search::ArrayPlan& array, trainers::ArrayTrainer
     r.metric = metric_of(m);
     r.status = m.status == trainers::SlotStatus::kRunning ? "completed"
                : m.status == trainers::SlotStatus::kStopped ? "stopped" : "diverged";
+    if (r.status == "diverged") r.error = divergence_of(m, sweep_.early_stopping.divergence);
     // Only trials still running go on to another rung, and only they hold a slot.
     const auto progress = m.status == trainers::SlotStatus::kRunning ? trainer.progress(id) : trainers::SlotProgress{};
     Saved saved{trainer.extract(id), trainer.export_optimizer(id), to, progress};

@@ -886,6 +886,12 @@ early_stopping: {patience: 1, min_delta: 0.5, divergence: 10}
     EXPECT_EQ(rung.at("reached"), want[i].second);
     EXPECT_EQ(rung.at("steps"), want[i].second);
   }
+  // Where and why it diverged (a loss past the bound of 10, or no number).
+  EXPECT_TRUE(std::regex_search(trials[2].at("divergence").get<std::string>(),
+                                std::regex("^at step 196, its (training loss [0-9.e+]+ passed early_stopping.divergence 10"
+                                           "|(training|validation) loss was (NaN|infinite))$")))
+      << trials[2];
+  EXPECT_FALSE(trials[0].contains("divergence"));
   // The CSV says the same.
   const Result csv = run("export " + dir_ + "/stops --format csv");
   EXPECT_NE(csv.out.find("\n2,diverged,196.0,,"), std::string::npos) << csv.out;

@@ -46,6 +46,7 @@ TEST(ResumeChecks, ASweepGrowsByItsMethodsCountAloneAndSaysWhyNotOtherwise) {
   EXPECT_EQ(random->from, 4);
   EXPECT_EQ(random->to, 9);
   EXPECT_EQ(growth("search: {method: grid}\n", "search: {method: grid, repeats: 3}\n", why)->key, "search.repeats");
+  // (ASHA grows under CMA-ES, whose range parameters this helper has none of: Cli.CmaEsTrains...)
   EXPECT_EQ(growth("search: {method: hyperband, searcher: tpe}\n", "search: {method: hyperband, searcher: tpe, iterations: 2}\n", why)->key,
             "search.iterations");
   // Not a growth, nothing to say: no edit, or edits of other keys.

@@ -22,7 +22,7 @@ struct TrialRecord {
   search::Config params;
   std::uint64_t seed = 0;
   std::string status = "completed";  ///< completed, stopped, diverged, failed
-  std::string error;                 ///< why it failed
+  std::string error;                 ///< why it failed, or where and why it diverged
   double budget = 0;                 ///< budget units reached
   double metric = 0;                 ///< the sweep's metric at that budget
   std::vector<double> objectives;    ///< with several objectives, each one's value at that budget
