@@ -309,7 +309,7 @@ def from_experiment(directory, trial):
     options.update(params)
     if task["model"] in ("transformer_lm", "bert"):
         with open(os.path.join(directory, "data", "corpus.json")) as f:
-            options["vocab"] = len(json.load(f)["vocab"])
+            options["vocab"] = len(json.load(f)["vocab"]) + (task["model"] == "bert")  # (and the mask token)
     if task.get("dataset") == "csv":
         with open(os.path.join(directory, "data", "table.json")) as f:
             table = json.load(f)

@@ -346,7 +346,8 @@ std::string results_csv(const nlohmann::json& results, const std::vector<std::st
     out << "," << (t.at("id") == best_id ? "true" : "false");
     const nlohmann::json files = t.value("files", nlohmann::json::object());
     for (const char* f : {"weights", "state_dict"}) out << "," << (files.contains(f) ? csv_field(files.at(f)) : "");
-    out << "," << csv_field(t.value("error", nlohmann::json()));
+    // (A failed trial's message, or where and why a diverged one diverged.)
+    out << "," << csv_field(t.value("error", t.value("divergence", nlohmann::json())));
     out << "," << (files.contains("checkpoint") ? csv_field(files.at("checkpoint")) : "");
     const nlohmann::json final_metrics = t.value("final", nlohmann::json::object());
     for (const auto& f : finals) out << "," << (final_metrics.contains(f) ? csv_field(final_metrics.at(f)) : "");

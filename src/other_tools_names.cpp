@@ -61,11 +61,14 @@ const std::vector<OtherName>& table() {
       {NameKind::kKey, "", {"num_samples", "n_trials", "trials"}, "the trial count is search.trials here"},
       // A parameter's keys (Optuna's suggest_* arguments, Ray Tune's grid_search).
       {NameKind::kKey, "parameter", {"grid_search"},
-       "Ray Tune's grid_search is values: [...] here, each value tried where search.method is grid"},
+       "Ray Tune's grid_search is distribution: grid with values: [...] here: every value, crossed with the other "
+       "grid parameters, under any method"},
       {NameKind::kKey, "parameter", {"choices"}, "Optuna's choices are values: [...] here"},
       {NameKind::kKey, "parameter", {"low", "lower"}, "the range's low end is min here"},
       {NameKind::kKey, "parameter", {"high", "upper"}, "the range's high end is max here"},
       {NameKind::kKey, "parameter", {"step"}, "Optuna's step is q here, with distribution: quantized"},
+      {NameKind::kKey, "parameter", {"log"},
+       "a log scale is distribution: log_uniform (or int_log_uniform) here; quantized takes log: true"},
       {NameKind::kKey, "parameter", {"type"}, "a parameter's kind is its distribution here (uniform, log_uniform, "
                                               "int_uniform, quantized, choice, ...), or values: [...] alone"},
       {NameKind::kKey, "", {"stop"}, "a metric value that ends the sweep is metric.target here"},
@@ -107,8 +110,8 @@ const std::vector<OtherName>& table() {
       {NameKind::kValue, "distribution", {"tune.lograndint"}, "an integer log range is int_log_uniform here"},
       {NameKind::kValue, "distribution", {"tune.choice", "suggest_categorical"},
        "a categorical is values: [...] here (distribution: choice)"},
-      {NameKind::kValue, "distribution", {"tune.grid_search", "grid_search", "grid"},
-       "a grid is values: [...] here, each value tried where search.method is grid"},
+      {NameKind::kValue, "distribution", {"tune.grid_search", "grid_search"},
+       "Ray Tune's grid_search is distribution: grid with values: [...] here"},
       {NameKind::kValue, "stopping", {"asha", "sha", "hyperband", "successive_halving", "hyperbandpruner",
                                       "successivehalvingpruner"},
        "successive halving, ASHA and Hyperband are search.method here (sha, asha, hyperband); search.stopping is "

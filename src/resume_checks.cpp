@@ -136,13 +136,9 @@ std::optional<SweepGrowth> sweep_growth(const SweepConfig& recorded, const Sweep
     case SearchMethod::kAsha:
       // Its promotions are made as results arrive: a first rung packed from
       // fewer trials (a user's 20 grown to 30) promoted others than the
-      // larger run's. CMA-ES starts its generations as waves of its
-      // population, whatever the count, so they arrive alike.
-      if (was.searcher == Searcher::kCmaEs) {
-        g = {"search.trials", was.trials, given.search.trials};
-        break;
-      }
-      if (edited("search.trials")) why = "search.trials: ASHA promotes trials in the order their results arrive, which the arrays of a larger count would change, so the rungs so far would not be a run of the grown sweep's; start another sweep (under searcher: cmaes, whose generations start as waves, it grows)";
+      // larger run's, and a finished sweep's last promotions were made with
+      // no more trials to come (CMA-ES's 4 grown to 8, by another user).
+      if (edited("search.trials")) why = "search.trials: ASHA promotes trials in the order their results arrive, which a larger count would change (its arrays, and the promotions made once no more trials were to come), so the rungs so far would not be a run of the grown sweep's; start another sweep";
       return std::nullopt;
     case SearchMethod::kPbt:
       if (edited("search.population")) why = "search.population: population based training's generations replace members by their ranks in it; start another sweep";

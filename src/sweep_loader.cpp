@@ -448,7 +448,8 @@ std::string metric_alias(const std::string& name, const std::vector<std::string>
            {{"f1_macro", "macro_f1", "val_f1_macro", "val_macro_f1"}, "val_f1"},
            {{"pr_auc", "pr-auc", "prauc", "auprc", "auc_pr", "prc_auc", "precision_recall_auc", "ap", "map",
              "val_pr_auc", "val_prauc", "val_auprc", "val_ap", "val_map"},
-            "val_average_precision"}}) {
+            "val_average_precision"},
+           {{"ppl", "val_ppl", "val_perp"}, "val_perplexity"}}) {
     if (std::find(others.begin(), others.end(), key) != others.end() &&
         std::find(names.begin(), names.end(), ours) != names.end()) {
       return "did you mean '" + ours + "'?" + (ours == "val_f1"                  ? " (macro F1, the mean over the classes)"
@@ -1226,6 +1227,12 @@ void check_rung_steps(YamlReader& r, const YAML::Node& root, SweepConfig& sweep)
 void check_least_batch(YamlReader& r, const YAML::Node& root, const SweepConfig& sweep) {
   std::map<std::string, std::string> options;
   for (const auto& [key, value] : sweep.task.options) options[key] = search::to_string(value);
+  // A shape option tuned (fuse: false) counts at each value a trial may take.
+  for (const auto* tuned : sweep.parameter_branches("small_input")) {
+    for (const auto& v : tuned->values) {
+      if (search::to_string(v) == "false") options["small_input"] = "false";
+    }
+  }
   const auto sizes = batch_sizes(sweep);
   if (trainers::least_batch(sweep.task.model, options) < 2 || std::find(sizes.begin(), sizes.end(), 1) == sizes.end()) {
     return;

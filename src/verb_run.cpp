@@ -402,6 +402,8 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
                                      {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints},
                                      {"device", a.device.empty() ? "cpu" : a.device},
                                      {"workers", a.workers},
+                                     // (resume then needs the corpus kept in data/: resume_corpus_from)
+                                     {"corpus_kept", trains_on_corpus(*sweep)},
                                      {"threads", a.threads > 0 ? a.threads
                                                                 : array_threads(default_threads(),
                                                                                 workers_for(a, devices_of(a)), devices_of(a))}})

@@ -345,11 +345,45 @@ TEST_F(Cli, ALanguageModelSweepKeepsItsCorpusAndResumesOnIt) {
     const ScopedEnv cut("HFTA_TUNE_SIGINT_AFTER_PIECES", "2");
     ASSERT_EQ(run("run " + sweep + " --out " + dir_ + "/edited --workers 1").code, 1);
   }
+  std::filesystem::copy(dir_ + "/edited", dir_ + "/vocab", std::filesystem::copy_options::recursive);
+  std::filesystem::copy(dir_ + "/edited", dir_ + "/gone", std::filesystem::copy_options::recursive);
   std::ofstream(dir_ + "/edited/data/corpus.txt", std::ios::app) << "!";
   const Result refused = run("resume " + dir_ + "/edited");
   EXPECT_EQ(refused.code, 1);
   EXPECT_NE(refused.err.find("/edited/data/corpus.txt is not the corpus run kept"), std::string::npos) << refused.err;
   EXPECT_NE(run("status " + dir_ + "/edited").out.find("is not the corpus run kept"), std::string::npos);
+  // Its vocabulary edited (what a user decodes tokens by), or data/ gone whole:
+  // refused too, not trained on the environment's corpus.
+  auto record = nlohmann::json::parse(slurp(dir_ + "/vocab/data/corpus.json"));
+  record["vocab"].erase(record["vocab"].begin());
+  std::ofstream(dir_ + "/vocab/data/corpus.json") << record.dump();
+  const Result vocab = run("resume " + dir_ + "/vocab");
+  EXPECT_EQ(vocab.code, 1);
+  EXPECT_NE(vocab.err.find("corpus.json's vocab is not the bytes of data/corpus.txt"), std::string::npos) << vocab.err;
+  std::filesystem::remove_all(dir_ + "/gone/data");
+  const ScopedEnv other("HFTA_TEXT_CORPUS", dir_ + "/b.txt");
+  const Result gone = run("resume " + dir_ + "/gone");
+  EXPECT_EQ(gone.code, 1);
+  EXPECT_NE(gone.err.find("/gone/data/corpus.json is gone or damaged"), std::string::npos) << gone.err;
+}
+
+// BERT's exported model, rebuilt from the experiment: its vocabulary and the mask token.
+TEST_F(Cli, ABertTrialRebuildsInPyTorchFromTheExperiment) {
+  const Result r = run("run " + write_sweep("bert.yaml", R"(name: tiny-bert
+task: {model: bert, batch_size: 16, options: {size: tiny, seq_len: 16}}
+metric: {name: val_perplexity, goal: minimize}
+budget: {unit: steps, min: 5, max: 5}
+search: {method: random, trials: 1}
+parameters:
+  lr: {value: 0.001}
+  optimizer: {value: adam}
+)") + " --out " + dir_ + "/bert");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto vocab = nlohmann::json::parse(slurp(dir_ + "/bert/data/corpus.json")).at("vocab").size();
+  const auto loaded = python("import plain_models\nnet = plain_models.from_experiment(\"" + dir_ +
+                             "/bert\", 0)\nprint(net[0].token.num_embeddings)\n");
+  if (!loaded) GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  EXPECT_EQ(*loaded, std::to_string(vocab + 1) + "\n");
 }
 
 // A trial's exported model, rebuilt in PyTorch from the experiment directory
@@ -892,6 +926,8 @@ early_stopping: {patience: 1, min_delta: 0.5, divergence: 10}
                                            "|(training|validation) loss was (NaN|infinite))$")))
       << trials[2];
   EXPECT_FALSE(trials[0].contains("divergence"));
+  // The CSV's error column says it too.
+  EXPECT_NE(run("export " + dir_ + "/stops --format csv").out.find(",\"at step 196, its "), std::string::npos);
   // The CSV says the same.
   const Result csv = run("export " + dir_ + "/stops --format csv");
   EXPECT_NE(csv.out.find("\n2,diverged,196.0,,"), std::string::npos) << csv.out;

@@ -1235,7 +1235,11 @@ TEST(SweepRejection, OtherToolsNamesAreRefusedWithTheNameHere) {
                   "parameters.lr.distribution", "qrandint", "(integers in steps of q are quantized here");
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    grid_search: [0.1, 0.01]\n"}}),
                   "parameters.lr.grid_search", "grid_search", "unknown key 'grid_search' (Ray Tune's grid_search is "
-                  "values: [...] here, each value tried where search.method is grid)");
+                  "distribution: grid with values: [...] here: every value, crossed with the other grid parameters, "
+                  "under any method)");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribution: uniform\n    min: 0.01\n"
+                                             "    max: 0.1\n    log: true\n"}}),
+                  "parameters.lr.log", "log:", "(a log scale is distribution: log_uniform (or int_log_uniform) here");
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribution: quantized\n    min: 0.01\n"
                                              "    max: 0.1\n    step: 0.01\n"}}),
                   "parameters.lr.step", "step:", "(Optuna's step is q here, with distribution: quantized)");

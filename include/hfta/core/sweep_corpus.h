@@ -21,10 +21,11 @@ bool trains_on_corpus(const SweepConfig& sweep);
 void keep_corpus(const std::string& dir, SweepConfig& sweep);
 
 /// Points a recorded sweep at DIR/data/corpus.txt: "" where it is there and
-/// whole (or the sweep trains on no corpus, or the run predates kept corpora:
-/// it reads the environment's, as then), else why resume cannot go on.
-/// `note`: where $HFTA_TEXT_CORPUS names another corpus than the kept one's
-/// source, a line saying which one the sweep trains on.
+/// whole, as corpus.json (and its vocab) says (or the sweep trains on no
+/// corpus, or its run, of an earlier version, kept none: run.json has no
+/// corpus_kept; it reads the environment's, as then), else why resume cannot
+/// go on. `note`: where the environment names another corpus than the kept
+/// one's source, a line saying which one the sweep trains on.
 std::string read_corpus_from(SweepConfig& sweep, const std::string& dir, std::string* note = nullptr);
 
 }  // namespace hfta::core
