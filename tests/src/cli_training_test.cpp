@@ -453,8 +453,6 @@ TEST_F(Cli, GanSweepRecordsFidAndTrainsEachTrialAsAlone) {
   }
   EXPECT_EQ(one.at("best").at("id"), fused.at("best").at("id"));
   EXPECT_GT(fused.at("best").at("test").at("fid").get<double>(), 0);
-  // Array sizes were recorded for the fusion key (throughput.json, which resume packs by).
-  EXPECT_TRUE(exists(dir_ + "/gan/throughput.json"));
 }
 
 TEST_F(Cli, BatchesPreparedAheadGiveTheSameResults) {
@@ -804,7 +802,6 @@ TEST_F(Cli, PackingNeverChangesATrialsNumbers) {
   for (std::size_t i = 0; i < fused.at("trials").size(); ++i) {
     EXPECT_EQ(fused.at("trials")[i].at("history"), alone.at("trials")[i].at("history")) << i;
   }
-  EXPECT_TRUE(exists(dir_ + "/fused/throughput.json"));
 }
 
 TEST_F(Cli, APromotedTrialTrainsAsIfStraightThrough) {
