@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <regex>
 #include <string>
 #include <vector>
@@ -94,6 +95,17 @@ std::string parse_error(const CLI::App& app, const CLI::ParseError& e, int argc,
   return name + ": " + what + " (hfta-tune" + name + " --help)";
 }
 
+// The verb a path given in a verb's place most likely wanted: a sweep file
+// to run, an experiment directory to look at.
+std::string verb_for_a_path(const std::string& word) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(word, ec)) return "; to run that sweep: hfta-tune run " + word;
+  if (std::filesystem::is_regular_file(std::filesystem::path(word) / "sweep.json", ec)) {
+    return "; for that experiment: hfta-tune status " + word + " (or resume, or export)";
+  }
+  return "";
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -149,7 +161,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   };
   run_cmd->add_option("--out", a.out_dir, "Experiment directory (default: runs/<name>)")->check(path("a directory", false));
   const std::string checkpoint_help =
-      "Seconds between mid-rung checkpoints, taken every 50 steps and at evaluation points (0: at every one)";
+      "Seconds between mid-rung checkpoints, taken every 50 steps and at evaluation points (0: at every one; "
+      "default 300; resume: the run's)";
   run_cmd->add_option("--checkpoint-every", a.checkpoint_every, checkpoint_help)->check(seconds);
   const std::string workers_help =
       "Arrays trained at the same time, each in a thread with a share of the cores and memory; same results at "
@@ -209,14 +222,31 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return run_cli(static_cast<int>(asked.size()), asked.data(), out, err);
   }
   // A first word that is no verb: CLI11 would say only that one is required.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::vector<std::string> verbs;
-    for (const auto* cmd : app.get_subcommands({})) verbs.push_back(cmd->get_name());
-    if (std::find(verbs.begin(), verbs.end(), argv[1]) == verbs.end()) {
-      err << "hfta-tune: unknown verb '" << argv[1] << "'" << did_you_mean(argv[1], verbs) << "; the verbs are "
-          << join_alternatives(verbs) << " (hfta-tune --help)\n";
-      return kExitUsage;
+  std::vector<std::string> verbs;
+  for (const auto* cmd : app.get_subcommands({})) verbs.push_back(cmd->get_name());
+  const auto is_verb = [&verbs](const std::string& word) {
+    return std::find(verbs.begin(), verbs.end(), word) != verbs.end();
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_verb(argv[1])) {
+    err << "hfta-tune: unknown verb '" << argv[1] << "'" << did_you_mean(argv[1], verbs) << "; the verbs are "
+        << join_alternatives(verbs) << " (hfta-tune --help)" << verb_for_a_path(argv[1]) << "\n";
+    return kExitUsage;
+  }
+  // A first word that is an option other than hfta-tune's own: a verb's
+  // option before its verb (`hfta-tune --json plan x.yaml`), or a misspelling.
+  const std::vector<std::string> own = {"--help", "-h", "--version"};
+  if (argc > 1 && argv[1][0] == '-' && std::find(own.begin(), own.end(), argv[1]) == own.end()) {
+    const int at = static_cast<int>(std::find_if(argv + 1, argv + argc, is_verb) - argv);
+    if (at < argc) {
+      std::string reordered = std::string("hfta-tune ") + argv[at];
+      for (int i = 1; i < argc; ++i) reordered += i == at ? "" : std::string(" ") + argv[i];
+      err << "hfta-tune: options go after the verb: " << reordered << "\n";
+    } else {
+      const std::string flag = std::string(argv[1]).substr(0, std::string(argv[1]).find('='));
+      err << "hfta-tune: unknown option '" << flag << "'" << did_you_mean(flag, own)
+          << "; a verb is required: " << join_alternatives(verbs) << " (hfta-tune --help)\n";
     }
+    return kExitUsage;
   }
   // What these print is their product (run's and resume's is on disk): output
   // that could not be written (`export DIR > file` on a full disk) fails them,

@@ -85,8 +85,11 @@ class ParameterReader {
                    join_alternatives(hyperparameters) + ")");
     }
     if (!node.IsMap()) {
+      // `optimizer: adam`, as W&B's and Hydra's sweeps fix a value.
+      const std::string fixed =
+          node.IsScalar() ? "; a fixed value is written " + name + ": {value: " + node.Scalar() + "}" : "";
       r_.error(node, path,
-               "expected a mapping with a distribution and its fields, got " + describe_node(node));
+               "expected a mapping with a distribution and its fields, got " + describe_node(node) + fixed);
       return std::nullopt;
     }
     if (!read_distribution(path, node, spec)) return std::nullopt;

@@ -67,6 +67,8 @@ std::optional<nlohmann::json> run_options_of(const std::string& dir) {
                       (options["device"].is_string() && !options["device"].get<std::string>().empty())) &&
                      (!options.contains("workers") ||
                       (options["workers"].is_number_integer() && options["workers"] >= 0 && options["workers"] <= 9999)) &&
+                     (!options.contains("checkpoint_every") ||
+                      (options["checkpoint_every"].is_number() && options["checkpoint_every"] >= 0)) &&
                      (!options.contains("threads") ||
                       (options["threads"].is_number_integer() && options["threads"] >= 1 && options["threads"] <= 9999));
   if (!typed) return std::nullopt;

@@ -127,7 +127,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
     (growth->key == "search.trials" ? s.trials : growth->key == "search.repeats" ? s.repeats : s.iterations) = growth->to;
   }
   const bool fuse = run_options.value("fusion", "auto") == "auto";
-  // --device, --workers and --keep-checkpoints as the run was given them,
+  // --device, --workers, --threads, --keep-checkpoints and --checkpoint-every as the run was given them,
   // unless given now (and then kept for later resumes). Directories from
   // before run.json recorded the device and workers trained on the CPU with
   // the default workers.
@@ -146,6 +146,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   reuse(as_run.workers, a.workers == 0, "workers", 0);
   reuse(as_run.threads, a.threads == 0, "threads", 0);  // (0, before run.json had them: this machine's share)
   reuse(as_run.keep_checkpoints, a.keep_checkpoints.empty(), "keep_checkpoints", "all");
+  reuse(as_run.checkpoint_every, a.checkpoint_every < 0, "checkpoint_every", kDefaultCheckpointSeconds);
   try {  // refused before anything is written, saying where the list came from
     devices_of(as_run);
   } catch (const std::invalid_argument& e) {

@@ -141,7 +141,7 @@ int train(const SweepConfig& sweep, const std::string& dir, bool fuse, const Arg
       << threads_note(threads, workers, devices, recorded_threads) << std::flush;
   TunerOptions options;
   options.fuse = fuse;
-  options.checkpoint_seconds = a.checkpoint_every;
+  options.checkpoint_seconds = a.checkpoint_every < 0 ? kDefaultCheckpointSeconds : a.checkpoint_every;
   options.keep_checkpoints = a.keep_checkpoints != "live";
   options.workers = workers;
   options.threads = threads;
@@ -402,6 +402,7 @@ int run(const Args& a, std::ostream& out, std::ostream& err) {
                                      {"keep_checkpoints", a.keep_checkpoints.empty() ? "all" : a.keep_checkpoints},
                                      {"device", a.device.empty() ? "cpu" : a.device},
                                      {"workers", a.workers},
+                                     {"checkpoint_every", a.checkpoint_every < 0 ? kDefaultCheckpointSeconds : a.checkpoint_every},
                                      // (resume then needs the corpus kept in data/: resume_corpus_from)
                                      {"corpus_kept", trains_on_corpus(*sweep)},
                                      {"threads", a.threads > 0 ? a.threads

@@ -32,7 +32,7 @@ struct Args {
   std::string out_dir;
   std::string fusion = "auto";
   std::string device;              // "" (not given): cpu; resume: run.json's
-  double checkpoint_every = 300;  // seconds between mid-rung checkpoints
+  double checkpoint_every = -1;   // seconds between mid-rung checkpoints; < 0 (not given): 300; resume: run.json's
   std::string time_limit;         // --time-limit as given ("" or "0": none)
   int workers = 0;                // arrays trained at the same time; 0: default_workers()
   int threads = 0;                // LibTorch's intra-op threads of each array; 0: array_threads(); resume: run.json's

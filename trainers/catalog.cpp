@@ -159,7 +159,7 @@ std::vector<OptionSpec> build_training_hyperparameters() {
   const std::string opt = "optimizer", sched = "schedule";
   return {
       text("optimizer", "sgd", {"sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta"}, true,
-           "optimizer"),
+           "the optimizer, in lower case"),
       // One-cycle runs from max_lr alone, as PyTorch's OneCycleLR.
       read_with(real("lr", "0.01", 0, true, kInf, false, false, "learning rate"), sched,
                 {"constant", "step", "multistep", "exponential", "linear", "cosine", "cosine_restarts", "plateau"}),

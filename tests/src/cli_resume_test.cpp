@@ -448,8 +448,9 @@ TEST_F(Cli, ADamagedCheckpointFallsBackToThePreviousRungs) {
       }
     }
     if (!victim.empty()) break;
-    r = run("resume " + dir + " --checkpoint-every 0");
+    r = run("resume " + dir);  // (run.json's --checkpoint-every 0: mid-rung checkpoints at each chance)
   }
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/run.json")).at("checkpoint_every"), 0);
   unsetenv("HFTA_TUNE_EXIT_AFTER_CHECKPOINTS");
   ASSERT_FALSE(victim.empty()) << "no trial was stopped inside its third rung";
   const std::string trial = "/trials/" + victim;

@@ -80,7 +80,15 @@ TEST_F(Cli, OptionErrorsNameTheVerbAndSuggestTheOption) {
             "hfta-tune run: --fusion: 'maybe' is not one of auto or off (hfta-tune run --help)"},
            {"validate s.yaml t.yaml", "hfta-tune validate: unexpected argument t.yaml (hfta-tune validate --help)"},
            {"status", "hfta-tune status: an experiment directory is required (hfta-tune status --help)"},
-           {"", "hfta-tune: a verb is required: validate, run, resume, plan, status or export (hfta-tune --help)"}}) {
+           {"", "hfta-tune: a verb is required: validate, run, resume, plan, status or export (hfta-tune --help)"},
+           // A verb's option before its verb, an option of none, a sweep file in the verb's place.
+           {"--json plan s.yaml", "hfta-tune: options go after the verb: hfta-tune plan --json s.yaml"},
+           {"--versoin",
+            "hfta-tune: unknown option '--versoin' (did you mean '--version'?); a verb is required: validate, run, "
+            "resume, plan, status or export (hfta-tune --help)"},
+           {quickstart_, "hfta-tune: unknown verb '" + quickstart_ +
+                             "'; the verbs are validate, run, resume, plan, status or export (hfta-tune --help); to "
+                             "run that sweep: hfta-tune run " + quickstart_}}) {
     const Result r = run(args);
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_EQ(r.err, said + "\n") << args;

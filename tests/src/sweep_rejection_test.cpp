@@ -35,6 +35,12 @@ TEST(SweepRejection, UnknownDistributionFieldIsNamed) {
   expect_rejected(yaml, "parameters.lr.maximum", "maximum", "unknown key 'maximum'");
 }
 
+TEST(SweepRejection, APlainValueWhereAParameterGoesSaysHowToFixIt) {
+  // As W&B and Hydra sweeps fix a value; here a distribution's mapping says it.
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  optimizer: adam\n"}}), "parameters.optimizer", "adam",
+                  "a fixed value is written optimizer: {value: adam}");
+}
+
 TEST(SweepRejection, AMisspeltDistributionValuesOrValueKeyIsNamed) {
   // Without its kind, the parameter's other keys cannot be checked: the typo is what to say.
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  lr:\n    distribuiton: log_uniform\n    min: 0.1\n"

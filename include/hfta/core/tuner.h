@@ -17,6 +17,9 @@ namespace hfta::core {
 
 class ExperimentLock;
 
+/// --checkpoint-every's default, seconds.
+inline constexpr double kDefaultCheckpointSeconds = 300;
+
 struct TunerOptions {
   bool fuse = true;             ///< false: --fusion off, every trial alone
   std::string dir;              ///< experiment directory: rung checkpoints; "" keeps them in memory
@@ -25,7 +28,7 @@ struct TunerOptions {
   const ExperimentLock* lock = nullptr;
   /// At least this long between mid-rung checkpoints, taken every 50 steps
   /// and at evaluation points (0: at each of them).
-  double checkpoint_seconds = 300;
+  double checkpoint_seconds = kDefaultCheckpointSeconds;
   /// false (--keep-checkpoints live): a trial's checkpoints go once the
   /// scheduler says it will train no more (its weights stay, and the best
   /// trial's test evaluation reads them), so the disk holds the checkpoints
