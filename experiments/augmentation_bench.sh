@@ -6,11 +6,11 @@
 # and validation loss (what augmentation narrows). The grid's augmentations
 # train in separate arrays (flip and crop are unfused parameters), each array
 # its two learning rates fused; the wall time of each array's steps is in the
-# run's log. Writes experiments/results/augmentation-cpu.md.
+# run's log. Writes augmentation-cpu.md into $OUT (default experiments/results).
 # Usage: experiments/augmentation_bench.sh [EPOCHS]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
 epochs=${1:-12}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,7 +30,8 @@ YAML
 start=$(date +%s)
 "$hfta" run "$work/augmentation.yaml" --out "$work/run" > "$work/log.txt"
 seconds=$(( $(date +%s) - start ))
-out=experiments/results/augmentation-cpu.md
+mkdir -p "$(results_dir)"
+out=$(results_dir)/augmentation-cpu.md
 /usr/bin/python3 - "$work/run/results.json" "$epochs" "$seconds" "$(lscpu | sed -n 's/^Model name: *//p')" \
     "$(git rev-parse --short HEAD)" > "$out" <<'PY'
 import json, sys

@@ -8,11 +8,11 @@
 # sweep of 17 trials of MLP 784-2048-2048-10 under SGD with momentum, whose
 # checkpoints are large next to its training).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-sweep=${1:-}
+sweep=$(from_caller "${1:-}")
 if [ -z "$sweep" ]; then
   sweep=$work/big-mlp.yaml
   cat > "$sweep" <<'EOF'

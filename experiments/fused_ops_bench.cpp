@@ -263,9 +263,13 @@ int main(int argc, char** argv) {
       std::cout << std::left << std::setw(32) << op.name;
       for (std::int64_t b : sizes) {
         const std::string suffix = "/B=" + std::to_string(b);
-        const double n = reporter.seconds[op.name + "/" + numerator + suffix];
-        const double d = reporter.seconds[op.name + "/" + denominator + suffix];
-        std::cout << std::right << std::setw(8) << std::fixed << std::setprecision(2) << n / d;
+        const auto n = reporter.seconds.find(op.name + "/" + numerator + suffix);
+        const auto d = reporter.seconds.find(op.name + "/" + denominator + suffix);
+        if (n == reporter.seconds.end() || d == reporter.seconds.end()) {  // (filtered out: not measured)
+          std::cout << std::right << std::setw(8) << "-";
+          continue;
+        }
+        std::cout << std::right << std::setw(8) << std::fixed << std::setprecision(2) << n->second / d->second;
       }
       std::cout << "\n";
     }

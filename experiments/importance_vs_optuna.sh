@@ -13,9 +13,9 @@
 # parameter's share from hfta-tune, and Optuna's mean and standard deviation.
 # Usage: experiments/importance_vs_optuna.sh   (SEEDS="1 2 3" by default; OUT as sweep_bench.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 seeds=${SEEDS:-1 2 3}
 py=/usr/bin/python3  # Debian's, which the packages install into
 if ! "$py" -c 'import optuna, sklearn' 2>/dev/null; then

@@ -11,9 +11,9 @@
 # experiments/results/multi-objective-cpu.md and the numbers as JSON beside it.
 # Usage: experiments/multi_objective_bench.sh   (SEEDS="1 2 3" by default; OUT as sweep_bench.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 seeds=${SEEDS:-1 2 3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -9,9 +9,9 @@
 # as JSON beside it (with the machine and commit).
 # Usage: experiments/pbt_bench.sh   (SEEDS="1 2 3 4" by default; OUT as sweep_bench.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 seeds=${SEEDS:-1 2 3 4}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -5,8 +5,8 @@
 # Needs gnuplot (Debian: gnuplot-nox, installed here when missing) and python3.
 # Usage: experiments/plot_importance.sh DIR [OUT.png] (default experiments/results/importance-<name>-cpu.png)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-dir=${1:?usage: experiments/plot_importance.sh DIR [OUT.png]}
+source "$(dirname "$0")/repo_root.sh"
+dir=$(from_caller "${1:?usage: experiments/plot_importance.sh DIR [OUT.png]}")
 if ! command -v gnuplot > /dev/null; then
   apt-get install -y --no-install-recommends gnuplot-nox > /dev/null
 fi
@@ -27,7 +27,7 @@ print(f'{res["name"]}: importance for {imp["metric"]}\\n(fANOVA, {imp["results"]
 PY
 )
 name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$dir/results.json")
-png=${2:-experiments/results/importance-$name-cpu.png}
+png=$(from_caller "${2:-}"); png=${png:-experiments/results/importance-$name-cpu.png}
 rows=$(wc -l < "$work/bars")
 gnuplot <<GP
 set terminal pngcairo size 760,$((160 + 40 * rows)) font "sans,10"

@@ -6,8 +6,8 @@
 # Needs gnuplot (Debian: gnuplot-nox, installed here when missing) and python3.
 # Usage: experiments/plot_pareto.sh DIR [OUT.png] (default experiments/results/pareto-<name>-cpu.png)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-dir=${1:?usage: experiments/plot_pareto.sh DIR [OUT.png]}
+source "$(dirname "$0")/repo_root.sh"
+dir=$(from_caller "${1:?usage: experiments/plot_pareto.sh DIR [OUT.png]}")
 if ! command -v gnuplot > /dev/null; then
   apt-get install -y --no-install-recommends gnuplot-nox > /dev/null
 fi
@@ -34,7 +34,7 @@ with open(f"{work}/front", "w") as f_front, open(f"{work}/done", "w") as f_done,
 print(res["name"], x[0], x[1], y[0], y[1])
 PY
 )
-png=${2:-experiments/results/pareto-$name-cpu.png}
+png=$(from_caller "${2:-}"); png=${png:-experiments/results/pareto-$name-cpu.png}
 gnuplot <<GP
 set terminal pngcairo size 800,520 font "sans,10"
 set output "$png"

@@ -6,9 +6,9 @@
 # Usage: experiments/plot_searchers.sh [JSON] [OUT.png]
 #   (default experiments/results/searchers-vs-optuna-cpu.json and .png)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-json=${1:-experiments/results/searchers-vs-optuna-cpu.json}
-png=${2:-experiments/results/searchers-vs-optuna-cpu.png}
+source "$(dirname "$0")/repo_root.sh"
+json=$(from_caller "${1:-}"); json=${json:-experiments/results/searchers-vs-optuna-cpu.json}
+png=$(from_caller "${2:-}"); png=${png:-experiments/results/searchers-vs-optuna-cpu.png}
 if ! command -v gnuplot > /dev/null; then
   apt-get install -y --no-install-recommends gnuplot-nox > /dev/null
 fi

@@ -4,8 +4,8 @@
 # Needs gnuplot (Debian: gnuplot-nox, installed here when missing) and python3.
 # Usage: experiments/plot_sweeps.sh [OUT.png] (default experiments/results/sweeps-cpu.png)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-png=${1:-experiments/results/sweeps-cpu.png}
+source "$(dirname "$0")/repo_root.sh"
+png=$(from_caller "${1:-}"); png=${png:-experiments/results/sweeps-cpu.png}
 if ! command -v gnuplot > /dev/null; then
   apt-get install -y --no-install-recommends gnuplot-nox > /dev/null
 fi

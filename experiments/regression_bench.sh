@@ -9,7 +9,7 @@
 # experiments/results/sweep-friedman-cpu.json).
 # Usage: experiments/regression_bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/repo_root.sh"
 /usr/bin/python3 -c 'import sklearn' 2>/dev/null || { echo "regression_bench: apt-get install python3-sklearn" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -12,9 +12,9 @@
 # (keeping what is written by hand under its "## Notes") and the numbers as JSON beside it.
 # Usage: experiments/searcher_bench.sh   (SEEDS="1 2 3 4", SEARCHERS="random qmc tpe" by default; OUT as sweep_bench.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 seeds=${SEEDS:-1 2 3 4}
 read -r -a searchers <<< "${SEARCHERS:-random qmc tpe}"
 work=$(mktemp -d)

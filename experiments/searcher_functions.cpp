@@ -7,6 +7,7 @@
 // them with Optuna's samplers. No LibTorch: only the search side.
 // Usage: searcher_functions SEARCHER FUNCTION DIMS TRIALS SEED...
 //   SEARCHER: cmaes | gp | tpe | tpe-mv (search.multivariate) | random; FUNCTION: sphere | ellipsoid | rosenbrock | rastrigin
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +53,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string searcher = argv[1], function = argv[2];
+  // Said before any output, not after half a JSON line.
+  const std::vector<std::string> searchers = {"cmaes", "gp", "tpe", "tpe-mv", "random"};
+  if (std::find(searchers.begin(), searchers.end(), searcher) == searchers.end()) {
+    std::fprintf(stderr, "unknown searcher %s (cmaes, gp, tpe, tpe-mv or random)\n", searcher.c_str());
+    return 2;
+  }
+  value(function, {0.5});  // (exits 2 naming an unknown function)
   const int dims = std::atoi(argv[3]);
   const std::int64_t trials = std::atoll(argv[4]);
   std::vector<hfta::search::ParameterSpec> params;

@@ -10,9 +10,9 @@
 # hand under its "## Notes").
 # Usage: experiments/searcher_hyperband.sh   (SEEDS="1 2 3 4", SEARCHERS="random tpe"; OUT as sweep_bench.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 seeds=${SEEDS:-1 2 3 4}
 read -r -a searchers <<< "${SEARCHERS:-random tpe}"
 work=$(mktemp -d)

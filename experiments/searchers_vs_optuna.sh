@@ -17,9 +17,9 @@
 # experiments/plot_searchers.sh draws.
 # Usage: experiments/searchers_vs_optuna.sh   (SEEDS="1 ... 10", DIMS="2 6", TRIALS=150; OUT as sweep_bench.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bench=${HFTA_BUILD_DIR:-build}/experiments/searcher_functions
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+bench=$build_dir/experiments/searcher_functions
+out=$(results_dir)
 seeds=${SEEDS:-1 2 3 4 5 6 7 8 9 10}
 dims=${DIMS:-2 6}
 trials=${TRIALS:-150}

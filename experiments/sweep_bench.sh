@@ -12,10 +12,10 @@
 #                "auto-1 off-1 off-1 auto-1 auto-N off-N off-N auto-N"; N: nproc)
 #   OUT          where the JSON goes (default experiments/results)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-sweep=${1:-configs/quickstart.yaml}
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+sweep=$(from_caller "${1:-}"); sweep=${sweep:-configs/quickstart.yaml}
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 workers=$(nproc)

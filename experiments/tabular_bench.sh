@@ -8,7 +8,7 @@
 # ratios and JSON: experiments/results/sweep-digits-cpu.json).
 # Usage: experiments/tabular_bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/repo_root.sh"
 digits=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
 [ -f "$digits" ] || { echo "tabular_bench: $digits is missing: apt-get install python3-sklearn" >&2; exit 1; }
 work=$(mktemp -d)

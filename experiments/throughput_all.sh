@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs throughput_bench for every trainable model at CPU scale, writes
-# experiments/results/throughput-*-cpu.json and a plot of each.
+# throughput-*-cpu.json and a plot of each into $OUT (default experiments/results).
 # Usage: experiments/throughput_all.sh [build dir] (default: build)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bench=${1:-build}/experiments/throughput_bench
-out=experiments/results
+source "$(dirname "$0")/repo_root.sh"
+bench=$(from_caller "${1:-}"); bench=${bench:-$build_dir}/experiments/throughput_bench
+out=$(results_dir)
+mkdir -p "$out"
 run() {  # name, then throughput_bench arguments
   local name=$1
   shift

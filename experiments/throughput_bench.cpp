@@ -387,7 +387,8 @@ nlohmann::json machine() {
 int main(int argc, char** argv) {
   Args a;
   CLI::App app{"Training throughput: serial, concurrent and fused"};
-  app.add_option("--model", a.model, "mlp, cnn, pointnet, resnet18, mobilenet_v3_small, transformer_lm or bert");
+  app.add_option("--model", a.model, "mlp, cnn, pointnet, resnet18, mobilenet_v3_small, dcgan, transformer_lm or bert")
+      ->check(CLI::IsMember({"mlp", "cnn", "pointnet", "resnet18", "mobilenet_v3_small", "dcgan", "transformer_lm", "bert"}));
   app.add_option("--option", a.options, "a model option, name=value (repeatable)");
   app.add_option("--batch", a.batch, "samples per batch");
   app.add_option("--steps", a.steps, "timed steps per repeat");

@@ -4,9 +4,9 @@
 # and run-SEED.seconds (the whole run's wall time).
 # Usage: tuned_at_seeds NAME CONFIG TABLE...   (TABLE: a file in configs/data/)
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "${BASH_SOURCE[0]}")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 tuned_at_seeds() {
   local name=$1 config=$2
   shift 2

@@ -14,9 +14,9 @@
 # search's draws) and writes warm-start-9-cpu.md.
 # Usage: experiments/warm_start_bench.sh   (SEEDS="1 2 3 4", SECOND=27 by default; OUT as sweep_bench.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-hfta=${HFTA_BUILD_DIR:-build}/src/hfta-tune
-out=${OUT:-experiments/results}
+source "$(dirname "$0")/repo_root.sh"
+hfta=$build_dir/src/hfta-tune
+out=$(results_dir)
 seeds=${SEEDS:-1 2 3 4}
 second_trials=${SECOND:-27}
 name=warm-start$([[ $second_trials == 27 ]] || echo "-$second_trials")-cpu

@@ -71,8 +71,12 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
     if (auto own = experiment_file(a.dir, a.output)) {
-      err << "hfta-tune export: --output " << a.output << " is " << a.dir << "'s own " << *own
-          << ", which hfta-tune reads; name another file\n";
+      // (trials/x.csv: trials/ is what is the experiment's, whatever x is.)
+      const std::size_t slash = own->find('/');
+      err << "hfta-tune export: --output " << a.output << " is "
+          << (slash == std::string::npos ? a.dir + "'s own " + *own
+                                         : "inside " + a.dir + "'s own " + own->substr(0, slash + 1))
+          << ", which the experiment keeps; name a file outside it\n";
       return kExitUsage;
     }
   }

@@ -16,6 +16,7 @@
 #include "hfta/core/resume_checks.h"
 #include "hfta/core/sweep_importance.h"
 #include "hfta/core/sweep_plan.h"
+#include "hfta/core/sweep_summary.h"
 #include "hfta/core/trial_store.h"
 #include "hfta/fusion/device_list.h"
 #include "hfta/search/scheduler.h"
@@ -120,7 +121,15 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
   std::string damaged;
   const auto results = results_or_damage(a.dir, damaged);
   if (!damaged.empty() && !running) {  // (a resume running writes it again: its progress is shown)
-    err << "hfta-tune status: " << damaged << "; hfta-tune resume " << shell_word(a.dir) << " writes it again\n";
+    // Resume writes it again, unless it refuses the directory first (an edited sweep.yaml, say).
+    std::ostringstream quiet;
+    const auto sweep = recorded_sweep(a.dir, "status", quiet);
+    const std::string how = sweep ? how_to_continue(a.dir, *sweep) : "";
+    const std::string plain = "continue with hfta-tune resume " + shell_word(a.dir);
+    err << "hfta-tune status: " << damaged << "; "
+        << (how.empty() || how == plain ? "hfta-tune resume " + shell_word(a.dir) + " writes it again"
+                                        : how + ", which writes it again")
+        << "\n";
     return kExitFailure;
   }
   if (!results) {
@@ -150,7 +159,7 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
       if (so_far.best >= 0) {
         const TrialRecord& best = so_far.trials[static_cast<std::size_t>(so_far.best)];
         out << ", best " << sweep->metric.name << " so far " << best.metric << " (trial " << best.id << " at "
-            << best.budget << " " << to_string(sweep->budget.unit) << ")";
+            << budget_text(best.budget, to_string(sweep->budget.unit)) << ")";
       }
       if (!sweep->objectives.empty()) out << ", " << so_far.pareto.size() << " on the Pareto front so far";
       out << in_rung_summary(*sweep, so_far.trials);
@@ -158,8 +167,8 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
       if (sweep->metric.target) {
         if (const auto reached = target_reached_on_disk(a.dir, *sweep)) {
           out << ", trial " << reached->id << " reached the target " << sweep->metric.name << " "
-              << *sweep->metric.target << " (" << reached->metric << " at " << reached->budget << " "
-              << to_string(sweep->budget.unit) << "): resume ends the sweep after that round";
+              << *sweep->metric.target << " (" << reached->metric << " at "
+              << budget_text(reached->budget, to_string(sweep->budget.unit)) << "): resume ends the sweep after that round";
         }
       }
     }

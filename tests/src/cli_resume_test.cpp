@@ -262,6 +262,17 @@ TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
       EXPECT_NE(r.err.find(dir + "/results.json is damaged"), std::string::npos) << verb << r.err;
     }
   }
+  // With sweep.yaml edited too, resume would refuse before writing it: status says what to mend first.
+  const std::string given = slurp(dir + "/sweep.yaml");
+  std::ofstream(dir + "/sweep.yaml") << std::string(given).replace(given.find("seed: 1"), 7, "seed: 4");
+  const Result edited_too = run("status " + dir);
+  EXPECT_EQ(edited_too.code, 1);
+  EXPECT_NE(edited_too.err.find("sweep.yaml was edited in what would change its trials (seed), which resume "
+                                "refuses: restore it, then continue with hfta-tune resume " + dir +
+                                ", which writes it again"),
+            std::string::npos)
+      << edited_too.err;
+  std::ofstream(dir + "/sweep.yaml") << given;
   const Result resumed = run("resume " + dir);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("results.json is damaged (not results of format 1); writing it again"),
