@@ -1282,6 +1282,28 @@ std::size_t first_non_utf8(const std::string& text) {
 // "- " or "? " there, and in a flow list or mapping after "[", "{" or ","); a
 // '#' after a space outside quotes begins a comment; a block scalar's lines
 // (below a "|" or ">" value, more indented than its key) are its text.
+namespace {
+
+// What the parser's words most often mean in a sweep file, said after them
+// ("end of map not found" alone tells a new user little).
+std::string yaml_error_hint(const std::string& msg) {
+  if (msg == YAML::ErrorMsg::END_OF_MAP) {
+    return " (this line's indentation matches no level above it: a mapping's keys start in one column, and a list's "
+           "items are indented under their key)";
+  }
+  if (msg == YAML::ErrorMsg::MAP_VALUE) {
+    return " (a ':' where no key may start: a key indented deeper than the keys beside it, or a value holding ': ', "
+           "which needs quotes)";
+  }
+  if (msg == YAML::ErrorMsg::END_OF_MAP_FLOW) return " (a {...} mapping opened above is not closed with '}')";
+  if (msg == YAML::ErrorMsg::END_OF_SEQ_FLOW) return " (a [...] list opened above is not closed with ']')";
+  if (msg == YAML::ErrorMsg::END_OF_SEQ) return " (a list's '- ' items start in one column)";
+  if (msg == YAML::ErrorMsg::BLOCK_ENTRY) return " (a '- ' list item where a mapping's key was expected)";
+  return "";
+}
+
+}  // namespace
+
 std::optional<YAML::Mark> quote_left_open(const std::string& yaml) {
   int line = 0, flow = 0;  // flow: the [ and { open
   int block_indent = -1;   // inside a block scalar: its key's indentation
@@ -1407,7 +1429,8 @@ SweepConfig load_sweep_string(const std::string& yaml, const std::string& source
   } catch (const YAML::Exception& e) {
     // (JSON is read as the YAML it is a part of; the parser's words are YAML's.)
     const bool json = source.size() >= 5 && source.compare(source.size() - 5, 5, ".json") == 0;
-    r.error_at(e.mark, "", std::string(json ? "not valid JSON (read as YAML): " : "not valid YAML: ") + e.msg);
+    r.error_at(e.mark, "", std::string(json ? "not valid JSON (read as YAML): " : "not valid YAML: ") + e.msg +
+                               (json ? "" : yaml_error_hint(e.msg)));
     reject(r);
   }
   if (root.IsNull()) {

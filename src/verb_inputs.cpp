@@ -65,7 +65,9 @@ std::optional<SweepConfig> load_sweep(const std::string& path, std::ostream& err
   } catch (const ConfigError& e) {
     err << e.what() << "\n";
     const size_t n = e.diagnostics().size();
-    err << path << ": invalid sweep (" << n << " problem" << (n == 1 ? "" : "s") << ")\n";
+    // (A file that cannot be read is no invalid sweep: its one line says it all.)
+    const bool unread = n == 1 && e.diagnostics()[0].message.rfind("cannot read", 0) == 0;
+    if (!unread) err << path << ": invalid sweep (" << n << " problem" << (n == 1 ? "" : "s") << ")\n";
     return std::nullopt;
   }
 }

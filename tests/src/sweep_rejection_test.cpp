@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <tuple>
 
 #include "../support/expect_rejected.h"
 #include "../support/sweep_text.h"
@@ -1084,6 +1085,24 @@ TEST(SweepRejection, AnInvalidParameterIsNotAlsoReportedMissing) {
       FAIL() << parameters;
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.diagnostics().size(), 1u) << e.what();
+    }
+  }
+}
+
+TEST(SweepRejection, TheParsersWordsForBadIndentationOrAnUnclosedBracketAreExplained) {
+  for (const auto& [yaml, line, said] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"name: x\ntask:\n  model: mlp\n batch_size: 3\n", 4, "end of map not found (this line's indentation"},
+           {"name: x\ntask:\n  model: mlp\n    batch_size: 3\n", 4, "illegal map value (a ':' where no key may start"},
+           {"name: x\ntask: {model: mlp\nmetric: 3\n", 3, "mapping opened above is not closed with '}'"},
+           {"name: x\nl: [1, 2\nm: 3\n", 3, "list opened above is not closed with ']'"}}) {
+    SCOPED_TRACE(yaml);
+    try {
+      load_sweep_string(yaml, "sweep.yaml");
+      FAIL();
+    } catch (const ConfigError& e) {
+      ASSERT_EQ(e.diagnostics().size(), 1u);
+      EXPECT_EQ(e.diagnostics()[0].line, line);
+      EXPECT_NE(e.diagnostics()[0].message.find(said), std::string::npos) << e.diagnostics()[0].message;
     }
   }
 }
