@@ -40,13 +40,13 @@ void catch_interrupts() {
   // A write the signal lands in goes on (no half-written file); the next
   // signal gets the default action: killed at once.
   action.sa_flags = SA_RESTART | SA_RESETHAND;
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
-  // A hang-up (the SSH session or terminal closed) stops it as SIGTERM does,
-  // unless it was ignored when the process began: under `nohup` it trains on.
-  struct sigaction hangup {};
-  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) {
-    ::sigaction(SIGHUP, &action, nullptr);
+  // Each stops it, unless it was ignored when the process began: under
+  // `nohup` a hang-up (the SSH session closed) leaves it training, and so
+  // does a terminal's Ctrl-C a shell script's background job (`run ... &`,
+  // whose SIGINT the shell ignores).
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction before {};
+    if (::sigaction(sig, nullptr, &before) == 0 && before.sa_handler != SIG_IGN) ::sigaction(sig, &action, nullptr);
   }
   // Output piped into a reader that quit (`| head`, a closed pager) is no
   // reason to stop training: the writes fail, and the sweep goes on.

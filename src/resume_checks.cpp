@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <sys/stat.h>
+
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/sweep_json.h"
 #include "hfta/core/trial_store.h"
@@ -55,7 +57,7 @@ nlohmann::json as_objectives(nlohmann::json sweep) {
 std::optional<nlohmann::json> run_options_of(const std::string& dir) {
   std::ifstream run_file = open_regular(dir + "/run.json");
   if (!run_file && errno == EINVAL) return std::nullopt;  // there, but no regular file: damaged
-  if (!run_file) return nlohmann::json::object();
+  if (!run_file) return std::nullopt;  // lost: run writes it before sweep.json, and nothing removes it
   auto options = nlohmann::json::parse(run_file, nullptr, /*allow_exceptions=*/false);
   if (!options.is_object()) return std::nullopt;
   auto one_of = [&](const char* key, const std::set<std::string>& values) {
@@ -73,6 +75,16 @@ std::optional<nlohmann::json> run_options_of(const std::string& dir) {
                       (options["threads"].is_number_integer() && options["threads"] >= 1 && options["threads"] <= 9999));
   if (!typed) return std::nullopt;
   return options;
+}
+
+std::string run_json_damage(const std::string& dir) {
+  struct stat info {};
+  if (::lstat((dir + "/run.json").c_str(), &info) != 0) {
+    // (A run writes it before sweep.json: a sweep without it lost it since.)
+    return dir + "/run.json is missing (removed from outside): it holds the options the run was given (--threads, "
+                 "which decides its numbers, --device, --fusion, ...), which resume trains with; restore it from a backup";
+  }
+  return dir + "/run.json is damaged (not a JSON object of run options as run writes them)";
 }
 
 bool recorded_names_waves(const std::string& dir) {

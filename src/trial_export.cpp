@@ -6,10 +6,11 @@
 #include <torch/serialize.h>
 
 #include "hfta/core/experiment_dir.h"
+#include "hfta/core/trial_store.h"
 
 namespace hfta::core {
 
-void export_weights(const torch::nn::Sequential& model, const std::string& dir) {
+ExportedWeights export_weights(const torch::nn::Sequential& model, const std::string& dir) {
   std::ostringstream module_bytes;
   torch::serialize::OutputArchive archive;
   model->save(archive);
@@ -21,7 +22,9 @@ void export_weights(const torch::nn::Sequential& model, const std::string& dir) 
   for (const auto& p : model->named_parameters()) state.insert(p.key(), p.value().detach().cpu().contiguous());
   for (const auto& b : model->named_buffers()) state.insert(b.key(), b.value().detach().cpu().contiguous());
   const std::vector<char> bytes = torch::pickle_save(state);
-  write_atomically(dir + "/" + kStateDictFile, std::string(bytes.begin(), bytes.end()));
+  const std::string state_bytes(bytes.begin(), bytes.end());
+  write_atomically(dir + "/" + kStateDictFile, state_bytes);
+  return {crc32_of(module_bytes.str()), crc32_of(state_bytes)};
 }
 
 void import_weights(torch::nn::Sequential& model, const std::string& dir) {

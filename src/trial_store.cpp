@@ -108,6 +108,10 @@ nlohmann::json rung_json(const RungResult& r) {
   if (!r.objectives.empty()) out["objectives"] = r.objectives;  // (NaN is written null)
   if (r.violation != 0) out["violation"] = r.violation;           // (infinity too: read back as NaN, which breaks them too)
   if (r.model_params > 0) out["model_params"] = r.model_params;
+  if (r.weights.weights_crc != 0) {
+    out["weights_crc"] = r.weights.weights_crc;
+    out["state_dict_crc"] = r.weights.state_dict_crc;
+  }
   return out;
 }
 
@@ -163,6 +167,7 @@ StoredTrial read_trial(const nlohmann::json& j) {
       for (const auto& v : r.at("objectives")) t.rungs.back().objectives.push_back(number_or_nan(v));
     }
     t.rungs.back().model_params = r.value("model_params", std::int64_t{0});  // (not in trials written before it)
+    t.rungs.back().weights = {r.value("weights_crc", std::uint32_t{0}), r.value("state_dict_crc", std::uint32_t{0})};
   }
   if (!t.rungs.empty()) {
     t.record.budget = reached_budget(t.rungs);
@@ -215,7 +220,7 @@ RungResult TrialStore::save(const TrialRecord& record, std::vector<RungResult> r
   const std::string checkpoint = checkpoint_bytes(model, optimizer);
   write_atomically(dir + "/" + kNextCheckpoint, checkpoint);
   latest.checkpoint_crc = crc32_of(checkpoint);
-  export_weights(model, dir);
+  latest.weights = export_weights(model, dir);
   rungs.push_back(latest);
   write_trial_json(record, rungs);  // without a partial rung: this one is done
   // The last rung's checkpoint stays, as the previous one: a trial whose new
@@ -372,6 +377,10 @@ bool TrialStore::load_partial(std::int64_t id, const PartialRung& partial, torch
   if (!intact(path, partial.checkpoint_crc, problem)) return false;
   read_archive(path, model, optimizer);
   return true;
+}
+
+bool TrialStore::intact_weights(std::int64_t id, const RungResult& rung, std::string* problem) const {
+  return rung.weights.weights_crc == 0 || intact(trial_dir(id) + "/" + kWeightsFile, rung.weights.weights_crc, problem);
 }
 
 bool TrialStore::intact(const std::string& path, std::uint32_t expected_crc, std::string* problem) {

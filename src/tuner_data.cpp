@@ -75,6 +75,12 @@ std::optional<TestMetrics> Tuner::test_metrics(const TrialRecord& r) {
   }
   if (!loaded) {  // its checkpoints went (--keep-checkpoints live), or are damaged: its final weights
     const std::string dir = options_.dir + "/trials/" + std::to_string(r.id);
+    // Changed since its rung wrote it (LibTorch would read many a damaged file, and score it).
+    std::string problem;
+    if (const RungResult* rung = finished(r.id, final_rung(r.id)); rung && !store_.intact_weights(r.id, *rung, &problem)) {
+      progress_.message("trial " + std::to_string(r.id) + ": " + problem + ", so no test evaluation");
+      return std::nullopt;
+    }
     try {
       auto plain = model->make_plain();
       import_weights(plain, dir);

@@ -62,7 +62,7 @@ std::string export_format(const Args& a) {
 }  // namespace
 
 int export_results(const Args& a, std::ostream& out, std::ostream& err) {
-  if (!is_experiment(a.dir, "export", err)) return kExitUsage;
+  if (int code = 0; !is_experiment(a.dir, "export", err, &code)) return code;
   if (!a.output.empty() && a.output != "-") {
     const auto folder = std::filesystem::path(a.output).parent_path();
     const std::string problem = folder.empty() ? "" : folder_problem(folder.string());

@@ -167,10 +167,17 @@ bool looks_like_sweep_file(const std::string& path) {
 }  // namespace
 
 // Whether `dir` holds a sweep, after saying what it is instead.
-bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) {
+bool is_experiment(const std::string& dir, const char* verb, std::ostream& err, int* code) {
+  if (code) *code = kExitUsage;
   struct stat info {};
   if (::stat((dir + "/sweep.json").c_str(), &info) == 0) return true;
   err << "hfta-tune " << verb << ": " << (dir.empty() ? "''" : dir);
+  // A run that holds the lock and is still writing its first files (copying a large table, say).
+  if (const auto holder = ExperimentLock::holder(dir)) {
+    err << " is in use by another hfta-tune (pid " << (holder->empty() ? "unknown" : *holder)
+        << "), which is starting its sweep (no sweep.json yet); try again in a moment\n";
+    return false;
+  }
   std::error_code ec;
   bool started = false;  // by a run killed before its sweep.json, however early
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
@@ -184,6 +191,11 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err) 
       err << "; to start the sweep it holds: hfta-tune run " << shell_word(dir) << " --out DIR";
     }
     err << "\n";
+  } else if (::stat((dir + "/state.json").c_str(), &info) == 0 || ::stat((dir + "/trials").c_str(), &info) == 0) {
+    // Its sweep began (sweep.json is written before anything of the sweep's): removed since, from outside.
+    err << " has lost its sweep.json (removed from outside: it holds the trials of a sweep that began), which every "
+        << "verb reads the sweep from; restore it from a backup\n";
+    if (code) *code = kExitFailure;
   } else if (started) {
     // What a run stopped while writing its first files leaves (run accepts the directory again).
     err << " holds no sweep.json: the run that made it stopped before its sweep started; start it again with "

@@ -49,7 +49,7 @@ bool growing(const std::string& dir) {
 int resume(const Args& a, std::ostream& out, std::ostream& err) {
   catch_interrupts();
   stop_after(duration_seconds(a.time_limit).value_or(0));
-  if (!is_experiment(a.dir, "resume", err)) return kExitUsage;
+  if (int code = 0; !is_experiment(a.dir, "resume", err, &code)) return code;
   if (const std::string too_long = too_long_for_inside(a.dir); !too_long.empty()) {
     err << "hfta-tune resume: " << too_long << "; resume it by a shorter path (a relative one from a directory near "
         << "it counts as written)\n";
@@ -85,7 +85,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   }
   auto options = run_options_of(a.dir);
   if (!options) {
-    err << "hfta-tune resume: " << a.dir << "/run.json is damaged (not a JSON object of run options as run writes them)\n";
+    err << "hfta-tune resume: " << run_json_damage(a.dir) << "\n";
     return kExitUsage;
   }
   nlohmann::json& run_options = *options;

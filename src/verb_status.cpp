@@ -12,6 +12,8 @@
 #include <sstream>
 #include <utility>
 
+#include <sys/stat.h>
+
 #include "hfta/core/experiment_dir.h"
 #include "hfta/core/resume_checks.h"
 #include "hfta/core/sweep_importance.h"
@@ -82,7 +84,7 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
   const std::string resume = "continue with hfta-tune resume " + shell_word(dir);
   if (const std::string lock = ExperimentLock::foreign(dir); !lock.empty()) return lock + ", then " + resume;
   const auto run_options = run_options_of(dir);
-  if (!run_options) return dir + "/run.json is damaged (not a JSON object of run options as run writes them), and resume reads it";
+  if (!run_options) return run_json_damage(dir) + ", and resume reads it";
   std::ostringstream problems;
   const auto edited = edited_sweep(dir, recorded, *run_options, problems);
   if (!edited) {
@@ -115,8 +117,14 @@ std::string how_to_continue(const std::string& dir, SweepConfig recorded) {
 }  // namespace
 
 int status(const Args& a, std::ostream& out, std::ostream& err) {
-  if (!is_experiment(a.dir, "status", err)) return kExitUsage;
   const auto holder = ExperimentLock::holder(a.dir);
+  struct stat info {};
+  if (holder && ::stat((a.dir + "/sweep.json").c_str(), &info) != 0) {  // a run writing its first files
+    out << a.dir << ": starting (pid " << (holder->empty() ? "unknown" : *holder)
+        << "), writing its first files; no trial has begun\n";
+    return kExitOk;
+  }
+  if (int code = 0; !is_experiment(a.dir, "status", err, &code)) return code;
   const bool running = holder.has_value();
   std::string damaged;
   const auto results = results_or_damage(a.dir, damaged);

@@ -71,7 +71,9 @@ std::optional<SweepConfig> load_sweep(const std::string& path, std::ostream& err
 std::optional<SweepConfig> recorded_sweep(const std::string& dir, const char* verb, std::ostream& err);
 std::optional<nlohmann::json> results_or_damage(const std::string& dir, std::string& damaged);
 bool left_before_the_sweep(const std::string& name);
-bool is_experiment(const std::string& dir, const char* verb, std::ostream& err);
+/// With `code`: the exit code where it is not (2: no experiment there; 1: one
+/// whose sweep.json was lost, as a damaged one is).
+bool is_experiment(const std::string& dir, const char* verb, std::ostream& err, int* code = nullptr);
 // Why `path` is no folder to read in ("does not exist", "is a file, not a folder",
 // "is not a folder", or the system's reason: a symbolic-link loop, no permission to enter it);
 // "" when it is one.

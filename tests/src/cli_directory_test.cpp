@@ -109,6 +109,19 @@ TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("pid " + std::to_string(::getpid())), std::string::npos) << r.err;
   EXPECT_FALSE(exists(dir_ + "/busy/results.json"));
+  // Before the holder's sweep.json (a run still copying a large table):
+  // starting, not "stopped before its sweep started".
+  const std::string pid = std::to_string(::getpid());
+  const Result starting = run("status " + dir_ + "/busy");
+  EXPECT_EQ(starting.code, 0) << starting.err;
+  EXPECT_EQ(starting.out, dir_ + "/busy: starting (pid " + pid + "), writing its first files; no trial has begun\n");
+  for (const char* verb : {"resume ", "export "}) {
+    const Result refused = run(verb + dir_ + "/busy");
+    EXPECT_EQ(refused.code, 2) << verb;
+    EXPECT_NE(refused.err.find(" is in use by another hfta-tune (pid " + pid + "), which is starting its sweep"),
+              std::string::npos)
+        << refused.err;
+  }
   // Once the holder has written its sweep, run names it too (resume would refuse).
   std::ofstream(dir_ + "/busy/sweep.json") << "{}\n";
   const Result again = run("run " + sweep + " --out " + dir_ + "/busy");

@@ -339,6 +339,38 @@ TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
 // A finished random search whose sweep.yaml asks for more trials trains only
 // the new ones, and ends as a run of them all; a grid grows by repeats alike.
 // What cannot grow is refused, with nothing written.
+TEST_F(Cli, AWeightsFileChangedSinceItsRungWroteItIsNotScoredOnTheTestSplit) {
+  // With --keep-checkpoints live the best trial's test score reads its
+  // weights.pt. Four bytes of it flipped (LibTorch reads such a file, and
+  // scored it 0.13 where it had 0.85), results.json is written again without
+  // a test score, saying why; the file as written scores as before.
+  const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
+  const std::string dir = dir_ + "/live";
+  ASSERT_EQ(run("run " + sweep + " --out " + dir + " --keep-checkpoints live").code, 0);
+  const auto whole = results(dir);
+  ASSERT_TRUE(whole.at("best").contains("test"));
+  const std::string id = std::to_string(whole.at("best").at("id").get<int>());
+  const std::string weights = dir + "/trials/" + id + "/weights.pt";
+  const auto rungs = nlohmann::json::parse(slurp(dir + "/trials/" + id + "/trial.json")).at("rungs");
+  ASSERT_TRUE(rungs.back().contains("weights_crc"));
+  EXPECT_TRUE(rungs.back().contains("state_dict_crc"));
+  const std::string written = slurp(weights);
+  std::string flipped = written;
+  for (std::size_t i = flipped.size() / 2; i < flipped.size() / 2 + 4; ++i) flipped[i] = static_cast<char>(~flipped[i]);
+  std::ofstream(weights, std::ios::binary) << flipped;
+  std::remove((dir + "/results.json").c_str());
+  const Result damaged = run("resume " + dir);
+  ASSERT_EQ(damaged.code, 0) << damaged.err;
+  EXPECT_NE(damaged.out.find("trial " + id + ": " + weights + " does not match the rung's CRC-32"), std::string::npos)
+      << damaged.out;
+  EXPECT_NE(damaged.out.find(", so no test evaluation"), std::string::npos) << damaged.out;
+  EXPECT_FALSE(results(dir).at("best").contains("test"));
+  std::ofstream(weights, std::ios::binary) << written;
+  std::remove((dir + "/results.json").c_str());
+  ASSERT_EQ(run("resume " + dir).code, 0);
+  EXPECT_EQ(results(dir).at("best").at("test"), whole.at("best").at("test"));
+}
+
 TEST_F(Cli, ResumeGrowsAFinishedSweepByMoreTrialsAsIfRunWithThemAll) {
   const std::string four = R"(name: grow
 seed: 1
@@ -630,6 +662,15 @@ TEST_F(Cli, WhatARunKilledBeforeItsSweepBeganLeavesIsTakenOverAndADamagedSweepJs
     EXPECT_EQ(r.code, 1) << verb;
     EXPECT_NE(r.err.find(dir + "/sweep.json is damaged (it was written whole: changed from outside)"), std::string::npos)
         << verb << r.err;
+  }
+  // Removed: lost, as damaged (not "stopped before its sweep started", which
+  // told the user to run again into a directory run then refused).
+  ASSERT_TRUE(exists(dir + "/trials"));
+  std::remove((dir + "/sweep.json").c_str());
+  for (const char* verb : {"resume ", "export ", "status "}) {
+    const Result r = run(verb + dir);
+    EXPECT_EQ(r.code, 1) << verb;
+    EXPECT_NE(r.err.find(dir + " has lost its sweep.json (removed from outside"), std::string::npos) << verb << r.err;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstring>
 #include <random>
 
 #include "../support/cli_fixture.h"
@@ -61,7 +62,7 @@ TEST_F(Cli, SigkillAtRandomMomentsThenResumeEndsAsAnUninterruptedRun) {
   expect_checkpoints_as_named(again);
 }
 
-TEST_F(Cli, AReaderThatQuitsOrAHangUpUnderNohupDoesNotStopTheSweep) {
+TEST_F(Cli, AReaderThatQuitsOrASignalIgnoredAtTheStartDoesNotStopTheSweep) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   // `| head -1`: its output goes nowhere once head quits, and it trains on.
   const std::string piped = dir_ + "/piped";
@@ -71,15 +72,19 @@ TEST_F(Cli, AReaderThatQuitsOrAHangUpUnderNohupDoesNotStopTheSweep) {
   EXPECT_EQ(slurp(dir_ + "/code"), "0\n");
   ASSERT_TRUE(exists(piped + "/results.json"));
   EXPECT_EQ(results(piped).at("finished"), true);
-  // A hang-up it was told to ignore (nohup) leaves it training.
-  // The hang-up lands after its first array, paced by the sweep's own log.
-  const std::string dir = dir_ + "/nohup";
-  const auto tuner = watched_tuner("run " + sweep + " --out " + dir + " --workers 1", dir, "/dev/null", true);
-  ASSERT_FALSE(tuner->await_printed("array of ", 1).has_value()) << "it ended before the hang-up: " << tuner->printed();
-  const int status = tuner->signal_and_wait(SIGHUP);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by the hang-up";
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(results(dir).at("finished"), true);
+  // A hang-up it was told to ignore (nohup) leaves it training, as does a
+  // Ctrl-C it was told to ignore (a shell script's background job). The
+  // signal lands after its first array, paced by the sweep's own log.
+  for (const int sig : {SIGHUP, SIGINT}) {
+    SCOPED_TRACE(strsignal(sig));
+    const std::string dir = dir_ + "/ignored-" + std::to_string(sig);
+    const auto tuner = watched_tuner("run " + sweep + " --out " + dir + " --workers 1", dir, "/dev/null", sig);
+    ASSERT_FALSE(tuner->await_printed("array of ", 1).has_value()) << "it ended before the signal: " << tuner->printed();
+    const int status = tuner->signal_and_wait(sig);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal";
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(results(dir).at("finished"), true);
+  }
 }
 
 TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {

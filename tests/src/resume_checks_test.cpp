@@ -125,7 +125,8 @@ TEST(ResumeChecks, RunOptionsOfTheWrongTypeAreDamage) {
   const auto dir = std::filesystem::temp_directory_path() / "hfta_resume_checks_test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  EXPECT_EQ(run_options_of(dir.string()), nlohmann::json::object());  // none: a run from before run.json
+  EXPECT_FALSE(run_options_of(dir.string()));  // lost: every run writes it before its sweep.json
+  EXPECT_NE(run_json_damage(dir.string()).find("/run.json is missing (removed from outside)"), std::string::npos);
   auto write = [&](const std::string& text) { std::ofstream(dir / "run.json") << text; };
   write(R"({"fusion": "off", "workers": 2, "device": "cpu", "seed_given": false, "threads": 4})");
   ASSERT_TRUE(run_options_of(dir.string()));

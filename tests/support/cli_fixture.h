@@ -204,8 +204,8 @@ inline void Cli::expect_cut_and_resumed_as_whole(const std::string& sweep, const
 
 // hfta-tune `args` in the background, watching `dir` (see watched_tuner.h).
 inline std::unique_ptr<::test::WatchedTuner> watched_tuner(const std::string& args, const std::string& dir,
-                                                  const std::string& err = "/dev/null", bool ignore_hangup = false) {
-  return std::make_unique<::test::WatchedTuner>(HFTA_TUNE_BINARY, args, dir, err, ignore_hangup);
+                                                  const std::string& err = "/dev/null", int ignored = 0) {
+  return std::make_unique<::test::WatchedTuner>(HFTA_TUNE_BINARY, args, dir, err, ignored);
 }
 
 // Each trial of a results.json, by id.

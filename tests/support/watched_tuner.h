@@ -24,11 +24,12 @@ class WatchedTuner {
  public:
   // Runs `binary args` (a shell word list, so quoted paths work) with stdout
   // to a pipe and stderr to `err_file`, watching `dir` (none where empty),
-  // which is made first when missing (`run --out` takes an empty directory). `ignore_hangup`: as
-  // under nohup; otherwise SIGHUP ends it unless it catches it, as a
-  // terminal's process, whatever the test runner's disposition.
+  // which is made first when missing (`run --out` takes an empty directory). `ignored`: a
+  // signal it starts with ignored (SIGHUP: as under nohup; SIGINT: as a shell
+  // script's background job); otherwise SIGHUP and SIGINT end it unless it
+  // catches them, as a terminal's process, whatever the test runner's disposition.
   WatchedTuner(const std::string& binary, const std::string& args, const std::string& dir,
-               const std::string& err_file, bool ignore_hangup = false) {
+               const std::string& err_file, int ignored = 0) {
     inotify_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (inotify_ < 0) throw std::runtime_error("inotify_init1 failed");
     if (!dir.empty()) {
@@ -47,7 +48,7 @@ class WatchedTuner {
       throw std::runtime_error("fork failed");
     }
     if (pid_ == 0) {
-      std::signal(SIGHUP, ignore_hangup ? SIG_IGN : SIG_DFL);
+      for (const int sig : {SIGHUP, SIGINT}) std::signal(sig, sig == ignored ? SIG_IGN : SIG_DFL);
       ::dup2(pipe_fds[1], STDOUT_FILENO);
       const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (err >= 0) ::dup2(err, STDERR_FILENO);

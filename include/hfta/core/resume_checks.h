@@ -14,9 +14,11 @@
 
 namespace hfta::core {
 
-/// DIR/run.json, the options run was given (an empty object where there is
-/// none); nullopt where it is damaged, a field of the wrong type included.
+/// DIR/run.json, the options run was given; nullopt where it is missing or
+/// damaged, a field of the wrong type included (run_json_damage says which).
 std::optional<nlohmann::json> run_options_of(const std::string& dir);
+/// Why run_options_of(DIR) found none: "DIR/run.json is missing (...)" or "... is damaged (...)".
+std::string run_json_damage(const std::string& dir);
 
 /// Whether DIR/sweep.json records search.waves (every TPE sweep since it existed does).
 bool recorded_names_waves(const std::string& dir);

@@ -6,6 +6,7 @@
 //                  (documented per model in the README), for load_state_dict.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <torch/nn/modules/container/sequential.h>
@@ -15,8 +16,14 @@ namespace hfta::core {
 inline constexpr const char* kWeightsFile = "weights.pt";
 inline constexpr const char* kStateDictFile = "state_dict.pt";
 
+/// The CRC-32 of each file as written: trial.json records them, so that a
+/// file changed since is found before the test split is scored with it.
+struct ExportedWeights {
+  std::uint32_t weights_crc = 0, state_dict_crc = 0;
+};
+
 /// Writes both files into `dir`, each atomically.
-void export_weights(const torch::nn::Sequential& model, const std::string& dir);
+ExportedWeights export_weights(const torch::nn::Sequential& model, const std::string& dir);
 
 /// Reads `dir`/weights.pt into `model` (built with the trial's shape).
 void import_weights(torch::nn::Sequential& model, const std::string& dir);

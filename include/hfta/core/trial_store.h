@@ -12,6 +12,7 @@
 
 #include <torch/nn/modules/container/sequential.h>
 
+#include "hfta/core/trial_export.h"
 #include "hfta/core/tuner.h"
 #include "hfta/fusion/fused_optimizer.h"
 #include "hfta/trainers/array_trainer.h"
@@ -36,6 +37,9 @@ struct RungResult {
   /// The parameters of the trial's plain model, as exported (0: a rung
   /// written before this field).
   std::int64_t model_params = 0;
+  /// CRC-32 of weights.pt and state_dict.pt as written after this rung (0: a
+  /// rung written before these fields).
+  ExportedWeights weights;
 };
 
 /// A rung in progress: where a trial stood at an evaluation point inside it.
@@ -113,6 +117,9 @@ class TrialStore {
   /// Removes the trial's checkpoints (rung and mid-rung), which only more
   /// training reads; its weights stay. Returns the bytes freed.
   std::uintmax_t drop_checkpoints(std::int64_t id) const;
+  /// Whether the trial's weights.pt is as its rung wrote it (`rung.weights`;
+  /// a rung from before they were recorded: taken as it is); `problem` says why not.
+  bool intact_weights(std::int64_t id, const RungResult& rung, std::string* problem) const;
   /// Whether the trial has a rung checkpoint on disk (drop_checkpoints removes them).
   bool has_checkpoint(std::int64_t id) const;
 
