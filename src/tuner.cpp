@@ -185,7 +185,8 @@ void Tuner::train_arrays(const std::vector<search::ArrayPlan>& packed) {
     return;
   }
   std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> errors(workers);
+  std::exception_ptr first_error;  // (what a worker stopped by it throws comes later)
+  std::mutex error_mutex;
   std::vector<std::thread> threads;
   for (std::size_t w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
@@ -196,15 +197,16 @@ void Tuner::train_arrays(const std::vector<search::ArrayPlan>& packed) {
           train_isolating_failures(arrays[i], reports[i], w);
         }
       } catch (...) {
-        errors[w] = std::current_exception();
-        next = arrays.size();  // the others finish their arrays and stop
+        const std::lock_guard<std::mutex> hold(error_mutex);
+        if (!first_error) first_error = std::current_exception();
+        next = arrays.size();  // no worker starts another array,
+        abandoned_ = true;     // and each stops its own at its next step, checkpointed
       }
     });
   }
   for (auto& t : threads) t.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  abandoned_ = false;
+  if (first_error) std::rethrow_exception(first_error);
   for (auto& array_reports : reports) {
     for (auto& report : array_reports) report();
   }

@@ -246,7 +246,7 @@ void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::s
   // (as checkpoint_if_due's), then the sweep stops, resumable.
   // At the rung's end the rung is saved as usual, and the next array stops.
   auto stop_if_interrupted_at = [&](std::int64_t step) {
-    if (!interrupted() || step >= to) return;
+    if (!(interrupted() || abandoned_) || step >= to) return;
     if (!options_.dir.empty() && step > from) checkpoint_mid_rung(trainer, array, step);
     throw Interrupted();
   };

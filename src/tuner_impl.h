@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -139,6 +140,10 @@ class Tuner {
   TunerOptions options_;
   int threads_per_worker_ = 1;  ///< intra-op threads of each worker (all the cores for one)
   std::mutex mutex_;  ///< the tuner's state, between workers
+  /// A worker's array failed the sweep (a full disk, say): the others stop
+  /// at their next step as Ctrl-C stops them, rather than train on for
+  /// minutes while the process is already failing.
+  std::atomic<bool> abandoned_{false};
   std::unique_ptr<search::Searcher> searcher_;
   std::unique_ptr<search::Scheduler> scheduler_;
   search::Packer packer_;

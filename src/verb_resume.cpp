@@ -86,7 +86,7 @@ int resume(const Args& a, std::ostream& out, std::ostream& err) {
   auto options = run_options_of(a.dir);
   if (!options) {
     err << "hfta-tune resume: " << run_json_damage(a.dir) << "\n";
-    return kExitUsage;
+    return kExitFailure;  // (a damaged file of the run's, as a damaged sweep.json: not bad usage)
   }
   nlohmann::json& run_options = *options;
   // The sweep file in the directory may have been edited since: refuse changes

@@ -99,6 +99,41 @@ TEST_F(Cli, AFullDiskStopsTheSweepResumableAndBlamesNoTrial) {
       << slurp(lock_err);
 }
 
+TEST_F(Cli, AWorkersFullDiskStopsTheOtherWorkersAtTheirNextStep) {
+  // Two arrays, one a worker each: a small MLP and a larger one, whose
+  // mid-rung checkpoint cannot be written (a full disk). The small one
+  // stopped only once its array was done (4000 steps); now at its next
+  // step, checkpointed, as Ctrl-C stops it, and the sweep resumes whole.
+  const std::string sweep = write_sweep("two.yaml", R"(name: two
+seed: 1
+task: {model: mlp, batch_size: 128, options: {depth: 2}}
+metric: {name: val_accuracy, goal: maximize}
+budget: {unit: steps, max: 4000}
+search: {method: grid}
+parameters:
+  width: {values: [16, 256]}
+)");
+  const std::string dir = dir_ + "/full";
+  {
+    const ScopedEnv cut("HFTA_TUNE_SIGINT_AFTER_PIECES", "1");
+    ASSERT_EQ(run("run " + sweep + " --out " + dir + " --workers 2 --checkpoint-every 0").code, 1);
+  }
+  const std::string full = dir + "/trials/1/partial.next.pt.tmp";
+  ASSERT_TRUE(exists(dir + "/trials/1/trial.json"));
+  ::symlink("/dev/full", full.c_str());
+  const Result failed = run("resume " + dir + " --workers 2");
+  EXPECT_EQ(failed.code, 1);
+  EXPECT_NE(failed.err.find("No space left on device"), std::string::npos) << failed.err;
+  const auto small = nlohmann::json::parse(slurp(dir + "/trials/0/trial.json"));
+  EXPECT_TRUE(small.at("rungs").empty()) << "the small array trained on to its end";
+  ASSERT_TRUE(small.contains("partial"));
+  EXPECT_LT(small.at("partial").at("steps"), 4000);
+  std::remove(full.c_str());
+  ASSERT_EQ(run("resume " + dir + " --workers 2").code, 0);
+  EXPECT_EQ(results(dir).at("finished"), true);
+  EXPECT_EQ(results(dir).at("trials")[0].at("budget"), 4000);
+}
+
 TEST_F(Cli, ASecondRunOnTheSameDirectoryRefusesNamingTheHolder) {
   const std::string sweep = write_sweep("tiny.yaml", kTinySweep);
   ::mkdir((dir_ + "/busy").c_str(), 0755);

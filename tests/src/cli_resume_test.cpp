@@ -175,9 +175,16 @@ TEST_F(Cli, ResumeAfterAKillRetrainsNothingFinishedAndMatchesAnUninterruptedRun)
     std::ofstream(dir_ + "/cut/run.json") << damaged;
     EXPECT_NE(run("status " + dir_ + "/cut").out.find("/cut/run.json is damaged"), std::string::npos) << damaged;
     const Result refused = run("resume " + dir_ + "/cut");
-    EXPECT_EQ(refused.code, 2) << damaged;
+    EXPECT_EQ(refused.code, 1) << damaged;
     EXPECT_NE(refused.err.find("/cut/run.json is damaged"), std::string::npos) << refused.err;
   }
+  // Removed, it is lost (it was taken for a directory from before run.json,
+  // and the resume trained with other threads than the run's, saying nothing).
+  std::remove((dir_ + "/cut/run.json").c_str());
+  EXPECT_NE(run("status " + dir_ + "/cut").out.find("/cut/run.json is missing (removed from outside)"), std::string::npos);
+  const Result lost = run("resume " + dir_ + "/cut");
+  EXPECT_EQ(lost.code, 1);
+  EXPECT_NE(lost.err.find("/cut/run.json is missing (removed from outside)"), std::string::npos) << lost.err;
   std::ofstream(dir_ + "/cut/run.json") << run_json;
   // So is an edited seed, when run was not given --seed.
   std::ofstream(dir_ + "/cut/sweep.yaml") << std::string(kTinySweep).replace(std::string(kTinySweep).find("seed: 1"), 7, "seed: 5");
