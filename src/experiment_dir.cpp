@@ -76,17 +76,17 @@ std::ifstream open_regular(const std::string& path, std::ios::openmode mode) {
   return std::ifstream(path, mode);
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
+void write_atomically(const std::string& path, const std::string& text, const std::string& tag) {
   // "NAME.tmp"; where that passes the 255 bytes a file name may have, NAME
   // is cut and a hash of all of it added, so names alike up to the cut (or
   // one of 255 bytes that ends in .tmp) get temporaries of their own.
   const auto slash = path.rfind('/');
   const std::size_t name = path.size() - (slash == std::string::npos ? 0 : slash + 1);
-  std::string tmp = path + ".tmp";
-  if (name > 251) {
+  std::string tmp = path + tag + ".tmp";
+  if (name + tag.size() > 251) {
     char hash[24];
     std::snprintf(hash, sizeof hash, ".%016zx", std::hash<std::string>{}(path));
-    tmp = path.substr(0, path.size() - name + 200) + hash + ".tmp";
+    tmp = path.substr(0, path.size() - name + 200) + hash + tag.substr(0, 30) + ".tmp";
   }
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw StorageError("cannot write " + path + ": " + cause());  // (the temporary is ours, not a name the user knows)

@@ -2,6 +2,7 @@
 #include "verbs.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -119,7 +120,8 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
     }
   } else {
     try {
-      write_atomically(export_target(a.output), text);  // atomically
+      // (Each export its own temporary: two at once into one file both land whole.)
+      write_atomically(export_target(a.output), text, "." + std::to_string(::getpid()));
     } catch (const StorageError& e) {
       err << "hfta-tune export: " << e.what() << "\n";
       return kExitFailure;

@@ -236,6 +236,13 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
   }
   EXPECT_EQ(slurp(dir_ + "/fused/results.json"), before);
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/fused/sweep.json")).is_object(), true);
+  // Exports racing into one file each land whole (they shared one temporary:
+  // one's rename took the other's, which then failed).
+  const std::string raced = dir_ + "/raced.csv", export_fused = std::string(HFTA_TUNE_BINARY) + " export " + dir_ + "/fused --output " + raced;
+  EXPECT_EQ(shell("for round in 1 2 3 4; do " + export_fused + " & " + export_fused + " & " + export_fused +
+                  " & for p in $(jobs -p); do wait $p || exit 1; done; done"),
+            0);
+  EXPECT_EQ(slurp(raced), run("export " + dir_ + "/fused --format csv").out);
   const Result no_folder = run("export " + dir_ + "/fused --output " + dir_ + "/not-there/x.csv");
   EXPECT_EQ(no_folder.code, 2);
   EXPECT_NE(no_folder.err.find(dir_ + "/not-there does not exist"), std::string::npos) << no_folder.err;

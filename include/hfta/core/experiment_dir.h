@@ -30,7 +30,9 @@ struct DirectoryMoved : StorageError {
 /// Writes a file so that a crash leaves either the old or the new one: write,
 /// fsync, rename, fsync the directory. Throws StorageError naming the file
 /// and the cause, leaving no temporary file behind.
-void write_atomically(const std::string& path, const std::string& text);
+/// `tag` goes into the temporary's name (NAME<tag>.tmp): writers that may
+/// race on one path (exports to the user's file) each give their own.
+void write_atomically(const std::string& path, const std::string& text, const std::string& tag = "");
 
 /// Why `dir` is too long a path for the files hfta-tune writes inside it
 /// (trials/<id>/checkpoint.next.pt.tmp, up to 64 bytes more), or "" where
