@@ -44,7 +44,10 @@ void catch_interrupts() {
   // `nohup` a hang-up (the SSH session closed) leaves it training, and so
   // does a terminal's Ctrl-C a shell script's background job (`run ... &`,
   // whose SIGINT the shell ignores).
-  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+  // SIGUSR1 and SIGXCPU warn of a kill to come: a batch system's time limit
+  // (Slurm's --signal=USR1@60, as PyTorch Lightning checkpoints on), and
+  // `ulimit -t`'s soft CPU limit.
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGXCPU}) {
     struct sigaction before {};
     if (::sigaction(sig, nullptr, &before) == 0 && before.sa_handler != SIG_IGN) ::sigaction(sig, &action, nullptr);
   }
@@ -75,6 +78,8 @@ const char* interrupt_name() {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGXCPU: return "SIGXCPU";
     default: return time_limit_reached() ? "the time limit" : "";
   }
 }

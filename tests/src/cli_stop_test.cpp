@@ -102,7 +102,8 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
   int stops = 0, continued = 0;  // continued: stops that left a mid-rung checkpoint
   bool finished = false;
   for (int round = 0; round < 6 && !finished; ++round) {
-    const int sig = round % 3 == 0 ? SIGINT : round % 3 == 1 ? SIGTERM : SIGHUP;  // SIGHUP: the terminal closed
+    // SIGHUP: the terminal closed; SIGUSR1: a batch system's warning before its time limit.
+    const int sig = std::vector<int>{SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGINT, SIGTERM}[static_cast<std::size_t>(round)];
     const auto tuner = watched_tuner(round == 0 ? "run " + sweep + " --out " + dir : "resume " + dir, dir, err);
     std::optional<int> exited = tuner->await_printed("array of ", arrays(rng));
     if (!exited) exited = tuner->await_files(further_files(rng));
@@ -120,7 +121,7 @@ TEST_F(Cli, CtrlCCheckpointsTheTrialsInTrainingAndExits1Resumable) {
       break;
     }
     EXPECT_EQ(WEXITSTATUS(status), 1) << said;
-    EXPECT_NE(said.find(std::string("stopped by ") + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")),
+    EXPECT_NE(said.find(std::string("stopped by SIG") + sigabbrev_np(sig)),
               std::string::npos)
         << said;
     EXPECT_NE(said.find("hfta-tune resume " + dir), std::string::npos) << said;
