@@ -27,7 +27,7 @@ print(f'{res["name"]}: importance for {imp["metric"]}\\n(fANOVA, {imp["results"]
 PY
 )
 name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$dir/results.json")
-png=$(from_caller "${2:-}"); png=${png:-experiments/results/importance-$name-cpu.png}
+png=$(from_caller "${2:-}"); png=${png:-$(results_dir)/importance-$name-cpu.png}
 rows=$(wc -l < "$work/bars")
 gnuplot <<GP
 set terminal pngcairo size 760,$((160 + 40 * rows)) font "sans,10"

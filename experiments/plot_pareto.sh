@@ -34,7 +34,7 @@ with open(f"{work}/front", "w") as f_front, open(f"{work}/done", "w") as f_done,
 print(res["name"], x[0], x[1], y[0], y[1])
 PY
 )
-png=$(from_caller "${2:-}"); png=${png:-experiments/results/pareto-$name-cpu.png}
+png=$(from_caller "${2:-}"); png=${png:-$(results_dir)/pareto-$name-cpu.png}
 gnuplot <<GP
 set terminal pngcairo size 800,520 font "sans,10"
 set output "$png"

@@ -7,8 +7,8 @@
 #   (default experiments/results/searchers-vs-optuna-cpu.json and .png)
 set -euo pipefail
 source "$(dirname "$0")/repo_root.sh"
-json=$(from_caller "${1:-}"); json=${json:-experiments/results/searchers-vs-optuna-cpu.json}
-png=$(from_caller "${2:-}"); png=${png:-experiments/results/searchers-vs-optuna-cpu.png}
+json=$(from_caller "${1:-}"); json=${json:-$(results_dir)/searchers-vs-optuna-cpu.json}
+png=$(from_caller "${2:-}"); png=${png:-$(results_dir)/searchers-vs-optuna-cpu.png}
 if ! command -v gnuplot > /dev/null; then
   apt-get install -y --no-install-recommends gnuplot-nox > /dev/null
 fi

@@ -5,13 +5,13 @@
 # Usage: experiments/plot_sweeps.sh [OUT.png] (default experiments/results/sweeps-cpu.png)
 set -euo pipefail
 source "$(dirname "$0")/repo_root.sh"
-png=$(from_caller "${1:-}"); png=${png:-experiments/results/sweeps-cpu.png}
+png=$(from_caller "${1:-}"); png=${png:-$(results_dir)/sweeps-cpu.png}
 if ! command -v gnuplot > /dev/null; then
   apt-get install -y --no-install-recommends gnuplot-nox > /dev/null
 fi
 data=$(mktemp)
 trap 'rm -f "$data"' EXIT
-python3 - "$data" experiments/results/sweep-*-cpu.json <<'PY'
+python3 - "$data" "$(results_dir)"/sweep-*-cpu.json <<'PY'
 import json, os, sys
 modes = ["auto-1", "off-1", "auto-N", "off-N"]
 with open(sys.argv[1], "w") as out:

@@ -5,11 +5,12 @@
 caller_dir=$PWD
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# A caller's path as the root sees it ("" stays "").
+# A caller's path as the root sees it ("" stays ""; one given from the root
+# stays as written, as the recorded results name it: configs/cnn.yaml).
 from_caller() {
   case $1 in
     '' | /*) printf '%s\n' "$1" ;;
-    *) printf '%s\n' "$caller_dir/$1" ;;
+    *) if [ "$caller_dir" = "$PWD" ]; then printf '%s\n' "$1"; else printf '%s\n' "$caller_dir/$1"; fi ;;
   esac
 }
 

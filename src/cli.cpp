@@ -99,7 +99,10 @@ std::string parse_error(const CLI::App& app, const CLI::ParseError& e, int argc,
 // to run, an experiment directory to look at.
 std::string verb_for_a_path(const std::string& word) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(word, ec)) return "; to run that sweep: hfta-tune run " + word;
+  const std::string extension = std::filesystem::path(word).extension().string();
+  if ((extension == ".yaml" || extension == ".yml" || extension == ".json") && std::filesystem::is_regular_file(word, ec)) {
+    return "; to run that sweep: hfta-tune run " + word;
+  }
   if (std::filesystem::is_regular_file(std::filesystem::path(word) / "sweep.json", ec)) {
     return "; for that experiment: hfta-tune status " + word + " (or resume, or export)";
   }
@@ -235,15 +238,24 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   // A first word that is an option other than hfta-tune's own: a verb's
   // option before its verb (`hfta-tune --json plan x.yaml`), or a misspelling.
   const std::vector<std::string> own = {"--help", "-h", "--version"};
-  if (argc > 1 && argv[1][0] == '-' && std::find(own.begin(), own.end(), argv[1]) == own.end()) {
+  const auto flag_of = [](const std::string& arg) { return arg.substr(0, arg.find('=')); };
+  if (argc > 1 && argv[1][0] == '-' && std::find(own.begin(), own.end(), flag_of(argv[1])) == own.end()) {
     const int at = static_cast<int>(std::find_if(argv + 1, argv + argc, is_verb) - argv);
-    if (at < argc) {
+    // The first option before the verb that the verb does not take, if any.
+    std::string foreign;
+    for (int i = 1; i < at && i < argc && foreign.empty(); ++i) {
+      const std::string flag = flag_of(argv[i]);
+      if (!flag.empty() && flag[0] == '-' && (at == argc || !app.get_subcommand(argv[at])->get_option_no_throw(flag))) foreign = flag;
+    }
+    if (foreign.empty()) {
       std::string reordered = std::string("hfta-tune ") + argv[at];
       for (int i = 1; i < argc; ++i) reordered += i == at ? "" : std::string(" ") + argv[i];
       err << "hfta-tune: options go after the verb: " << reordered << "\n";
+    } else if (at < argc) {
+      err << "hfta-tune: unknown option '" << foreign << "' (" << argv[at] << " takes no such option: hfta-tune "
+          << argv[at] << " --help)\n";
     } else {
-      const std::string flag = std::string(argv[1]).substr(0, std::string(argv[1]).find('='));
-      err << "hfta-tune: unknown option '" << flag << "'" << did_you_mean(flag, own)
+      err << "hfta-tune: unknown option '" << foreign << "'" << did_you_mean(foreign, own)
           << "; a verb is required: " << join_alternatives(verbs) << " (hfta-tune --help)\n";
     }
     return kExitUsage;

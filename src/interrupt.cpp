@@ -25,6 +25,14 @@ bool stderr_terminal = false;
 
 extern "C" void on_signal(int sig) {
   received = sig;
+  // Past its soft limit the kernel sends SIGXCPU again each CPU second (a
+  // fraction of one with several threads): the second must not kill it
+  // before the checkpoint. (sigaction may be called in a handler.)
+  if (sig == SIGXCPU) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGXCPU, &ignore, nullptr);
+  }
   static const char note[] = "\nhfta-tune: stopping after a checkpoint (once more to kill at once)\n";
   const std::size_t skip = stderr_terminal ? 0 : 1;
   [[maybe_unused]] const auto written = ::write(STDERR_FILENO, note + skip, sizeof note - 1 - skip);
@@ -46,7 +54,7 @@ void catch_interrupts() {
   // whose SIGINT the shell ignores).
   // SIGUSR1 and SIGXCPU warn of a kill to come: a batch system's time limit
   // (Slurm's --signal=USR1@60, as PyTorch Lightning checkpoints on), and
-  // `ulimit -t`'s soft CPU limit.
+  // `ulimit -S -t`'s soft CPU-time limit.
   for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGXCPU}) {
     struct sigaction before {};
     if (::sigaction(sig, nullptr, &before) == 0 && before.sa_handler != SIG_IGN) ::sigaction(sig, &action, nullptr);

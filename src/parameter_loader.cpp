@@ -16,6 +16,17 @@
 namespace hfta::core {
 namespace {
 
+// `text` as a YAML flow scalar: plain where it reads back as itself, else
+// double-quoted ("0.5: x" would read as a mapping).
+std::string yaml_scalar(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_of(":#{}[],&*!|>'\"%@`\\") == std::string::npos &&
+                     text.front() != ' ' && text.back() != ' ' && text.front() != '?';
+  if (plain) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return quoted + "\"";
+}
+
 using search::Distribution;
 using search::ParameterSpec;
 using search::ParamValue;
@@ -87,7 +98,7 @@ class ParameterReader {
     if (!node.IsMap()) {
       // `optimizer: adam`, as W&B's and Hydra's sweeps fix a value.
       const std::string fixed =
-          node.IsScalar() ? "; a fixed value is written " + name + ": {value: " + node.Scalar() + "}" : "";
+          node.IsScalar() ? "; a fixed value is written " + name + ": {value: " + yaml_scalar(node.Scalar()) + "}" : "";
       r_.error(node, path,
                "expected a mapping with a distribution and its fields, got " + describe_node(node) + fixed);
       return std::nullopt;

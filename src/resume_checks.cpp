@@ -82,7 +82,8 @@ std::string run_json_damage(const std::string& dir) {
   if (::lstat((dir + "/run.json").c_str(), &info) != 0) {
     // (A run writes it before sweep.json: a sweep without it lost it since.)
     return dir + "/run.json is missing (removed from outside): it holds the options the run was given (--threads, "
-                 "which decides its numbers, --device, --fusion, ...), which resume trains with; restore it from a backup";
+                 "which decides its numbers, --device, --fusion, ...), which resume trains with; restore it from a "
+                 "backup, or write {} into it to resume with the defaults (and --threads, --device, ... given to resume)";
   }
   return dir + "/run.json is damaged (not a JSON object of run options as run writes them)";
 }

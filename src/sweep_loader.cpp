@@ -1288,8 +1288,8 @@ namespace {
 // ("end of map not found" alone tells a new user little).
 std::string yaml_error_hint(const std::string& msg) {
   if (msg == YAML::ErrorMsg::END_OF_MAP) {
-    return " (this line's indentation matches no level above it: a mapping's keys start in one column, and a list's "
-           "items are indented under their key)";
+    return " (this line's indentation matches no level above it, or it starts a '- ' list item where a key belongs: "
+           "a mapping's keys start in one column, and a list's items are indented under their key)";
   }
   if (msg == YAML::ErrorMsg::MAP_VALUE) {
     return " (a ':' where no key may start: a key indented deeper than the keys beside it, or a value holding ': ', "

@@ -185,7 +185,10 @@ void Tuner::train_arrays(const std::vector<search::ArrayPlan>& packed) {
     return;
   }
   std::atomic<std::size_t> next{0};
-  std::exception_ptr first_error;  // (what a worker stopped by it throws comes later)
+  // The error said: the first that is no stop (a full disk, not the time
+  // limit another worker stopped at), else the first stop.
+  std::exception_ptr first_error;
+  bool first_is_a_stop = false;
   std::mutex error_mutex;
   std::vector<std::thread> threads;
   for (std::size_t w = 0; w < workers; ++w) {
@@ -197,8 +200,15 @@ void Tuner::train_arrays(const std::vector<search::ArrayPlan>& packed) {
           train_isolating_failures(arrays[i], reports[i], w);
         }
       } catch (...) {
+        bool stop = false;
+        try {
+          throw;
+        } catch (const Interrupted&) {
+          stop = true;
+        } catch (...) {
+        }
         const std::lock_guard<std::mutex> hold(error_mutex);
-        if (!first_error) first_error = std::current_exception();
+        if (!first_error || (first_is_a_stop && !stop)) first_error = std::current_exception(), first_is_a_stop = stop;
         next = arrays.size();  // no worker starts another array,
         abandoned_ = true;     // and each stops its own at its next step, checkpointed
       }

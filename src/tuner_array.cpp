@@ -157,6 +157,7 @@ void Tuner::fail(std::int64_t id, double budget, const std::string& message, Rep
 void Tuner::train_array(const search::ArrayPlan& array, Reports& reports, std::size_t worker) {
   std::unique_lock<std::mutex> lock(mutex_);
   stop_if_interrupted();
+  if (abandoned_) throw Interrupted();  // (an array retried in halves, after another worker failed the sweep)
   const auto t0 = std::chrono::steady_clock::now();
   for (std::int64_t id : array.trial_ids) {
     if (faults_.failing_trials.count(id)) throw std::runtime_error("injected fault (HFTA_TUNE_FAULT_TRIALS)");

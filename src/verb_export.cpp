@@ -77,7 +77,7 @@ int export_results(const Args& a, std::ostream& out, std::ostream& err) {
       err << "hfta-tune export: --output " << a.output << " is "
           << (slash == std::string::npos ? a.dir + "'s own " + *own
                                          : "inside " + a.dir + "'s own " + own->substr(0, slash + 1))
-          << ", which the experiment keeps; name a file outside it\n";
+          << ", which the experiment keeps; name another file\n";
       return kExitUsage;
     }
   }

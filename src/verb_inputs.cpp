@@ -159,6 +159,16 @@ std::string folder_problem(const std::string& path) {
 
 namespace {
 
+// Whether DIR/trials holds a trial's trial.json (a folder of the user's that
+// happens to be named trials does not).
+bool holds_trials(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/trials", ec)) {
+    if (std::filesystem::exists(entry.path() / "trial.json", ec)) return true;
+  }
+  return false;
+}
+
 bool looks_like_sweep_file(const std::string& path) {
   const auto extension = std::filesystem::path(path).extension();
   return extension == ".yaml" || extension == ".yml";
@@ -191,7 +201,7 @@ bool is_experiment(const std::string& dir, const char* verb, std::ostream& err, 
       err << "; to start the sweep it holds: hfta-tune run " << shell_word(dir) << " --out DIR";
     }
     err << "\n";
-  } else if (::stat((dir + "/state.json").c_str(), &info) == 0 || ::stat((dir + "/trials").c_str(), &info) == 0) {
+  } else if (::stat((dir + "/state.json").c_str(), &info) == 0 || holds_trials(dir)) {
     // Its sweep began (sweep.json is written before anything of the sweep's): removed since, from outside.
     err << " has lost its sweep.json (removed from outside: it holds the trials of a sweep that began), which every "
         << "verb reads the sweep from; restore it from a backup\n";

@@ -134,7 +134,9 @@ int status(const Args& a, std::ostream& out, std::ostream& err) {
     const auto sweep = recorded_sweep(a.dir, "status", quiet);
     const std::string how = sweep ? how_to_continue(a.dir, *sweep) : "";
     const std::string plain = "continue with hfta-tune resume " + shell_word(a.dir);
-    err << "hfta-tune status: " << damaged << "; "
+    struct stat results {};  // (no file: resume refuses it until it is removed)
+    const bool no_file = ::lstat((a.dir + "/results.json").c_str(), &results) == 0 && !S_ISREG(results.st_mode);
+    err << "hfta-tune status: " << damaged << "; " << (no_file ? "remove it, then " : "")
         << (how.empty() || how == plain ? "hfta-tune resume " + shell_word(a.dir) + " writes it again"
                                         : how + ", which writes it again")
         << "\n";

@@ -341,6 +341,10 @@ TEST_F(Cli, ADamagedResultsJsonIsNamedAndWrittenAgain) {
   const Result refused = run("resume " + dir);
   EXPECT_EQ(refused.code, 1);
   EXPECT_NE(refused.err.find("results.json is damaged (not a file); remove it"), std::string::npos) << refused.err;
+  const Result status = run("status " + dir);  // (as resume says: it writes none over a folder)
+  EXPECT_EQ(status.code, 1);
+  EXPECT_NE(status.err.find("results.json is damaged (not a file); remove it, then "), std::string::npos)
+      << status.err;
 }
 
 // A finished random search whose sweep.yaml asks for more trials trains only

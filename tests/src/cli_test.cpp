@@ -83,6 +83,7 @@ TEST_F(Cli, OptionErrorsNameTheVerbAndSuggestTheOption) {
            {"", "hfta-tune: a verb is required: validate, run, resume, plan, status or export (hfta-tune --help)"},
            // A verb's option before its verb, an option of none, a sweep file in the verb's place.
            {"--json plan s.yaml", "hfta-tune: options go after the verb: hfta-tune plan --json s.yaml"},
+           {"--out a status b", "hfta-tune: unknown option '--out' (status takes no such option: hfta-tune status --help)"},
            {"--versoin",
             "hfta-tune: unknown option '--versoin' (did you mean '--version'?); a verb is required: validate, run, "
             "resume, plan, status or export (hfta-tune --help)"},

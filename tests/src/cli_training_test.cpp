@@ -232,7 +232,7 @@ TEST_F(Cli, RunTrainsASweepAndWritesResults) {
                                  dir_ + "/fused/warm_start.json"}) {
     const Result refused = run("export " + dir_ + "/fused --format csv --output " + own);
     EXPECT_EQ(refused.code, 2) << own;
-    EXPECT_NE(refused.err.find("which the experiment keeps; name a file outside it"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("which the experiment keeps; name another file"), std::string::npos) << refused.err;
   }
   EXPECT_EQ(slurp(dir_ + "/fused/results.json"), before);
   EXPECT_EQ(nlohmann::json::parse(slurp(dir_ + "/fused/sweep.json")).is_object(), true);

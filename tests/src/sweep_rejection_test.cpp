@@ -40,6 +40,8 @@ TEST(SweepRejection, APlainValueWhereAParameterGoesSaysHowToFixIt) {
   // As W&B and Hydra sweeps fix a value; here a distribution's mapping says it.
   expect_rejected(sweep_yaml({{"parameters", "parameters:\n  optimizer: adam\n"}}), "parameters.optimizer", "adam",
                   "a fixed value is written optimizer: {value: adam}");
+  expect_rejected(sweep_yaml({{"parameters", "parameters:\n  dropout: \"0.5: x\"\n"}}), "parameters.dropout", "0.5",
+                  "a fixed value is written dropout: {value: \"0.5: x\"}");
 }
 
 TEST(SweepRejection, AMisspeltDistributionValuesOrValueKeyIsNamed) {
